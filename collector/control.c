@@ -1,0 +1,148 @@
+#include "collector/control.h"
+
+#include <string.h>
+
+#include "collector/emit.h"
+#include "common/log.h"
+
+_Atomic uint64_t tp_state;
+_Atomic unsigned tp_control_warnings;
+
+static struct tp_schedule sched;
+/* Steps after this one never record (tp_control_disable); UINT64_MAX while
+ * enabled.  Relaxed: it only ever moves from UINT64_MAX to a step once. */
+static _Atomic uint64_t disabled_after = UINT64_MAX;
+static _Atomic uint64_t step_start_ticks;
+
+/* On-demand captures (TRACEPROF_TRIGGER).  The signal handler only sets
+ * trigger_pending; the next tp_control_step() turns it into a capture that
+ * starts at the new step.  Captures are appended, never changed, so the
+ * flush thread computes the same action for an old step as the stepping
+ * thread did: capture_count is published with release after the base is
+ * written, and read with acquire in tp_control_action(). */
+#define TP_MAX_CAPTURES 64
+static int trigger_mode;
+static uint64_t capture_warmup, capture_active;
+static uint64_t capture_base[TP_MAX_CAPTURES];
+static _Atomic unsigned capture_count;
+static _Atomic int trigger_pending;
+
+void tp_control_init(const struct tp_schedule *s)
+{
+	sched = *s;
+	atomic_store_explicit(&step_start_ticks, tp_clock_now(), memory_order_relaxed);
+	uint64_t st = tp_control_action(0) >= TP_ACT_RECORD ? TP_STATE_RECORDING : 0;
+	atomic_store_explicit(&tp_state, st, memory_order_release);
+}
+
+void tp_control_set_trigger(uint64_t warmup, uint64_t active)
+{
+	trigger_mode = 1;
+	capture_warmup = warmup;
+	capture_active = active;
+	/* Nothing records until the first signal. */
+	atomic_store_explicit(&tp_state, 0, memory_order_release);
+}
+
+void tp_control_disable(void)
+{
+	/* Clear the recording bit for good; steps up to the current one keep
+	 * their actions (the final save still needs them), later ones are NONE. */
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	uint64_t cur = s >> TP_STATE_STEP_SHIFT;
+	uint64_t expect = UINT64_MAX;
+	atomic_compare_exchange_strong_explicit(&disabled_after, &expect, cur,
+						memory_order_relaxed, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&tp_state, &s, s & ~TP_STATE_RECORDING,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+enum tp_action tp_control_action(uint64_t step)
+{
+	if (step > atomic_load_explicit(&disabled_after, memory_order_relaxed))
+		return TP_ACT_NONE;
+	if (!trigger_mode)
+		return tp_schedule_action(&sched, step);
+	/* Pairs with the release increment in tp_control_step(). */
+	unsigned n = atomic_load_explicit(&capture_count, memory_order_acquire);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t b = capture_base[i];
+		if (step < b || step >= b + capture_warmup + capture_active)
+			continue;
+		uint64_t k = step - b;
+		if (k < capture_warmup)
+			return TP_ACT_WARMUP;
+		return k + 1 < capture_warmup + capture_active ? TP_ACT_RECORD
+							       : TP_ACT_RECORD_AND_SAVE;
+	}
+	return TP_ACT_NONE;
+}
+
+void tp_control_trigger(void)
+{
+	atomic_store_explicit(&trigger_pending, 1, memory_order_relaxed);
+}
+
+uint64_t tp_control_step_start(void)
+{
+	return atomic_load_explicit(&step_start_ticks, memory_order_relaxed);
+}
+
+static void maybe_start_capture(uint64_t new_step)
+{
+	if (!trigger_mode || !atomic_exchange_explicit(&trigger_pending, 0, memory_order_relaxed))
+		return;
+	unsigned n = atomic_load_explicit(&capture_count, memory_order_relaxed);
+	if (n > 0 && new_step < capture_base[n - 1] + capture_warmup + capture_active) {
+		atomic_fetch_or_explicit(&tp_control_warnings, 2u, memory_order_relaxed);
+		return; /* a capture is already running */
+	}
+	if (n >= TP_MAX_CAPTURES) {
+		atomic_fetch_or_explicit(&tp_control_warnings, 4u, memory_order_relaxed);
+		return;
+	}
+	capture_base[n] = new_step;
+	/* Release pairs with the acquire load in tp_control_action(). */
+	atomic_store_explicit(&capture_count, n + 1, memory_order_release);
+}
+
+void tp_control_step(void)
+{
+	uint64_t now = tp_clock_now();
+	uint64_t old = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	uint64_t step, next;
+	/* Concurrent callers each advance by exactly one step: the CAS retries
+	 * until this caller owns the transition old -> next. */
+	for (;;) {
+		step = old >> TP_STATE_STEP_SHIFT;
+		/* Only the winner of the CAS may start a capture, but the base must
+		 * be known before the new state is computed: a capture starting at
+		 * step+1 is registered first; a losing racer then simply sees it. */
+		maybe_start_capture(step + 1);
+		enum tp_action a = tp_control_action(step + 1);
+		next = ((step + 1) << TP_STATE_STEP_SHIFT) |
+		       (a >= TP_ACT_RECORD && a <= TP_ACT_RECORD_AND_SAVE ? TP_STATE_RECORDING : 0);
+		if (atomic_compare_exchange_weak_explicit(&tp_state, &old, next,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			break;
+	}
+	uint64_t start = atomic_exchange_explicit(&step_start_ticks, now, memory_order_relaxed);
+	enum tp_action prev_action = tp_control_action(step);
+	enum tp_action cur_action = tp_control_action(step + 1);
+	if (tp_schedule_transition(prev_action, cur_action) & TP_TR_WARN)
+		atomic_fetch_or_explicit(&tp_control_warnings, 1u, memory_order_relaxed);
+	if (old & TP_STATE_RECORDING) {
+		struct tp_thread *t = tp_emit_self();
+		if (t) {
+			struct tp_record r = { 0 };
+			r.kind = TP_REC_STEP;
+			r.start = start;
+			r.end = now;
+			r.step = (uint32_t)step;
+			r.arg[0] = step;
+			tp_emit(t, &r, NULL, 0);
+		}
+	}
+}

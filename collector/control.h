@@ -1,0 +1,61 @@
+/* The step counter and the recording switch that the hot path reads.
+ *
+ * tp_state packs the current step and whether that step records:
+ *   bits 63..8  step number (starts at 0 when the process starts)
+ *   bit 0       TP_STATE_RECORDING: the current step's action is RECORD or
+ *               RECORD_AND_SAVE
+ * The hot path does one relaxed load of it: a record carries the step it was
+ * started in, and the flush thread assigns records to windows by that step
+ * alone, so no ordering between threads is needed for correctness. */
+#ifndef TP_COLLECTOR_CONTROL_H
+#define TP_COLLECTOR_CONTROL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "collector/schedule.h"
+
+#define TP_STATE_RECORDING 1ull
+#define TP_STATE_STEP_SHIFT 8
+
+extern _Atomic uint64_t tp_state;
+
+/* Sets the schedule and the state of step 0.  Called once by the
+ * constructor before any recording. */
+void tp_control_init(const struct tp_schedule *s);
+
+/* Switches to on-demand mode (TRACEPROF_TRIGGER): nothing records until
+ * tp_control_trigger(); each trigger then runs one capture of `warmup`
+ * WARMUP steps and `active` recording steps from the next step on. */
+void tp_control_set_trigger(uint64_t warmup, uint64_t active);
+
+/* Stops all recording for good (exit, fatal internal error). */
+void tp_control_disable(void);
+
+/* The action of a step, as the hot path and the flush thread both see it:
+ * the schedule, or a triggered capture (tp_control_trigger). */
+enum tp_action tp_control_action(uint64_t step);
+
+/* The next step starts (traceprof_step() and every step source).  Writes the
+ * ProfilerStep#N record of the step that ended when that step recorded.
+ * Lock-free; safe from any thread. */
+void tp_control_step(void);
+
+/* Asks for one on-demand capture starting at the next step (async-signal-safe:
+ * sets a flag only). */
+void tp_control_trigger(void);
+
+/* The current step (relaxed). */
+static inline uint64_t tp_control_current_step(void)
+{
+	return atomic_load_explicit(&tp_state, memory_order_relaxed) >> TP_STATE_STEP_SHIFT;
+}
+
+/* Clock ticks at which the current step started. */
+uint64_t tp_control_step_start(void);
+
+/* Set when a step transition asked for a "Incorrect schedule" warning; the
+ * flush thread logs it (no write(2) on the stepping thread). */
+extern _Atomic unsigned tp_control_warnings;
+
+#endif

@@ -1,0 +1,209 @@
+#include "collector/convert.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+
+static const struct tp_api_decoder *api_decoder;
+
+void tp_convert_set_api_decoder(const struct tp_api_decoder *d)
+{
+	api_decoder = d;
+}
+
+/* Open markers of one thread, matched by name from the top (the most
+ * recent start of the same name), so that interleaved markers pair up. */
+struct tp_marker {
+	uint64_t start;
+	uint32_t len;
+	char name[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
+};
+
+struct tp_marker_stack {
+	size_t n, cap;
+	struct tp_marker *items;
+};
+
+void tp_marker_stack_free(struct tp_marker_stack *s)
+{
+	if (!s)
+		return;
+	free(s->items);
+	free(s);
+}
+
+const char *tp_record_string(const struct tp_record *r, size_t *len)
+{
+	if (!(r->flags & TP_RF_STRING) || r->nextra == 0) {
+		*len = 0;
+		return "";
+	}
+	const char *s = (const char *)(r + 1);
+	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
+	const char *nul = memchr(s, '\0', max);
+	*len = nul ? (size_t)(nul - s) : max;
+	return s;
+}
+
+static void marker_push(struct tp_thread *t, const struct tp_record *r)
+{
+	struct tp_marker_stack *s = t->markers;
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return;
+		t->markers = s;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4;
+		struct tp_marker *items = realloc(s->items, cap * sizeof(*items));
+		if (!items)
+			return;
+		s->items = items;
+		s->cap = cap;
+	}
+	size_t len;
+	const char *name = tp_record_string(r, &len);
+	struct tp_marker *m = &s->items[s->n++];
+	m->start = r->start;
+	m->len = (uint32_t)len;
+	memcpy(m->name, name, len);
+}
+
+static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+			  int64_t pid)
+{
+	size_t len;
+	const char *name = tp_record_string(r, &len);
+	struct tp_marker_stack *s = t->markers;
+	for (size_t i = s ? s->n : 0; i-- > 0;) {
+		struct tp_marker *m = &s->items[i];
+		if (m->len != len || memcmp(m->name, name, len))
+			continue;
+		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
+				       tp_clock_to_ns(m->start), tp_clock_to_ns(r->start));
+		tp_trace_event_close(out);
+		memmove(m, m + 1, (s->n - i - 1) * sizeof(*m));
+		s->n--;
+		return;
+	}
+	/* A finish without a start (the start came before the window): an
+	 * instant, so that the user still sees it. */
+	tp_trace_instant(out, "user_annotation", name, len, pid, t->tid, tp_clock_to_ns(r->start));
+}
+
+void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t pid,
+			      uint64_t end_ns)
+{
+	struct tp_marker_stack *s = t->markers;
+	for (size_t i = 0; s && i < s->n; i++) {
+		struct tp_marker *m = &s->items[i];
+		tp_trace_complete_open(out, "user_annotation", m->name, m->len, pid, t->tid,
+				       tp_clock_to_ns(m->start), end_ns);
+		tp_json_lit(&out->j, ",\"args\":{\"unfinished\":true}");
+		tp_trace_event_close(out);
+	}
+}
+
+static void write_step(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+		       int64_t pid)
+{
+	char name[40] = "ProfilerStep#";
+	char digits[24];
+	int n = 0;
+	uint64_t v = r->arg[0];
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	size_t len = 13;
+	while (n)
+		name[len++] = digits[--n];
+	tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
+			       tp_clock_to_ns(r->start), tp_clock_to_ns(r->end));
+	tp_trace_event_close(out);
+}
+
+static void write_counter(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+			  int64_t pid)
+{
+	size_t len;
+	const char *s = tp_record_string(r, &len);
+	/* name NUL key NUL: the key follows the name's terminator. */
+	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
+	const char *key = s + len + 1;
+	size_t klen = 0;
+	if (len + 1 < max) {
+		const char *nul = memchr(key, '\0', max - len - 1);
+		klen = nul ? (size_t)(nul - key) : max - len - 1;
+	}
+	double value;
+	memcpy(&value, &r->arg[0], sizeof(value));
+	tp_trace_counter(out, s, len, klen ? key : "value", klen ? klen : 5, pid, t->tid,
+			 tp_clock_to_ns(r->start), value);
+}
+
+void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+		       int64_t pid)
+{
+	size_t len;
+	const char *s;
+
+	switch (r->kind) {
+	case TP_REC_API: {
+		uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
+		if (api_decoder) {
+			api_decoder->write_event(out, r, pid, t->tid, b, e);
+		} else {
+			tp_trace_complete_open(out, "cuda_runtime", "api", 3, pid, t->tid, b, e);
+			tp_json_lit(&out->j, ",\"args\":{\"result\":");
+			tp_json_i64(&out->j, r->result);
+			tp_json_lit(&out->j, ",\"id\":");
+			tp_json_u64(&out->j, r->id);
+			tp_json_lit(&out->j, "}}");
+		}
+		break;
+	}
+	case TP_REC_STEP:
+		write_step(out, t, r, pid);
+		break;
+	case TP_REC_MARKER_BEGIN:
+		marker_push(t, r);
+		break;
+	case TP_REC_MARKER_END:
+		marker_finish(out, t, r, pid);
+		break;
+	case TP_REC_MARKER:
+	case TP_REC_RANGE:
+		s = tp_record_string(r, &len);
+		tp_trace_complete_open(out, "user_annotation", s, len, pid, t->tid,
+				       tp_clock_to_ns(r->start), tp_clock_to_ns(r->end));
+		if (r->kind == TP_REC_RANGE && r->arg[1]) {
+			/* arg[1]: NVTX domain name pointer is not kept; the domain id is. */
+			tp_json_lit(&out->j, ",\"args\":{\"domain\":");
+			tp_json_u64(&out->j, r->arg[0]);
+			tp_json_char(&out->j, '}');
+		}
+		tp_trace_event_close(out);
+		break;
+	case TP_REC_INSTANT:
+		s = tp_record_string(r, &len);
+		tp_trace_instant(out, "user_annotation", s, len, pid, t->tid,
+				 tp_clock_to_ns(r->start));
+		break;
+	case TP_REC_COUNTER:
+		write_counter(out, t, r, pid);
+		break;
+	case TP_REC_THREAD_NAME:
+		s = tp_record_string(r, &len);
+		if (len >= sizeof(t->name))
+			len = sizeof(t->name) - 1;
+		memcpy(t->name, s, len);
+		t->name[len] = '\0';
+		t->named_by_user = 1;
+		break;
+	default:
+		break;
+	}
+}

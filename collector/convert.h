@@ -1,0 +1,42 @@
+/* Turning drained records into trace events (flush thread only). */
+#ifndef TP_COLLECTOR_CONVERT_H
+#define TP_COLLECTOR_CONVERT_H
+
+#include "collector/record.h"
+#include "collector/thread.h"
+#include "format/trace.h"
+
+/* What the CUDA module (preload/) plugs in to write API events: the
+ * collector itself knows nothing about CUDA.  Set once before recording. */
+struct tp_api_decoder {
+	/* Writes the complete event of an API record, args included. */
+	void (*write_event)(struct tp_trace *out, const struct tp_record *r, int64_t pid,
+			    int64_t tid, uint64_t start_ns, uint64_t end_ns);
+	/* Optional: called when a window file is about to be closed (e.g. to
+	 * write counters or flows it kept back).  May be NULL. */
+	void (*window_end)(struct tp_trace *out, int64_t pid);
+};
+void tp_convert_set_api_decoder(const struct tp_api_decoder *d);
+
+/* Optional extra writers for other record kinds, e.g. NVTX ranges; see
+ * tp_convert_record(). */
+
+/* Per-thread flush-side state for pairing marker start/finish. */
+struct tp_marker_stack;
+void tp_marker_stack_free(struct tp_marker_stack *s);
+
+/* Writes the event(s) of one record group to out.  Returns the number of
+ * logical events the record stood for (1, or 0 for a marker start that waits
+ * for its finish). */
+void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+		       int64_t pid);
+
+/* Returns the string carried in a record's extras (or "" with len 0). */
+const char *tp_record_string(const struct tp_record *r, size_t *len);
+
+/* Writes complete events for markers still open at the end of a window, as
+ * ending at end_ns with args {"unfinished":true}. */
+void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t pid,
+			      uint64_t end_ns);
+
+#endif

@@ -1,0 +1,695 @@
+#include "collector/flush.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector/control.h"
+#include "collector/convert.h"
+#include "collector/emit.h"
+#include "collector/rotate.h"
+#include "collector/thread.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "format/sink.h"
+
+/* One window: the consecutive recording steps [first_step, last_step]
+ * between a start_trace and a stop_trace of torch's action table. */
+struct tp_window {
+	uint64_t id; /* 1, 2, ...; indexes the per-thread stats (id % 4) */
+	uint64_t first_step, last_step;
+	int closed;	      /* last_step is known: no more steps join */
+	int save;	      /* written when finalized (else discarded) */
+	uint64_t closed_pass; /* flush pass at which it closed */
+	struct tp_trace trace;
+	struct tp_sink *sink;
+	int failed; /* an I/O error: the window is discarded with a message */
+	uint64_t first_ns, last_ns;
+	uint64_t written;
+};
+
+#define MAX_PLUGINS 8
+
+static struct {
+	struct tp_config cfg;
+	struct tp_template_vars vars;
+	char program[256];
+	char cmdline[1024];
+	const struct tp_flush_plugin *plugins[MAX_PLUGINS];
+	int nplugins;
+
+	pthread_t thread;
+	int running;
+	int wake_fd; /* eventfd: written to wake the thread early */
+	/* Set by tp_flush_finish*(); read by the flush loop (acquire pairs with
+	 * the release store). */
+	_Atomic int stop;
+	_Atomic int signal_finish; /* a signal handler asks for the final save */
+	_Atomic int finished;	   /* the final save has started */
+	_Atomic int saved;	   /* the final save is done: files are in place */
+
+	uint64_t seen_step; /* window bookkeeping has processed steps <= this */
+	struct tp_window *win[TP_MAX_OPEN_WINDOWS];
+	int nwin;
+	uint64_t next_window_id;
+	uint64_t pass;
+	uint64_t last_recal_ns;
+	uint64_t late_total, filtered_total;
+	int64_t pid;
+	int64_t mono_base;
+	int64_t base_wall;
+} F;
+
+int tp_flush_register(const struct tp_flush_plugin *p)
+{
+	if (F.nplugins >= MAX_PLUGINS)
+		return -ENOSPC;
+	F.plugins[F.nplugins++] = p;
+	return 0;
+}
+
+static int template_vars_step(const char *tmpl, uint64_t step, char *out, size_t outlen)
+{
+	struct tp_template_vars v = F.vars;
+	char err[300];
+	v.step = (int64_t)step;
+	if (tp_template_expand(tmpl, &v, out, outlen, err, sizeof(err)) < 0) {
+		tp_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void read_proc_text(const char *path, char *buf, size_t size, int nul_to_space)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+		buf[--n] = '\0';
+	if (nul_to_space)
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+}
+
+static void refresh_thread_name(struct tp_thread *t)
+{
+	if (t->named_by_user || atomic_load_explicit(&t->dead, memory_order_acquire))
+		return;
+	char path[64];
+	tp_format(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
+	char name[sizeof(t->name)];
+	read_proc_text(path, name, sizeof(name), 0);
+	if (name[0])
+		memcpy(t->name, name, sizeof(name));
+	else if (!t->name[0])
+		tp_format(t->name, sizeof(t->name), "thread %d", (int)t->tid);
+}
+
+/* ---- windows ---------------------------------------------------------- */
+
+static void window_open(uint64_t first_step)
+{
+	if (F.nwin == TP_MAX_OPEN_WINDOWS) {
+		/* More closing windows than slots: cannot happen with a flush
+		 * thread that keeps up; say so rather than lose track. */
+		tp_warn("too many windows awaiting their last events; window at step %llu skipped",
+			(unsigned long long)first_step);
+		return;
+	}
+	struct tp_window *w = calloc(1, sizeof(*w));
+	if (!w) {
+		tp_error("out of memory opening a trace window; step %llu not recorded",
+			 (unsigned long long)first_step);
+		return;
+	}
+	w->id = ++F.next_window_id;
+	w->first_step = first_step;
+	w->first_ns = UINT64_MAX;
+	char folder[PATH_MAX], name[NAME_MAX + 1];
+	int rc;
+	if (template_vars_step(F.cfg.folder, first_step, folder, sizeof(folder)) ||
+	    template_vars_step(F.cfg.filename, first_step, name, sizeof(name))) {
+		w->failed = 1;
+	} else if ((rc = tp_sink_mkdirs(folder)) < 0 ||
+		   (rc = tp_sink_open(&w->sink, folder, name, F.cfg.compress, F.cfg.zstd_level,
+				      F.cfg.overwrite)) < 0) {
+		tp_error("cannot create a trace file in '%s': %s; window from step %llu not saved",
+			 folder, strerror(-rc), (unsigned long long)first_step);
+		w->failed = 1;
+		w->sink = NULL;
+	} else if ((rc = tp_json_init(&w->trace.j, w->sink)) < 0) {
+		tp_sink_abort(w->sink);
+		w->sink = NULL;
+		w->failed = 1;
+	} else {
+		const char *devprops = NULL;
+		for (int i = 0; i < F.nplugins; i++)
+			if (F.plugins[i]->device_properties && !devprops)
+				devprops = F.plugins[i]->device_properties();
+		struct tp_trace_header h = {
+			.trace_name = name,
+			.base_wall_ns = F.base_wall,
+			.wall_offset_ns = tp_clock_wall_offset_ns(),
+			.pid = F.pid,
+			.rank = F.vars.rank,
+			.local_rank = F.vars.local_rank,
+			.world_size = F.vars.world_size,
+			.local_world_size = F.vars.local_world_size,
+			.node_rank = F.vars.node_rank,
+			.launcher = F.vars.launcher,
+			.device_properties_json = devprops,
+		};
+		tp_trace_begin(&w->trace, &h);
+	}
+	F.win[F.nwin++] = w;
+}
+
+static struct tp_window *window_current_open(void)
+{
+	for (int i = F.nwin - 1; i >= 0; i--)
+		if (!F.win[i]->closed)
+			return F.win[i];
+	return NULL;
+}
+
+static void window_close(uint64_t last_step, int save)
+{
+	struct tp_window *w = window_current_open();
+	if (!w)
+		return;
+	w->closed = 1;
+	w->last_step = last_step;
+	w->save = save;
+	w->closed_pass = F.pass;
+}
+
+/* Moves the bookkeeping forward to `step`, applying torch's transitions. */
+static void advance_to(uint64_t step)
+{
+	while (F.seen_step < step) {
+		enum tp_action prev = tp_control_action(F.seen_step);
+		enum tp_action cur = tp_control_action(F.seen_step + 1);
+		unsigned tr = tp_schedule_transition(prev, cur);
+		if (tr & TP_TR_STOP)
+			window_close(F.seen_step, !!(tr & TP_TR_SAVE));
+		if (tr & TP_TR_START)
+			window_open(F.seen_step + 1);
+		F.seen_step++;
+	}
+}
+
+static struct tp_window *window_for_step(uint64_t step)
+{
+	for (int i = 0; i < F.nwin; i++) {
+		struct tp_window *w = F.win[i];
+		if (step >= w->first_step && (!w->closed || step <= w->last_step))
+			return w;
+	}
+	return NULL;
+}
+
+static struct tp_thread_wstat *wstat(struct tp_thread *t, const struct tp_window *w)
+{
+	struct tp_thread_wstat *s = &t->ws[w->id % TP_MAX_OPEN_WINDOWS];
+	if (s->window_id != w->id) {
+		s->window_id = w->id;
+		s->written = 0;
+	}
+	return s;
+}
+
+struct drain_ctx {
+	struct tp_thread *t;
+};
+
+static void on_record(const struct tp_record *r, void *arg)
+{
+	struct drain_ctx *c = arg;
+	struct tp_thread *t = c->t;
+	if (r->step > F.seen_step)
+		advance_to(r->step);
+	struct tp_window *w = window_for_step(r->step);
+	if (!w) {
+		if (tp_action_records(tp_control_action(r->step))) {
+			t->late++;
+			F.late_total++;
+		} else {
+			t->filtered++;
+			F.filtered_total++;
+		}
+		return;
+	}
+	wstat(t, w)->written++;
+	w->written++;
+	if (w->failed)
+		return;
+	uint64_t b = tp_clock_to_ns(r->start);
+	uint64_t e = r->end > r->start ? tp_clock_to_ns(r->end) : b;
+	if (b < w->first_ns)
+		w->first_ns = b;
+	if (e > w->last_ns)
+		w->last_ns = e;
+	tp_convert_record(&w->trace, t, r, F.pid);
+}
+
+static void drain_all(void)
+{
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		struct drain_ctx c = { t };
+		tp_ring_consume(&t->ring, on_record, &c);
+	}
+}
+
+static int thread_in_use(struct tp_thread *t, void *ctx)
+{
+	(void)ctx;
+	for (int i = 0; i < F.nwin; i++)
+		if (t->ws[F.win[i]->id % TP_MAX_OPEN_WINDOWS].window_id == F.win[i]->id)
+			return 1;
+	return 0;
+}
+
+static void write_metadata(struct tp_window *w)
+{
+	struct tp_trace *out = &w->trace;
+	char pname[400];
+	tp_format(pname, sizeof(pname), "rank %lld: %s (pid %lld)", (long long)F.vars.rank,
+		  F.program, (long long)F.pid);
+	tp_trace_meta_name(out, "process_name", F.pid, 0, pname);
+	char labels[400];
+	tp_format(labels, sizeof(labels), "rank %lld/%lld, host %s", (long long)F.vars.rank,
+		  (long long)F.vars.world_size, F.vars.hostname);
+	tp_trace_meta_labels(out, F.pid, labels);
+	tp_trace_meta_sort(out, "process_sort_index", F.pid, 0, F.vars.rank);
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		if (t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id != w->id)
+			continue;
+		refresh_thread_name(t);
+		tp_convert_close_markers(out, t, F.pid, w->last_ns);
+		tp_trace_meta_name(out, "thread_name", F.pid, t->tid, t->name);
+		/* The thread that made the first CUDA call or step sorts first. */
+		tp_trace_meta_sort(out, "thread_sort_index", F.pid, t->tid, (int64_t)t->serial);
+	}
+}
+
+struct cfg_json {
+	struct tp_json *j;
+	int n;
+};
+
+static void cfg_field(const char *name, const char *value, void *ctx)
+{
+	struct cfg_json *c = ctx;
+	if (c->n++)
+		tp_json_char(c->j, ',');
+	tp_json_str(c->j, name);
+	tp_json_char(c->j, ':');
+	tp_json_str(c->j, value);
+}
+
+static void write_footer(struct tp_window *w, uint64_t dropped)
+{
+	struct tp_json *j = &w->trace.j;
+	tp_trace_footer_open(&w->trace);
+	tp_json_lit(j, "\"version\":\"" TRACEPROF_VERSION "\",\"steps\":[");
+	tp_json_u64(j, w->first_step);
+	tp_json_char(j, ',');
+	tp_json_u64(j, w->last_step);
+	tp_json_lit(j, "],\"events_written\":");
+	tp_json_u64(j, w->written);
+	tp_json_lit(j, ",\"events_dropped\":");
+	tp_json_u64(j, dropped);
+	tp_json_lit(j, ",\"events_lost_after_thread_exit\":");
+	tp_json_u64(j, atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
+	tp_json_lit(j, ",\"events_late\":");
+	tp_json_u64(j, F.late_total);
+	tp_json_lit(j, ",\"clock\":");
+	tp_json_str(j, tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
+	tp_json_lit(j, ",\"hostname\":");
+	tp_json_str(j, F.vars.hostname);
+	tp_json_lit(j, ",\"command_line\":");
+	tp_json_str(j, F.cmdline);
+	tp_json_lit(j, ",\"threads\":[");
+	int n = 0;
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		int in = t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id == w->id;
+		uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+		uint64_t dd = d - t->drops_attributed;
+		if (!in && !dd)
+			continue;
+		if (n++)
+			tp_json_char(j, ',');
+		tp_json_lit(j, "{\"tid\":");
+		tp_json_i64(j, t->tid);
+		tp_json_lit(j, ",\"name\":");
+		tp_json_str(j, t->name);
+		tp_json_lit(j, ",\"events_written\":");
+		tp_json_u64(j, in ? t->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
+		tp_json_lit(j, ",\"events_dropped\":");
+		tp_json_u64(j, dd);
+		tp_json_char(j, '}');
+	}
+	tp_json_lit(j, "],\"configuration\":{");
+	struct cfg_json c = { j, 0 };
+	tp_config_visit(&F.cfg, cfg_field, &c);
+	tp_json_char(j, '}');
+	for (int i = 0; i < F.nplugins; i++)
+		if (F.plugins[i]->footer)
+			F.plugins[i]->footer(j);
+}
+
+/* Drops not yet written anywhere are attributed to the window being
+ * finalized: each drop is counted in exactly one file. */
+static uint64_t attribute_drops(int commit)
+{
+	uint64_t total = 0;
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+		total += d - t->drops_attributed;
+		if (commit)
+			t->drops_attributed = d;
+	}
+	return total;
+}
+
+static void window_finalize(struct tp_window *w)
+{
+	uint64_t dropped = attribute_drops(0);
+	if (!w->failed && w->save) {
+		if (w->first_ns == UINT64_MAX)
+			w->first_ns = w->last_ns = tp_clock_to_ns(tp_clock_now());
+		for (int i = 0; i < F.nplugins; i++)
+			if (F.plugins[i]->window_events)
+				F.plugins[i]->window_events(&w->trace, w->first_ns, w->last_ns, F.pid);
+		write_metadata(w);
+		write_footer(w, dropped);
+		attribute_drops(1);
+		char name[NAME_MAX + 1];
+		char path[PATH_MAX];
+		int rc = tp_trace_end(&w->trace);
+		if (!rc && template_vars_step(F.cfg.filename, w->last_step, name, sizeof(name)))
+			rc = -EINVAL;
+		if (!rc)
+			rc = tp_sink_set_name(w->sink, name);
+		if (rc) {
+			tp_error("writing the trace of steps %llu-%llu failed: %s; file not saved",
+				 (unsigned long long)w->first_step, (unsigned long long)w->last_step,
+				 strerror(-rc));
+			tp_sink_abort(w->sink);
+		} else if ((rc = tp_sink_close(w->sink, path, sizeof(path))) < 0) {
+			tp_error("saving the trace of steps %llu-%llu failed: %s",
+				 (unsigned long long)w->first_step, (unsigned long long)w->last_step,
+				 strerror(-rc));
+		} else {
+			tp_info("wrote %s (steps %llu-%llu, %llu events, %llu dropped)", path,
+				(unsigned long long)w->first_step, (unsigned long long)w->last_step,
+				(unsigned long long)w->written, (unsigned long long)dropped);
+			if (dropped)
+				tp_warn("%llu events were dropped (buffers full) in %s; raise "
+					"TRACEPROF_BUFFER_EVENTS or lower TRACEPROF_FLUSH_MS",
+					(unsigned long long)dropped, path);
+			tp_rotate_saved(path, F.cfg.num_traces_to_keep);
+			for (int i = 0; i < F.nplugins; i++)
+				if (F.plugins[i]->saved)
+					F.plugins[i]->saved(path);
+		}
+	} else {
+		/* A window stopped without a save (torch's RECORD -> NONE), or one
+		 * whose file could not be created. */
+		attribute_drops(!w->failed);
+		if (w->sink)
+			tp_sink_abort(w->sink);
+	}
+	if (w->trace.j.buf)
+		tp_json_free(&w->trace.j);
+	free(w);
+}
+
+/* Finalizes closed windows; `all` at exit, else only those closed at least
+ * two passes ago, so that records of their last step still in flight on a
+ * preempted thread had a whole flush interval to arrive. */
+static void finalize_windows(int all)
+{
+	int k = 0;
+	for (int i = 0; i < F.nwin; i++) {
+		struct tp_window *w = F.win[i];
+		if (w->closed && (all || F.pass >= w->closed_pass + 2))
+			window_finalize(w);
+		else
+			F.win[k++] = w;
+	}
+	F.nwin = k;
+}
+
+static void log_control_warnings(void)
+{
+	unsigned wbits = atomic_exchange_explicit(&tp_control_warnings, 0, memory_order_relaxed);
+	if (wbits & 1u)
+		tp_warn("Incorrect schedule: a RECORD or WARMUP step was followed by NONE or WARMUP "
+			"(as torch.profiler warns); that window is not saved");
+	if (wbits & 2u)
+		tp_warn("trigger ignored: a capture is already running");
+	if (wbits & 4u)
+		tp_warn("trigger ignored: at most 64 captures per process");
+}
+
+static void run_pass(void)
+{
+	uint64_t now = tp_clock_monotonic_ns();
+	F.pass++;
+	if (now - F.last_recal_ns > 1000000000ULL) {
+		tp_clock_recalibrate();
+		F.last_recal_ns = now;
+	}
+	for (int i = 0; i < F.nplugins; i++)
+		if (F.plugins[i]->pass)
+			F.plugins[i]->pass(now);
+	advance_to(tp_control_current_step());
+	drain_all();
+	finalize_windows(0);
+	tp_threads_reap(thread_in_use, NULL);
+	log_control_warnings();
+}
+
+/* The final save: the exit transition of torch's table. */
+static void final_save(void)
+{
+	if (atomic_exchange_explicit(&F.finished, 1, memory_order_acq_rel))
+		return;
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	/* torch's stop(): the current step's ProfilerStep record ends now. */
+	if (s & TP_STATE_RECORDING) {
+		struct tp_thread *t = tp_emit_self();
+		if (t) {
+			struct tp_record r = { 0 };
+			r.kind = TP_REC_STEP;
+			r.start = tp_control_step_start();
+			r.end = tp_clock_now();
+			r.step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
+			r.arg[0] = s >> TP_STATE_STEP_SHIFT;
+			tp_emit(t, &r, NULL, 0);
+		}
+	}
+	tp_control_disable();
+	uint64_t step = tp_control_current_step();
+	for (int i = 0; i < F.nplugins; i++)
+		if (F.plugins[i]->pass)
+			F.plugins[i]->pass(tp_clock_monotonic_ns());
+	advance_to(step);
+	drain_all();
+	if (tp_schedule_transition(tp_control_action(F.seen_step), TP_ACT_EXIT) & TP_TR_STOP)
+		window_close(F.seen_step, 1);
+	else if (window_current_open())
+		window_close(F.seen_step, 0);
+	F.pass += 2;
+	finalize_windows(1);
+	log_control_warnings();
+	/* Release pairs with the acquire load in tp_flush_finish_from_signal(). */
+	atomic_store_explicit(&F.saved, 1, memory_order_release);
+}
+
+static void *flush_main(void *arg)
+{
+	(void)arg;
+	struct pollfd pfd = { .fd = F.wake_fd, .events = POLLIN };
+	tp_clock_recalibrate();
+	F.last_recal_ns = tp_clock_monotonic_ns();
+	/* Pairs with the release stores in tp_flush_finish*(). */
+	while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
+		int r = poll(&pfd, 1, (int)F.cfg.flush_ms);
+		if (r > 0) {
+			uint64_t v;
+			ssize_t n = read(F.wake_fd, &v, sizeof(v));
+			(void)n;
+		}
+		if (atomic_load_explicit(&F.signal_finish, memory_order_acquire)) {
+			final_save();
+			break;
+		}
+		run_pass();
+	}
+	return NULL;
+}
+
+static void read_identity(void)
+{
+	read_proc_text("/proc/self/cmdline", F.cmdline, sizeof(F.cmdline), 1);
+	const char *p = F.vars.run_name;
+	(void)p;
+	char exe[256];
+	read_proc_text("/proc/self/comm", exe, sizeof(exe), 0);
+	tp_format(F.program, sizeof(F.program), "%s", exe[0] ? exe : "program");
+}
+
+static int start_thread(void)
+{
+	F.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (F.wake_fd < 0)
+		return -errno;
+	/* Block every signal while creating the thread, so that it inherits a
+	 * full mask and never runs the program's handlers. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1 << 20);
+	int rc = pthread_create(&F.thread, &attr, flush_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		close(F.wake_fd);
+		return -rc;
+	}
+	pthread_setname_np(F.thread, "traceprof-flush");
+	F.running = 1;
+	return 0;
+}
+
+static void init_windows(void)
+{
+	F.seen_step = tp_control_current_step();
+	F.nwin = 0;
+	F.pass = 0;
+	if (tp_action_records(tp_control_action(F.seen_step)))
+		window_open(F.seen_step);
+}
+
+int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars)
+{
+	F.cfg = *cfg;
+	F.vars = *vars;
+	F.pid = (int64_t)getpid();
+	F.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
+					 (int64_t)tp_clock_monotonic_ns());
+	read_identity();
+	int k = 0;
+	for (int i = 0; i < F.nplugins; i++)
+		if (!F.plugins[i]->init || F.plugins[i]->init(cfg) == 0)
+			F.plugins[k++] = F.plugins[i];
+	F.nplugins = k;
+	init_windows();
+	return start_thread();
+}
+
+static void stop_thread(void)
+{
+	if (!F.running)
+		return;
+	/* Release pairs with the acquire load in flush_main(). */
+	atomic_store_explicit(&F.stop, 1, memory_order_release);
+	uint64_t one = 1;
+	ssize_t n = write(F.wake_fd, &one, sizeof(one));
+	(void)n;
+	pthread_join(F.thread, NULL);
+	F.running = 0;
+}
+
+void tp_flush_finish(void)
+{
+	if (atomic_load_explicit(&F.finished, memory_order_acquire))
+		return;
+	stop_thread();
+	final_save();
+}
+
+int tp_flush_finish_from_signal(int timeout_ms)
+{
+	if (!F.running)
+		return atomic_load_explicit(&F.finished, memory_order_acquire) ? 0 : -1;
+	/* Release pairs with the acquire load in flush_main(). */
+	atomic_store_explicit(&F.signal_finish, 1, memory_order_release);
+	uint64_t one = 1;
+	ssize_t n = write(F.wake_fd, &one, sizeof(one));
+	(void)n;
+	struct timespec ts = { 0, 1000000 };
+	for (int i = 0; i < timeout_ms; i++) {
+		if (atomic_load_explicit(&F.saved, memory_order_acquire))
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+void tp_flush_after_fork_child(int follow)
+{
+	/* The parent's flush thread does not exist here and its files belong to
+	 * the parent: forget them without closing them (the parent does). */
+	for (int i = 0; i < F.nwin; i++)
+		free(F.win[i]); /* the sink and buffers are the parent's; leaked here */
+	F.nwin = 0;
+	F.running = 0;
+	tp_threads_after_fork_child();
+	tp_rotate_forget();
+	if (F.wake_fd > 0)
+		close(F.wake_fd);
+	if (!follow || atomic_load_explicit(&F.finished, memory_order_relaxed)) {
+		tp_control_disable();
+		return;
+	}
+	atomic_store_explicit(&F.stop, 0, memory_order_relaxed);
+	F.pid = (int64_t)getpid();
+	F.vars.pid = F.pid;
+	/* A child writes its own files: without {pid} in the name, parent and
+	 * child would collide, so the child's name gets its pid in front. */
+	if (!strstr(F.cfg.filename, "{pid}")) {
+		char name[TP_CONFIG_STR];
+		tp_format(name, sizeof(name), "pid{pid}.%s", F.cfg.filename);
+		memcpy(F.cfg.filename, name, sizeof(name));
+	}
+	init_windows();
+	if (start_thread() < 0) {
+		tp_error("cannot start the flush thread in the forked child %lld; not recording it",
+			 (long long)F.pid);
+		tp_control_disable();
+	}
+}
+
+void tp_flush_visit_files(void (*fn)(const char *path, void *ctx), void *ctx)
+{
+	tp_rotate_visit(fn, ctx);
+}
+
+uint64_t tp_flush_total_dropped(void)
+{
+	uint64_t total = atomic_load_explicit(&tp_threads_lost, memory_order_relaxed);
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
+		total += atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+	return total;
+}

@@ -1,0 +1,67 @@
+/* The flush thread: drains every ring, applies the schedule, and writes one
+ * trace file per saved window.  Everything that formats, allocates, or does
+ * I/O happens here, never on the program's threads. */
+#ifndef TP_COLLECTOR_FLUSH_H
+#define TP_COLLECTOR_FLUSH_H
+
+#include <stdint.h>
+
+#include "common/config.h"
+#include "format/json.h"
+#include "format/template.h"
+#include "format/trace.h"
+
+/* Optional parts (CUPTI, the host sampler, upload hooks) plug in here.  Every
+ * callback runs on the flush thread, or on the exiting thread after the flush
+ * thread has stopped; never two at once.  Any callback may be NULL. */
+struct tp_flush_plugin {
+	const char *name;
+	/* Called once by tp_flush_start() (on the constructor's thread) with the
+	 * configuration; returns 0, or -1 to stay out (the plugin logs why).
+	 * Plugins register themselves from a constructor with a priority (e.g.
+	 * __attribute__((constructor(200)))) so that they are known before the
+	 * library's main constructor runs. */
+	int (*init)(const struct tp_config *cfg);
+	/* Each pass, before the rings are drained (e.g. to flush CUPTI). */
+	void (*pass)(uint64_t now_ns);
+	/* A window is about to be closed: write the plugin's events whose times
+	 * fall in [first_ns, last_ns] into out. */
+	void (*window_events)(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+			      int64_t pid);
+	/* Extra fields of the traceprof object: each written as
+	 * ,"key":value (leading comma included). */
+	void (*footer)(struct tp_json *j);
+	/* A trace file is complete and in place at path. */
+	void (*saved)(const char *path);
+	/* Top-level fields before traceEvents, e.g. "deviceProperties".  Returns
+	 * a JSON array text for deviceProperties or NULL. */
+	const char *(*device_properties)(void);
+};
+
+/* Registers a plugin (at most 8); call before tp_flush_start(). */
+int tp_flush_register(const struct tp_flush_plugin *p);
+
+/* Starts the flush thread with signals blocked.  Returns 0 or -errno. */
+int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars);
+
+/* Process exit: stops the flush thread, ends the current step, drains all
+ * rings, applies the exit transition (a recording window is saved), and
+ * writes the files.  Idempotent. */
+void tp_flush_finish(void);
+
+/* Async-signal-safe: asks the flush thread to do tp_flush_finish()'s work
+ * and waits up to timeout_ms for it.  Returns 0 when the files are saved. */
+int tp_flush_finish_from_signal(int timeout_ms);
+
+/* In a forked child: forget the parent's windows and files; start a new
+ * flush thread for the child (follow=1) or disable recording (follow=0). */
+void tp_flush_after_fork_child(int follow);
+
+/* Paths written so far by this process (for the CLI's summary at exit and
+ * tests); calls fn for each file still on disk, oldest first. */
+void tp_flush_visit_files(void (*fn)(const char *path, void *ctx), void *ctx);
+
+/* Total records dropped (full rings) and lost (exited threads) so far. */
+uint64_t tp_flush_total_dropped(void);
+
+#endif

@@ -1,0 +1,53 @@
+/* The fixed-size binary record that the hot path writes into a per-thread
+ * ring and the flush thread turns into trace events.
+ *
+ * ABI note: the flush thread and the hot path are always built together, so
+ * this layout may change freely between versions; it must stay exactly one
+ * 64-byte cache line so that a record never straddles two lines. */
+#ifndef TP_COLLECTOR_RECORD_H
+#define TP_COLLECTOR_RECORD_H
+
+#include <stdint.h>
+
+enum tp_rec_kind {
+	TP_REC_NONE = 0,
+	TP_REC_API = 1,		 /* an intercepted CUDA call: id = API id */
+	TP_REC_STEP = 2,	 /* ProfilerStep#N: arg[0] = N, start..end */
+	TP_REC_MARKER = 3,	 /* traceprof_marker_start/finish pair, name in extras */
+	TP_REC_MARKER_BEGIN = 4, /* traceprof_marker_start; name in extras */
+	TP_REC_MARKER_END = 5,	 /* traceprof_marker_finish; name in extras */
+	TP_REC_INSTANT = 6,	 /* traceprof_marker_instant; name in extras */
+	TP_REC_COUNTER = 7,	 /* name and key in extras (NUL-separated), value in arg[0] (double bits) */
+	TP_REC_RANGE = 8,	 /* a complete NVTX range (push/pop, start/end): name in extras, arg[0] = domain id */
+	TP_REC_THREAD_NAME = 9,	 /* nvtxNameOsThread: arg[0] = tid, name in extras */
+	TP_REC_EXTRA = 15,	 /* a continuation record, see below */
+	TP_REC_KIND_COUNT = 16,
+};
+
+enum tp_rec_flags {
+	TP_RF_STRING = 1u << 0, /* extras start with a NUL-terminated string */
+	TP_RF_STACK = 1u << 1,	/* extras end with a stack: u64 depth, then IPs */
+	TP_RF_TRUNC = 1u << 2,	/* the string was cut to fit TP_REC_MAX_EXTRA */
+	TP_RF_CUDA_DRIVER = 1u << 3, /* API record of a driver (cu*) function */
+};
+
+struct tp_record {
+	uint64_t start; /* clock ticks (common/clock.h) */
+	uint64_t end;	/* clock ticks; == start for instants */
+	uint32_t step;	/* schedule step current when the record was started */
+	uint16_t kind;	/* enum tp_rec_kind */
+	uint8_t nextra; /* continuation records that follow this one */
+	uint8_t flags;	/* enum tp_rec_flags */
+	uint32_t id;	/* API id (TP_REC_API) */
+	int32_t result; /* API return code (TP_REC_API) */
+	uint64_t arg[4]; /* kind-specific */
+};
+
+_Static_assert(sizeof(struct tp_record) == 64, "a record is one cache line");
+
+/* A string or a stack that does not fit in a record follows it in up to
+ * TP_REC_MAX_EXTRA continuation records of 64 raw bytes each. */
+#define TP_REC_MAX_EXTRA 8
+#define TP_REC_EXTRA_BYTES 64
+
+#endif

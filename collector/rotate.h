@@ -1,0 +1,23 @@
+/* Rotation: TRACEPROF_NUM_TRACES_TO_KEEP.  The collector remembers, in
+ * order, the files this process wrote; after each save it deletes its own
+ * oldest files until `keep` remain.  It never deletes a file it did not
+ * write.  Flush thread only. */
+#ifndef TP_COLLECTOR_ROTATE_H
+#define TP_COLLECTOR_ROTATE_H
+
+#include <stdint.h>
+
+/* Records a new file and applies the limit (keep < 0: keep all). */
+void tp_rotate_saved(const char *path, int64_t keep);
+
+/* Deletes path now and forgets it (e.g. after a successful upload with
+ * keep == 0).  Returns 0 or -errno. */
+int tp_rotate_remove(const char *path);
+
+/* Calls fn for each remembered file still kept, oldest first. */
+void tp_rotate_visit(void (*fn)(const char *path, void *ctx), void *ctx);
+
+/* In a forked child: the parent's files are the parent's. */
+void tp_rotate_forget(void);
+
+#endif

@@ -1,0 +1,137 @@
+#include "collector/thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/convert.h"
+#include "common/log.h"
+
+__thread struct tp_thread *tp_self __attribute__((tls_model("initial-exec")));
+_Atomic uint64_t tp_threads_lost;
+
+static _Atomic(struct tp_thread *) registry_head;
+static _Atomic uint64_t registry_serial;
+static uint64_t ring_slots_cfg = 1u << 16;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+
+void tp_threads_configure(uint64_t ring_slots)
+{
+	ring_slots_cfg = ring_slots;
+}
+
+static void on_thread_exit(void *arg)
+{
+	struct tp_thread *t = arg;
+	tp_self = TP_THREAD_GONE;
+	/* Release pairs with the acquire load of dead in the flush thread: every
+	 * record this thread committed is visible before the flush thread sees it
+	 * dead and frees the ring after a last drain. */
+	atomic_store_explicit(&t->dead, 1, memory_order_release);
+}
+
+static void make_exit_key(void)
+{
+	exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+}
+
+struct tp_thread *tp_thread_create_self(void)
+{
+	if (tp_self == TP_THREAD_GONE) {
+		atomic_fetch_add_explicit(&tp_threads_lost, 1, memory_order_relaxed);
+		return NULL;
+	}
+	int saved = errno;
+	struct tp_thread *t = NULL;
+	/* Guard against re-entry: a signal handler that records while we are
+	 * creating the state sees GONE and counts its event as lost. */
+	tp_self = TP_THREAD_GONE;
+	pthread_once(&exit_key_once, make_exit_key);
+	if (posix_memalign((void **)&t, 64, sizeof(*t)) != 0)
+		goto fail;
+	memset(t, 0, sizeof(*t));
+	if (tp_ring_init(&t->ring, ring_slots_cfg) != 0) {
+		free(t);
+		t = NULL;
+		goto fail;
+	}
+	t->tid = (pid_t)syscall(SYS_gettid);
+	/* The name now, while the thread is alive: a short-lived thread may be
+	 * gone before the flush thread could read /proc.  One-time cost. */
+	prctl(PR_GET_NAME, t->name, 0, 0, 0);
+	t->serial = atomic_fetch_add_explicit(&registry_serial, 1, memory_order_relaxed);
+	if (exit_key_ok)
+		pthread_setspecific(exit_key, t);
+	/* Lock-free push.  Release on success pairs with the acquire load in
+	 * tp_threads_first(): the flush thread sees an initialised state. */
+	struct tp_thread *head = atomic_load_explicit(&registry_head, memory_order_relaxed);
+	do {
+		t->next = head;
+	} while (!atomic_compare_exchange_weak_explicit(&registry_head, &head, t,
+							memory_order_release,
+							memory_order_relaxed));
+	tp_self = t;
+	errno = saved;
+	return t;
+fail:
+	tp_self = NULL;
+	atomic_fetch_add_explicit(&tp_threads_lost, 1, memory_order_relaxed);
+	errno = saved;
+	return NULL;
+}
+
+struct tp_thread *tp_threads_first(void)
+{
+	/* Pairs with the release CAS in tp_thread_create_self(). */
+	return atomic_load_explicit(&registry_head, memory_order_acquire);
+}
+
+void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
+{
+	struct tp_thread *prev = tp_threads_first();
+	if (!prev)
+		return;
+	/* The head is never unlinked: a concurrent push holds it as its `next`. */
+	struct tp_thread *t = prev->next;
+	while (t) {
+		struct tp_thread *next = t->next;
+		/* Acquire pairs with the release store in on_thread_exit(). */
+		int dead = atomic_load_explicit(&t->dead, memory_order_acquire);
+		uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
+		uint64_t tail = atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+		if (dead && head == tail && !in_use(t, ctx)) {
+			prev->next = next;
+			tp_ring_destroy(&t->ring);
+			tp_marker_stack_free(t->markers);
+			free(t);
+		} else {
+			prev = t;
+		}
+		t = next;
+	}
+}
+
+void tp_threads_after_fork_child(void)
+{
+	/* The parent's rings are copies that no thread here will write; the flush
+	 * thread of the parent does not exist here.  Drop them all (leaking the
+	 * copies would cost memory only; unmapping them is safe because no thread
+	 * of the child uses them, the caller's own included: it gets a new one). */
+	struct tp_thread *t = atomic_load_explicit(&registry_head, memory_order_relaxed);
+	while (t) {
+		struct tp_thread *next = t->next;
+		tp_ring_destroy(&t->ring);
+		free(t);
+		t = next;
+	}
+	atomic_store_explicit(&registry_head, NULL, memory_order_relaxed);
+	if (exit_key_ok)
+		pthread_setspecific(exit_key, NULL);
+	tp_self = NULL;
+}

@@ -1,0 +1,79 @@
+/* Per-thread recording state and the registry the flush thread walks.
+ *
+ * A thread gets its state lazily, on its first recorded event (the only
+ * allocation on the producer side: one mmap for the ring).  The state is
+ * pushed onto a lock-free list; only the flush thread unlinks entries, and
+ * only entries that are not the list head, so a push never races an unlink.
+ * When the thread exits, a pthread key destructor marks the state dead and
+ * points the thread's TLS at TP_THREAD_GONE, so an event from a later TLS
+ * destructor is counted, never written into freed memory. */
+#ifndef TP_COLLECTOR_THREAD_H
+#define TP_COLLECTOR_THREAD_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector/ring.h"
+
+#define TP_THREAD_GONE ((struct tp_thread *)1)
+#define TP_MAX_OPEN_WINDOWS 4
+
+/* Flush-thread-only bookkeeping of one thread in one window. */
+struct tp_thread_wstat {
+	uint64_t window_id; /* 0: unused */
+	uint64_t written;
+};
+
+struct tp_thread {
+	struct tp_ring ring;
+	/* Owner thread only: set while the thread writes into its ring, so that a
+	 * signal handler that records an event in the middle of a write drops it
+	 * instead of corrupting the slot being written. */
+	uint32_t writing;
+	pid_t tid;
+	/* Set (release) by the key destructor when the thread exits; read
+	 * (acquire) by the flush thread, which then drains and frees the state. */
+	_Atomic int dead;
+	struct tp_thread *next; /* registry link, see tp_threads_push() */
+	/* Flush thread only. */
+	uint64_t serial;	   /* registration order, for sort indices */
+	uint64_t drops_attributed; /* drops already written into a trace */
+	uint64_t filtered;	   /* records outside any window (WARMUP, boundary) */
+	uint64_t late;		   /* records for a window already saved */
+	char name[64];		   /* OS thread name, read by the flush thread */
+	int named_by_user;	   /* name came from nvtxNameOsThread: keep it */
+	struct tp_marker_stack *markers; /* open traceprof_marker_start()s */
+	struct tp_thread_wstat ws[TP_MAX_OPEN_WINDOWS];
+};
+
+/* The calling thread's state: NULL before its first event, TP_THREAD_GONE
+ * after it exited.  Initial-exec TLS of one pointer keeps the hot-path load a
+ * single %fs-relative instruction. */
+extern __thread struct tp_thread *tp_self __attribute__((tls_model("initial-exec")));
+
+/* Records lost because the thread had already exited (TLS destructors) or its
+ * ring could not be allocated.  Written into every trace. */
+extern _Atomic uint64_t tp_threads_lost;
+
+/* Ring size for threads created from now on (TRACEPROF_BUFFER_EVENTS). */
+void tp_threads_configure(uint64_t ring_slots);
+
+/* Slow path of the hook: creates the calling thread's state.  Returns NULL
+ * (and counts the event as lost) when the thread is gone or out of memory.
+ * Preserves errno. */
+struct tp_thread *tp_thread_create_self(void);
+
+/* The registry head; walk with ->next (acquire on the head, see thread.c). */
+struct tp_thread *tp_threads_first(void);
+
+/* Flush thread: unlinks and frees dead, drained states no open window uses
+ * (never the head).  `in_use(t, ctx)` says whether a window still needs t. */
+void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx);
+
+/* After fork, in the child: forget every inherited state (the parent's
+ * threads do not exist here) except the calling thread's, which gets a fresh,
+ * empty ring. */
+void tp_threads_after_fork_child(void);
+
+#endif

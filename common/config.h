@@ -1,0 +1,71 @@
+/* Configuration: every TRACEPROF_* variable, parsed strictly once at start-up.
+ *
+ * A bad value is reported as one line naming the variable, the value and the
+ * fix, and tp_config_load() fails: the caller then disables profiling for the
+ * process, which runs exactly as without the library. */
+#ifndef TP_COMMON_CONFIG_H
+#define TP_COMMON_CONFIG_H
+
+#include <stdint.h>
+
+#include "collector/schedule.h"
+
+enum tp_compress { TP_COMPRESS_NONE = 0, TP_COMPRESS_ZSTD = 1, TP_COMPRESS_GZIP = 2 };
+enum tp_cupti_mode { TP_CUPTI_AUTO = 0, TP_CUPTI_ON = 1, TP_CUPTI_OFF = 2 };
+enum tp_step_source {
+	TP_STEP_API = 0,  /* traceprof_step() only */
+	TP_STEP_NVTX = 1, /* NVTX range starts named step_arg (prefix when it ends in '*') */
+	TP_STEP_CALL = 2, /* every step_every-th call of CUDA function step_arg */
+	TP_STEP_TIME = 3, /* every step_every milliseconds */
+};
+
+#define TP_CONFIG_STR 512
+
+struct tp_config {
+	int enable;
+	int log_level;
+	struct tp_schedule schedule;
+	char schedule_text[TP_CONFIG_STR];
+	char folder[TP_CONFIG_STR];   /* template, not yet expanded */
+	char filename[TP_CONFIG_STR]; /* template */
+	char run_name[TP_CONFIG_STR]; /* TRACEPROF_RUN_NAME or "" */
+	int64_t num_traces_to_keep;   /* -1: keep all */
+	int overwrite;
+	uint64_t buffer_events; /* ring slots per thread, a power of two */
+	uint64_t flush_ms;
+	int clock; /* enum tp_clock_source */
+	int step_source;
+	char step_arg[TP_CONFIG_STR];
+	uint64_t step_every;
+	int trigger_signal; /* 0: none */
+	uint64_t trigger_steps; /* 0: warmup + active of the schedule */
+	int cupti;
+	int with_stack;
+	uint64_t stack_depth;
+	int compress;
+	int zstd_level;
+	uint64_t max_file_mb;
+	uint64_t sample_ms;
+	char on_save[TP_CONFIG_STR];
+	int follow_fork;
+	int follow_exec;
+};
+
+/* Fills cfg from the environment (getenv).  Returns 0, or -1 after logging one
+ * "traceprof: VARIABLE: 'value': problem; fix" line per bad variable. */
+int tp_config_load(struct tp_config *cfg);
+
+/* Parses from a lookup function instead of getenv (tests, fuzzing). */
+typedef const char *(*tp_config_getenv_fn)(const char *name, void *ctx);
+int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *ctx, char *err,
+		    int errlen);
+
+/* Calls fn(name, value) for every variable with its effective value as text
+ * (the trace's configuration record, the CLI). */
+typedef void (*tp_config_visit_fn)(const char *name, const char *value, void *ctx);
+void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *ctx);
+
+/* Names of all variables, NULL-terminated (documentation, the CLI, tests). */
+extern const char *const tp_config_names[];
+
+#endif

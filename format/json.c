@@ -1,0 +1,486 @@
+#include "format/json.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/sink.h"
+
+/* Writing a Chrome trace is dominated by this file: a complete event is about
+ * fifteen calls here.  So the per-event functions avoid printf entirely, and
+ * the buffer check is a single comparison on the common path. */
+
+#define JS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define JS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* "00" "01" ... "99": integers are printed two digits per division, which
+ * halves the number of (slow) 64-bit divisions. */
+static const char js_digits2[201] = "00010203040506070809"
+				    "10111213141516171819"
+				    "20212223242526272829"
+				    "30313233343536373839"
+				    "40414243444546474849"
+				    "50515253545556575859"
+				    "60616263646566676869"
+				    "70717273747576777879"
+				    "80818283848586878889"
+				    "90919293949596979899";
+
+static const char js_hex[16] = "0123456789abcdef";
+
+int tp_json_init(struct tp_json *j, struct tp_sink *sink)
+{
+	memset(j, 0, sizeof(*j));
+	j->sink = sink;
+	j->buf = malloc(TP_JSON_BUF);
+	if (!j->buf) {
+		j->error = -ENOMEM;
+		return -ENOMEM;
+	}
+	j->cap = TP_JSON_BUF;
+	return 0;
+}
+
+void tp_json_free(struct tp_json *j)
+{
+	free(j->buf);
+	j->buf = NULL;
+	j->len = 0;
+	j->cap = 0;
+}
+
+int tp_json_flush(struct tp_json *j)
+{
+	if (j->error)
+		return j->error;
+	if (!j->sink || j->len == 0)
+		return 0;
+	int rc = tp_sink_write(j->sink, j->buf, j->len);
+	j->total += j->len;
+	j->len = 0;
+	if (rc) {
+		/* Sticky: the file now has a hole, so nothing after it is worth
+		 * writing; tp_sink_close() will report the same error. */
+		j->error = rc;
+		return rc;
+	}
+	return 0;
+}
+
+/* The slow half of reserve: flush to the sink, or grow the buffer when there
+ * is no sink (tests) or when one request is larger than the whole buffer. */
+static char *js_reserve_slow(struct tp_json *j, size_t n)
+{
+	if (j->error)
+		return NULL;
+	if (j->sink && tp_json_flush(j))
+		return NULL;
+	if (j->cap - j->len >= n)
+		return j->buf + j->len;
+	size_t cap = j->cap ? j->cap : TP_JSON_BUF;
+	while (cap - j->len < n) {
+		if (cap > SIZE_MAX / 2) {
+			j->error = -ENOMEM;
+			return NULL;
+		}
+		cap *= 2;
+	}
+	char *nb = realloc(j->buf, cap);
+	if (!nb) {
+		j->error = -ENOMEM;
+		return NULL;
+	}
+	j->buf = nb;
+	j->cap = cap;
+	return j->buf + j->len;
+}
+
+/* After an error every writer must be a no-op; the slow path returns NULL
+ * then, so the fast path only has to send errored writers there. */
+static inline char *js_reserve(struct tp_json *j, size_t n)
+{
+	if (JS_LIKELY(j->cap - j->len >= n && !j->error))
+		return j->buf + j->len;
+	return js_reserve_slow(j, n);
+}
+
+char *tp_json_reserve(struct tp_json *j, size_t n)
+{
+	return js_reserve(j, n);
+}
+
+void tp_json_raw(struct tp_json *j, const char *s, size_t n)
+{
+	/* Large pieces are copied a buffer at a time so that a sink never forces
+	 * the buffer to grow. */
+	while (n) {
+		size_t room = j->cap - j->len;
+		size_t k = n;
+		if (k > room) {
+			if (j->sink && room)
+				k = room;
+			else if (j->sink)
+				k = n < TP_JSON_BUF ? n : TP_JSON_BUF;
+		}
+		char *d = js_reserve(j, k);
+		if (!d)
+			return;
+		memcpy(d, s, k);
+		j->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+void tp_json_lit(struct tp_json *j, const char *s)
+{
+	tp_json_raw(j, s, strlen(s));
+}
+
+void tp_json_char(struct tp_json *j, char c)
+{
+	char *d = js_reserve(j, 1);
+	if (!d)
+		return;
+	*d = c;
+	j->len++;
+}
+
+static inline unsigned js_ndigits(uint64_t v)
+{
+	unsigned n = 1;
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
+/* Writes the decimal digits of v at d (exactly js_ndigits(v) bytes). */
+static inline char *js_put_u64(char *d, uint64_t v)
+{
+	unsigned n = js_ndigits(v);
+	char *p = d + n;
+	while (v >= 100) {
+		unsigned i = (unsigned)(v % 100) * 2;
+		v /= 100;
+		p -= 2;
+		p[0] = js_digits2[i];
+		p[1] = js_digits2[i + 1];
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = js_digits2[v * 2];
+		p[1] = js_digits2[v * 2 + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return d + n;
+}
+
+void tp_json_u64(struct tp_json *j, uint64_t v)
+{
+	char *d = js_reserve(j, 20);
+	if (!d)
+		return;
+	j->len = (size_t)(js_put_u64(d, v) - j->buf);
+}
+
+void tp_json_i64(struct tp_json *j, int64_t v)
+{
+	char *d = js_reserve(j, 21);
+	if (!d)
+		return;
+	uint64_t u = (uint64_t)v;
+	if (v < 0) {
+		*d++ = '-';
+		/* Negating in unsigned arithmetic is defined for INT64_MIN too. */
+		u = 0 - u;
+	}
+	j->len = (size_t)(js_put_u64(d, u) - j->buf);
+}
+
+void tp_json_us(struct tp_json *j, int64_t ns)
+{
+	/* Sign, 17 digits of INT64_MIN / 1000, the point and three decimals. */
+	char *d = js_reserve(j, 22);
+	if (!d)
+		return;
+	uint64_t u = (uint64_t)ns;
+	if (ns < 0) {
+		*d++ = '-';
+		u = 0 - u;
+	}
+	unsigned frac = (unsigned)(u % 1000);
+	d = js_put_u64(d, u / 1000);
+	d[0] = '.';
+	d[1] = (char)('0' + frac / 100);
+	d[2] = js_digits2[(frac % 100) * 2];
+	d[3] = js_digits2[(frac % 100) * 2 + 1];
+	j->len = (size_t)(d + 4 - j->buf);
+}
+
+void tp_json_hex(struct tp_json *j, uint64_t v)
+{
+	char *d = js_reserve(j, 20);
+	if (!d)
+		return;
+	unsigned n = 1;
+	for (uint64_t t = v >> 4; t; t >>= 4)
+		n++;
+	d[0] = '"';
+	d[1] = '0';
+	d[2] = 'x';
+	for (unsigned i = 0; i < n; i++)
+		d[3 + n - 1 - i] = js_hex[(v >> (4 * i)) & 15];
+	d[3 + n] = '"';
+	j->len += 4 + n;
+}
+
+void tp_json_double(struct tp_json *j, double v)
+{
+	if (!isfinite(v)) {
+		tp_json_raw(j, "null", 4);
+		return;
+	}
+	/* Every decimal of at most 15 significant digits survives a trip through
+	 * a double (DBL_DIG), so when a 15-digit or shorter form exists, "%.15g"
+	 * finds it; otherwise the correctly rounded 16-digit form round-trips if
+	 * any 16-digit form does, and 17 digits always do. */
+	char tmp[40];
+	int n = 0;
+	for (int prec = 15; prec <= 17; prec++) {
+		n = snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+		if (n <= 0 || (size_t)n >= sizeof(tmp)) {
+			tp_json_raw(j, "null", 4);
+			return;
+		}
+		/* strtod reads the same locale snprintf wrote in, so the check is
+		 * valid even when the program changed LC_NUMERIC. */
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	/* A program may have set a locale whose decimal point is ',' or even
+	 * several bytes; JSON wants '.'.  Anything that is not a digit, sign or
+	 * exponent letter is that decimal point. */
+	char out[40];
+	int o = 0;
+	for (int i = 0; i < n; i++) {
+		char c = tmp[i];
+		if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == 'e' || c == 'E') {
+			out[o++] = c;
+		} else {
+			out[o++] = '.';
+			while (i + 1 < n && !((tmp[i + 1] >= '0' && tmp[i + 1] <= '9') ||
+					      tmp[i + 1] == 'e' || tmp[i + 1] == 'E'))
+				i++;
+		}
+	}
+	tp_json_raw(j, out, (size_t)o);
+}
+
+/* ---- Strings ---------------------------------------------------------- */
+
+/* Byte classes for the escaper: 0 copies as is, 1 needs an escape, 2 starts
+ * (or continues) a multi-byte sequence that must be validated. */
+static const unsigned char js_class[256] = {
+	/* 0x00-0x1f: control characters. */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x20-0x7f: '"' (0x22) and '\\' (0x5c). */
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x80-0xff. */
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+};
+
+/* The short escapes JSON defines for control characters; 'u' means \u00XX. */
+static const char js_short[32] = {
+	'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u',
+	'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',
+};
+
+#define JS_ONES 0x0101010101010101ull
+#define JS_HIGHS 0x8080808080808080ull
+
+/* Length of the run of plain ASCII bytes (class 0) at s, at most n.  Eight
+ * bytes at a time: a byte needs attention when it is >= 0x80, < 0x20, '"' or
+ * '\\'; each test sets that byte's high bit (the classic "has zero byte"
+ * trick), false positives only in bytes after a true one, which the byte loop
+ * then sorts out. */
+static inline size_t js_safe_run(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	while (i + 8 <= n) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		uint64_t q = w ^ (JS_ONES * 0x22);
+		uint64_t b = w ^ (JS_ONES * 0x5c);
+		uint64_t t = (w | ((w - JS_ONES * 0x20) & ~w) | ((q - JS_ONES) & ~q) |
+			      ((b - JS_ONES) & ~b)) &
+			     JS_HIGHS;
+		if (t)
+			break;
+		i += 8;
+	}
+	while (i < n && js_class[s[i]] == 0)
+		i++;
+	return i;
+}
+
+/* Length of the valid UTF-8 sequence at s (2 to 4), or, when it is invalid,
+ * minus the length of its maximal subpart (the bytes replaced by one U+FFFD,
+ * as Unicode recommends: at least 1).  s[0] >= 0x80; n >= 1 bytes remain. */
+static inline int js_utf8(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	unsigned lo = 0x80, hi = 0xbf;
+	int len;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong below U+0800 */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates U+D800..U+DFFF */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong below U+10000 */
+		else if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
+		/* A stray continuation byte, C0/C1 (always overlong) or F5..FF. */
+		return -1;
+	}
+	if (n < 2 || s[1] < lo || s[1] > hi)
+		return -1;
+	for (int k = 2; k < len; k++) {
+		if ((size_t)k >= n || (s[k] & 0xc0) != 0x80)
+			return -k;
+	}
+	return len;
+}
+
+/* Escapes sequences starting before `limit` (sequences may read up to n, so a
+ * chunked caller never splits one); returns the bytes written to dst and sets
+ * *used to the input consumed.  dst needs 6 * (limit + 3) bytes. */
+static size_t js_escape_core(char *dst, const unsigned char *src, size_t n, size_t limit,
+			     size_t *used)
+{
+	char *d = dst;
+	size_t i = 0;
+	while (i < limit) {
+		size_t r = js_safe_run(src + i, limit - i);
+		memcpy(d, src + i, r);
+		d += r;
+		i += r;
+		if (i >= limit)
+			break;
+		unsigned c = src[i];
+		if (c < 0x80) {
+			d[0] = '\\';
+			if (c == '"' || c == '\\') {
+				d[1] = (char)c;
+				d += 2;
+			} else if (js_short[c] != 'u') {
+				d[1] = js_short[c];
+				d += 2;
+			} else {
+				d[1] = 'u';
+				d[2] = '0';
+				d[3] = '0';
+				d[4] = js_hex[c >> 4];
+				d[5] = js_hex[c & 15];
+				d += 6;
+			}
+			i++;
+			continue;
+		}
+		int k = js_utf8(src + i, n - i);
+		if (k > 0) {
+			memcpy(d, src + i, (size_t)k);
+			d += k;
+			i += (size_t)k;
+		} else {
+			d[0] = (char)0xef;
+			d[1] = (char)0xbf;
+			d[2] = (char)0xbd;
+			d += 3;
+			i += (size_t)-k;
+		}
+	}
+	*used = i;
+	return (size_t)(d - dst);
+}
+
+size_t tp_json_escape(char *dst, const char *src, size_t n)
+{
+	size_t used;
+	size_t w = js_escape_core(dst, (const unsigned char *)src, n, n, &used);
+	dst[w] = '\0';
+	return w;
+}
+
+/* Input processed per reservation, so that escaping a huge string needs at
+ * most 6 * (JS_CHUNK + 3) + 2 bytes of buffer (well below TP_JSON_BUF). */
+#define JS_CHUNK 65536
+
+void tp_json_strn(struct tp_json *j, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (JS_LIKELY(n <= JS_CHUNK)) {
+		char *d = js_reserve(j, 6 * n + 2);
+		if (!d)
+			return;
+		size_t used;
+		d[0] = '"';
+		size_t w = js_escape_core(d + 1, u, n, n, &used);
+		d[1 + w] = '"';
+		j->len += w + 2;
+		return;
+	}
+	tp_json_char(j, '"');
+	while (n) {
+		size_t limit = n < JS_CHUNK ? n : JS_CHUNK;
+		char *d = js_reserve(j, 6 * (limit + 3));
+		if (!d)
+			return;
+		size_t used;
+		j->len += js_escape_core(d, u, n, limit, &used);
+		u += used;
+		n -= used;
+	}
+	tp_json_char(j, '"');
+}
+
+void tp_json_str(struct tp_json *j, const char *s)
+{
+	if (!s) {
+		tp_json_raw(j, "\"\"", 2);
+		return;
+	}
+	tp_json_strn(j, s, strlen(s));
+}

@@ -1,0 +1,477 @@
+/* O_PATH, renameat(). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "format/sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "common/log.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/* gzip is the compatibility choice (every viewer reads it), so it gets the
+ * fastest level: the flush thread must keep up with the rings.  zstd is the
+ * one with a configurable level. */
+#define SK_GZIP_LEVEL 1
+
+/* Unique suffixes tried before giving up with EEXIST: enough for any sane
+ * number of reruns into the same folder, and bounded so that a folder full of
+ * traces cannot make close() loop for long. */
+#define SK_MAX_SUFFIX 10000
+
+struct tp_sink {
+	int dirfd;
+	int fd;
+	int compress;
+	int overwrite;
+	int error; /* first -errno; sticky */
+	uint64_t bytes_out;
+	ZSTD_CStream *zc;
+	z_stream gz;
+	int gz_ready;
+	unsigned char *obuf; /* compressed bytes on their way to the file */
+	size_t obuf_cap;
+	char *folder; /* as given, for the final path and messages */
+	char final[NAME_MAX + 1];
+	char tmp[NAME_MAX + 1];
+};
+
+/* Distinguishes the temporary files of several sinks open at once in one
+ * process (the pid distinguishes processes). */
+static atomic_uint sk_counter;
+
+int tp_sink_mkdirs(const char *folder)
+{
+	if (!folder || !folder[0])
+		return -ENOENT;
+	size_t n = strlen(folder);
+	if (n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	char p[PATH_MAX];
+	memcpy(p, folder, n + 1);
+
+	/* Walk the components left to right, creating each; a component that
+	 * exists is fine if it is a folder (or a link to one). */
+	for (size_t i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		if (p[i - 1] == '/')
+			continue; /* "//" or a trailing slash: nothing new to create */
+		char saved = p[i];
+		p[i] = '\0';
+		if (mkdir(p, 0755) != 0) {
+			int err = errno;
+			struct stat st;
+			/* mkdir reports EEXIST for an existing name, but some file
+			 * systems report EACCES or EROFS first, so look before
+			 * deciding. */
+			if (stat(p, &st) == 0) {
+				if (!S_ISDIR(st.st_mode))
+					return -ENOTDIR;
+			} else {
+				return -err;
+			}
+		}
+		p[i] = saved;
+	}
+	return 0;
+}
+
+/* write(2) until everything is written: retries EINTR and short writes. */
+static int sk_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO; /* not expected for regular files; never spin */
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int sk_out(struct tp_sink *s, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int rc = sk_write_all(s->fd, p, n);
+	if (rc)
+		return rc;
+	s->bytes_out += n;
+	return 0;
+}
+
+static void sk_free(struct tp_sink *s)
+{
+	if (s->zc)
+		ZSTD_freeCStream(s->zc);
+	if (s->gz_ready)
+		deflateEnd(&s->gz);
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	free(s->obuf);
+	free(s->folder);
+	free(s);
+}
+
+static int sk_open_dir(const char *folder)
+{
+	/* O_PATH needs no read permission on the folder and is enough for the
+	 * *at() calls; plain O_RDONLY is the fallback for kernels without it. */
+	int fd = open(folder, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL)
+		fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static int sk_init_codec(struct tp_sink *s, int zstd_level)
+{
+	if (s->compress == TP_SINK_ZSTD) {
+		s->zc = ZSTD_createCStream();
+		if (!s->zc)
+			return -ENOMEM;
+		/* nbWorkers 0: compress on the calling (flush) thread; the
+		 * library must not start threads inside the traced program. */
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel,
+							 zstd_level)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_nbWorkers, 0)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_checksumFlag, 1)))
+			return -EINVAL;
+		s->obuf_cap = ZSTD_CStreamOutSize();
+	} else if (s->compress == TP_SINK_GZIP) {
+		memset(&s->gz, 0, sizeof(s->gz));
+		/* windowBits 15 + 16: a gzip header and trailer, not raw zlib. */
+		int rc = deflateInit2(&s->gz, SK_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8,
+				      Z_DEFAULT_STRATEGY);
+		if (rc != Z_OK)
+			return rc == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+		s->gz_ready = 1;
+		s->obuf_cap = 128 * 1024;
+	} else {
+		return 0;
+	}
+	s->obuf = malloc(s->obuf_cap);
+	return s->obuf ? 0 : -ENOMEM;
+}
+
+int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int compress,
+		 int zstd_level, int overwrite)
+{
+	*out = NULL;
+	if (!folder || !folder[0] || !name || !name[0] || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	if (compress != TP_SINK_PLAIN && compress != TP_SINK_ZSTD && compress != TP_SINK_GZIP)
+		return -EINVAL;
+	const char *ext = compress == TP_SINK_ZSTD ? ".zst" : compress == TP_SINK_GZIP ? ".gz" : "";
+	size_t nlen = strlen(name), elen = strlen(ext);
+	if (nlen + elen > NAME_MAX)
+		return -ENAMETOOLONG;
+
+	struct tp_sink *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	s->dirfd = -1;
+	s->compress = compress;
+	s->overwrite = overwrite;
+	memcpy(s->final, name, nlen);
+	memcpy(s->final + nlen, ext, elen + 1);
+	s->folder = strdup(folder);
+	int rc = s->folder ? 0 : -ENOMEM;
+	if (!rc)
+		rc = s->dirfd = sk_open_dir(folder);
+	if (rc < 0)
+		goto fail;
+
+	/* ".<final>.tmp.<pid>.<n>": hidden, next to the final name (so that the
+	 * rename stays within one file system), unique per process and sink.
+	 * O_EXCL|O_NOFOLLOW: never open something planted at that name.  A long
+	 * final name is shortened here only; the counter keeps it unique. */
+	for (int tries = 0; tries < 16; tries++) {
+		char tail[64];
+		int tl = tp_format(tail, sizeof(tail), ".tmp.%ld.%u", (long)getpid(),
+				   atomic_fetch_add_explicit(&sk_counter, 1, memory_order_relaxed));
+		size_t keep = strlen(s->final);
+		if (1 + keep + (size_t)tl > NAME_MAX)
+			keep = NAME_MAX - 1 - (size_t)tl;
+		s->tmp[0] = '.';
+		memcpy(s->tmp + 1, s->final, keep);
+		memcpy(s->tmp + 1 + keep, tail, (size_t)tl + 1);
+		s->fd = openat(s->dirfd, s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       0644);
+		if (s->fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (s->fd < 0) {
+		rc = -errno;
+		s->tmp[0] = '\0'; /* nothing of ours to remove */
+		goto fail;
+	}
+	rc = sk_init_codec(s, zstd_level);
+	if (rc)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	tp_sink_abort(s);
+	return rc;
+}
+
+static int sk_zstd(struct tp_sink *s, const void *p, size_t n, ZSTD_EndDirective mode)
+{
+	ZSTD_inBuffer in = { p, n, 0 };
+	for (;;) {
+		ZSTD_outBuffer o = { s->obuf, s->obuf_cap, 0 };
+		size_t left = ZSTD_compressStream2(s->zc, &o, &in, mode);
+		if (ZSTD_isError(left))
+			return -EIO;
+		int rc = sk_out(s, s->obuf, o.pos);
+		if (rc)
+			return rc;
+		/* continue: done when the input is consumed (the library keeps the
+		 * rest); end: done when nothing is left to flush. */
+		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
+			return 0;
+	}
+}
+
+static int sk_gzip(struct tp_sink *s, const void *p, size_t n, int flush)
+{
+	const unsigned char *c = p;
+	for (;;) {
+		/* avail_in is a uInt: feed huge inputs in pieces. */
+		if (s->gz.avail_in == 0 && n) {
+			uInt k = n > UINT_MAX ? UINT_MAX : (uInt)n;
+			s->gz.next_in = (Bytef *)c;
+			s->gz.avail_in = k;
+			c += k;
+			n -= k;
+		}
+		s->gz.next_out = s->obuf;
+		s->gz.avail_out = (uInt)s->obuf_cap;
+		int zrc = deflate(&s->gz, n ? Z_NO_FLUSH : flush);
+		if (zrc == Z_STREAM_ERROR)
+			return -EIO;
+		int rc = sk_out(s, s->obuf, s->obuf_cap - s->gz.avail_out);
+		if (rc)
+			return rc;
+		if (flush == Z_FINISH) {
+			if (zrc == Z_STREAM_END)
+				return 0;
+		} else if (s->gz.avail_in == 0 && n == 0 && s->gz.avail_out != 0) {
+			return 0;
+		}
+	}
+}
+
+int tp_sink_write(struct tp_sink *s, const void *p, size_t n)
+{
+	if (s->error)
+		return s->error;
+	int rc;
+	if (s->compress == TP_SINK_ZSTD)
+		rc = sk_zstd(s, p, n, ZSTD_e_continue);
+	else if (s->compress == TP_SINK_GZIP)
+		rc = sk_gzip(s, p, n, Z_NO_FLUSH);
+	else
+		rc = sk_out(s, p, n);
+	if (rc)
+		s->error = rc;
+	return rc;
+}
+
+uint64_t tp_sink_bytes_out(const struct tp_sink *s)
+{
+	return s->bytes_out;
+}
+
+/* "a.b.json" + k -> "a.b.k.json": the number goes before ".json" (with its
+ * ".gz"/".zst"), else before the compression extension, else at the end, so
+ * that the file keeps opening in the same tools.  Returns 0 or -ENAMETOOLONG. */
+static int sk_suffixed(char *dst, const struct tp_sink *s, unsigned k)
+{
+	static const char *const tails[] = { ".json", ".json.gz", ".json.zst" };
+	size_t n = strlen(s->final);
+	size_t cut = n;
+	int found = 0;
+	for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
+		size_t tl = strlen(tails[t]);
+		if (n > tl && !strcmp(s->final + n - tl, tails[t])) {
+			cut = n - tl;
+			found = 1;
+			break;
+		}
+	}
+	if (!found && s->compress != TP_SINK_PLAIN)
+		cut = n - (s->compress == TP_SINK_ZSTD ? 4 : 3);
+	char num[16];
+	int nl = tp_format(num, sizeof(num), ".%u", k);
+	if (n + (size_t)nl > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(dst, s->final, cut);
+	memcpy(dst + cut, num, (size_t)nl);
+	memcpy(dst + cut + nl, s->final + cut, n - cut + 1);
+	return 0;
+}
+
+/* Moves the temporary file to `name` unless something exists there.  Returns
+ * 0, -EEXIST, or another -errno. */
+static int sk_link_noreplace(struct tp_sink *s, const char *name)
+{
+#ifdef SYS_renameat2
+	if (syscall(SYS_renameat2, s->dirfd, s->tmp, s->dirfd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+#endif
+	/* No renameat2 (old kernel, or a file system without NOREPLACE): a hard
+	 * link fails with EEXIST just as atomically. */
+	if (linkat(s->dirfd, s->tmp, s->dirfd, name, 0) == 0) {
+		unlinkat(s->dirfd, s->tmp, 0);
+		return 0;
+	}
+	if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	/* No hard links either (FAT, some FUSE): check, then rename.  Another
+	 * writer can slip in between the two; this is the last resort. */
+	struct stat st;
+	if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	if (errno != ENOENT)
+		return -errno;
+	return renameat(s->dirfd, s->tmp, s->dirfd, name) == 0 ? 0 : -errno;
+}
+
+static int sk_path(char *path, size_t size, const char *folder, const char *name)
+{
+	if (!path || size == 0)
+		return 0;
+	size_t fl = strlen(folder);
+	while (fl > 1 && folder[fl - 1] == '/')
+		fl--; /* "out/" + "x" is "out/x", but "/" + "x" is "/x" */
+	int slash = folder[fl - 1] != '/';
+	size_t nl = strlen(name);
+	if (fl + (size_t)slash + nl + 1 > size)
+		return -ENAMETOOLONG;
+	memcpy(path, folder, fl);
+	if (slash)
+		path[fl] = '/';
+	memcpy(path + fl + slash, name, nl + 1);
+	return 0;
+}
+
+int tp_sink_close(struct tp_sink *s, char *path, size_t size)
+{
+	int rc = s->error;
+	if (!rc && s->compress == TP_SINK_ZSTD)
+		rc = sk_zstd(s, NULL, 0, ZSTD_e_end);
+	else if (!rc && s->compress == TP_SINK_GZIP)
+		rc = sk_gzip(s, NULL, 0, Z_FINISH);
+	/* No fsync (too slow for the flush thread), but close() is where NFS and
+	 * quota errors show up.  EINTR: Linux has closed the descriptor anyway
+	 * and retrying could close someone else's; treat it as done. */
+	if (close(s->fd) != 0 && errno != EINTR && !rc)
+		rc = -errno;
+	s->fd = -1;
+	if (rc)
+		goto fail;
+
+	char name[NAME_MAX + 1];
+	if (s->overwrite) {
+		rc = sk_path(path, size, s->folder, s->final);
+		if (!rc && renameat(s->dirfd, s->tmp, s->dirfd, s->final) != 0)
+			rc = -errno;
+		if (rc)
+			goto fail;
+		s->tmp[0] = '\0';
+		tp_sink_abort(s);
+		return 0;
+	}
+	for (unsigned k = 0; k <= SK_MAX_SUFFIX; k++) {
+		if (k == 0)
+			memcpy(name, s->final, strlen(s->final) + 1);
+		else if ((rc = sk_suffixed(name, s, k)) != 0)
+			goto fail;
+		/* Check the path fits first: after the rename, failing would
+		 * leave a file the caller does not know about. */
+		if ((rc = sk_path(path, size, s->folder, name)) != 0)
+			goto fail;
+		rc = sk_link_noreplace(s, name);
+		if (rc == -EEXIST)
+			continue;
+		if (rc)
+			goto fail;
+		s->tmp[0] = '\0';
+		if (k) {
+			/* Both paths in full, so that the user can find the new file
+			 * (a message cut at 512 bytes still shows their starts). */
+			char want[PATH_MAX], got[PATH_MAX];
+			if (sk_path(want, sizeof(want), s->folder, s->final))
+				memcpy(want, s->final, strlen(s->final) + 1);
+			if (sk_path(got, sizeof(got), s->folder, name))
+				memcpy(got, name, strlen(name) + 1);
+			tp_warn("%s exists and overwrite is off; trace written to %s instead", want,
+				got);
+		}
+		tp_sink_abort(s);
+		return 0;
+	}
+	rc = -EEXIST;
+fail:
+	tp_sink_abort(s);
+	return rc;
+}
+
+void tp_sink_abort(struct tp_sink *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	if (s->tmp[0] && s->dirfd >= 0)
+		unlinkat(s->dirfd, s->tmp, 0);
+	sk_free(s);
+}
+
+int tp_sink_set_name(struct tp_sink *s, const char *name)
+{
+	if (!name || !name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	const char *ext = s->compress == TP_SINK_ZSTD ? ".zst"
+			  : s->compress == TP_SINK_GZIP ? ".gz"
+							 : "";
+	size_t nlen = strlen(name), elen = strlen(ext);
+	if (nlen + elen > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(s->final, name, nlen);
+	memcpy(s->final + nlen, ext, elen + 1);
+	return 0;
+}

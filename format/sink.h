@@ -1,0 +1,49 @@
+/* Where a trace file's bytes go: a temporary file in the target folder,
+ * optionally compressed (zstd or gzip, streamed), renamed into place only when
+ * complete so that a reader never sees a partial trace.
+ *
+ * Files are created with openat(O_CREAT|O_EXCL|O_NOFOLLOW, 0644) relative to
+ * the opened folder, so that a symlink planted at the temporary or the final
+ * name is never followed.  Without overwrite, an existing final file is never
+ * destroyed: the new one gets a unique suffix (".1", ".2", ... before the
+ * ".json" extension) and a warning is logged. */
+#ifndef TP_FORMAT_SINK_H
+#define TP_FORMAT_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tp_sink_compress { TP_SINK_PLAIN = 0, TP_SINK_ZSTD = 1, TP_SINK_GZIP = 2 };
+
+struct tp_sink;
+
+/* Creates folder (and its parents, mode 0755 under the umask) if missing.
+ * Returns 0 or -errno (ENOTDIR when a component is a file). */
+int tp_sink_mkdirs(const char *folder);
+
+/* Opens a temporary file for the final name `name` (no '/') in `folder`.
+ * compress appends ".zst" or ".gz" to the final name.  Returns 0 or -errno. */
+int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int compress,
+		 int zstd_level, int overwrite);
+
+/* Appends bytes (compressing them when asked).  Returns 0 or -errno. */
+int tp_sink_write(struct tp_sink *s, const void *p, size_t n);
+
+/* Finishes the stream, closes the file and renames it to its final name.  On
+ * success copies the final path into path (size bytes) and returns 0; on any
+ * error removes the temporary file and returns -errno.  Frees s either way. */
+int tp_sink_close(struct tp_sink *s, char *path, size_t size);
+
+/* Removes the temporary file and frees s. */
+void tp_sink_abort(struct tp_sink *s);
+
+/* Bytes written to the file so far (after compression). */
+uint64_t tp_sink_bytes_out(const struct tp_sink *s);
+
+/* Changes the final name (no '/') that tp_sink_close() renames to; the
+ * compression extension is appended as for tp_sink_open().  The temporary
+ * file keeps its name.  Used when the name depends on the window's last step,
+ * known only at the end.  Returns 0 or -errno (-EINVAL for a bad name). */
+int tp_sink_set_name(struct tp_sink *s, const char *name);
+
+#endif

@@ -1,0 +1,351 @@
+#include "format/template.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+/* glibc's short program name, declared here rather than via <errno.h>'s
+ * _GNU_SOURCE block so that the build flags do not matter. */
+extern char *program_invocation_short_name;
+
+enum tpl_var {
+	TPL_RUN_NAME,
+	TPL_RANK,
+	TPL_LOCAL_RANK,
+	TPL_WORLD_SIZE,
+	TPL_LOCAL_WORLD_SIZE,
+	TPL_NODE_RANK,
+	TPL_STEP,
+	TPL_BATCH,
+	TPL_PID,
+	TPL_HOSTNAME,
+	TPL_NVARS
+};
+
+/* Same order as enum tpl_var; the error message lists them in this order. */
+static const char *const tpl_names[TPL_NVARS] = {
+	"run_name",	    "rank",	 "local_rank", "world_size", "local_world_size",
+	"node_rank", "step", "batch",	   "pid",	 "hostname",
+};
+
+static void tpl_err(char *err, int errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void tpl_err(char *err, int errlen, const char *fmt, ...)
+{
+	if (!err || errlen <= 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	tp_vformat(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* "{run_name} {rank} ..." for error messages. */
+static void tpl_known(char *buf, size_t size)
+{
+	size_t o = 0;
+	for (int i = 0; i < TPL_NVARS; i++) {
+		size_t n = strlen(tpl_names[i]);
+		if (o + n + 4 > size)
+			break;
+		if (i)
+			buf[o++] = ' ';
+		buf[o++] = '{';
+		memcpy(buf + o, tpl_names[i], n);
+		o += n;
+		buf[o++] = '}';
+	}
+	buf[o] = '\0';
+}
+
+static int tpl_lookup(const char *name, size_t n)
+{
+	for (int i = 0; i < TPL_NVARS; i++) {
+		if (strlen(tpl_names[i]) == n && !memcmp(tpl_names[i], name, n))
+			return i;
+	}
+	return -1;
+}
+
+struct tpl_out {
+	char *buf; /* NULL: only checking */
+	size_t size;
+	size_t len;
+};
+
+static void tpl_put(struct tpl_out *o, const char *s, size_t n)
+{
+	if (o->buf && o->len + n < o->size)
+		memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+/* A string value made safe as (part of) one path component: '/' would
+ * create folders the user did not ask for, and "." or ".." as a whole
+ * component would point elsewhere. */
+static void tpl_put_sanitised(struct tpl_out *o, const char *s)
+{
+	if (!strcmp(s, ".") || !strcmp(s, "..")) {
+		tpl_put(o, "_", 1);
+		return;
+	}
+	for (; *s; s++)
+		tpl_put(o, *s == '/' ? "_" : s, 1);
+}
+
+static void tpl_put_i64(struct tpl_out *o, int64_t v)
+{
+	char tmp[24];
+	int n = tp_format(tmp, sizeof(tmp), "%lld", (long long)v);
+	tpl_put(o, tmp, (size_t)n);
+}
+
+static void tpl_put_var(struct tpl_out *o, int var, const struct tp_template_vars *v)
+{
+	switch (var) {
+	case TPL_RUN_NAME:
+		tpl_put_sanitised(o, v->run_name);
+		break;
+	case TPL_RANK:
+		tpl_put_i64(o, v->rank);
+		break;
+	case TPL_LOCAL_RANK:
+		tpl_put_i64(o, v->local_rank);
+		break;
+	case TPL_WORLD_SIZE:
+		tpl_put_i64(o, v->world_size);
+		break;
+	case TPL_LOCAL_WORLD_SIZE:
+		tpl_put_i64(o, v->local_world_size);
+		break;
+	case TPL_NODE_RANK:
+		tpl_put_i64(o, v->node_rank);
+		break;
+	case TPL_STEP:
+	case TPL_BATCH:
+		tpl_put_i64(o, v->step);
+		break;
+	case TPL_PID:
+		tpl_put_i64(o, v->pid);
+		break;
+	case TPL_HOSTNAME:
+		tpl_put_sanitised(o, v->hostname);
+		break;
+	}
+}
+
+/* Parses tmpl, expanding into o when v is given.  Returns 0 or -1 with a
+ * message. */
+static int tpl_walk(const char *tmpl, const struct tp_template_vars *v, struct tpl_out *o,
+		    char *err, int errlen)
+{
+	char known[256];
+	for (const char *p = tmpl; *p; p++) {
+		if (*p == '{' && p[1] == '{') {
+			tpl_put(o, "{", 1);
+			p++;
+		} else if (*p == '}' && p[1] == '}') {
+			tpl_put(o, "}", 1);
+			p++;
+		} else if (*p == '}') {
+			tpl_err(err, errlen,
+				"unmatched '}' at offset %zu in \"%s\" (write \"}}\" for a literal brace)",
+				(size_t)(p - tmpl), tmpl);
+			return -1;
+		} else if (*p == '{') {
+			const char *end = strchr(p + 1, '}');
+			if (!end) {
+				tpl_err(err, errlen,
+					"unmatched '{' at offset %zu in \"%s\" (write \"{{\" for a literal brace)",
+					(size_t)(p - tmpl), tmpl);
+				return -1;
+			}
+			int var = tpl_lookup(p + 1, (size_t)(end - p - 1));
+			if (var < 0) {
+				tpl_known(known, sizeof(known));
+				tpl_err(err, errlen, "unknown variable {%.*s} in \"%s\"; known: %s",
+					(int)(end - p - 1), p + 1, tmpl, known);
+				return -1;
+			}
+			if (v)
+				tpl_put_var(o, var, v);
+			p = end;
+		} else {
+			tpl_put(o, p, 1);
+		}
+	}
+	return 0;
+}
+
+int tp_template_check(const char *tmpl, char *err, int errlen)
+{
+	struct tpl_out o = { NULL, 0, 0 };
+	return tpl_walk(tmpl, NULL, &o, err, errlen);
+}
+
+int tp_template_expand(const char *tmpl, const struct tp_template_vars *v, char *out,
+		       size_t outlen, char *err, int errlen)
+{
+	struct tpl_out o = { out, outlen, 0 };
+	if (!out || outlen == 0) {
+		tpl_err(err, errlen, "no room to expand \"%s\"", tmpl);
+		return -1;
+	}
+	out[0] = '\0';
+	if (tpl_walk(tmpl, v, &o, err, errlen))
+		return -1;
+	if (o.len >= outlen || o.len > INT32_MAX) {
+		tpl_err(err, errlen, "\"%s\" expands to %zu bytes, more than the %zu allowed", tmpl,
+			o.len, outlen - 1);
+		out[0] = '\0';
+		return -1;
+	}
+	out[o.len] = '\0';
+	return (int)o.len;
+}
+
+/* ---- Launcher variables ------------------------------------------------ */
+
+static const char *tpl_env(const char *name)
+{
+	/* An empty variable is treated as unset: launchers' wrappers sometimes
+	 * export VAR= to clear one. */
+	const char *s = getenv(name);
+	return s && s[0] ? s : NULL;
+}
+
+/* Reads name as a non-negative decimal (at least min) into *out when set.
+ * Returns 1 when read, 0 when unset, -1 with a message when malformed. */
+static int tpl_env_num(const char *name, int64_t min, int64_t *out, const char *launcher,
+		       char *err, int errlen)
+{
+	const char *s = tpl_env(name);
+	if (!s)
+		return 0;
+	int64_t v = 0;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - (*p - '0')) / 10)
+			break;
+		v = v * 10 + (*p - '0');
+	}
+	if (p == s || *p || v < min) {
+		tpl_err(err, errlen, "%s='%s' (set by %s) is not a number >= %lld", name, s, launcher,
+			(long long)min);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
+/* The program's name: the basename of argv[0] as the kernel recorded it, so
+ * that a renamed comm (prctl) does not matter; glibc's copy is the fallback. */
+static void tpl_program_name(char *dst, size_t size)
+{
+	char buf[512];
+	ssize_t n = -1;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		do {
+			n = read(fd, buf, sizeof(buf) - 1);
+		} while (n < 0 && errno == EINTR);
+		close(fd);
+	}
+	const char *name = NULL;
+	if (n > 0) {
+		buf[n] = '\0'; /* argv[0] ends at the first NUL anyway */
+		name = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
+	}
+	if (!name || !name[0])
+		name = program_invocation_short_name;
+	if (!name || !name[0])
+		name = "traceprof";
+	size_t l = strlen(name);
+	if (l >= size)
+		l = size - 1;
+	memcpy(dst, name, l);
+	dst[l] = '\0';
+}
+
+static void tpl_copy(char *dst, size_t size, const char *src)
+{
+	size_t l = strlen(src);
+	if (l >= size)
+		l = size - 1;
+	memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+int tp_template_vars_from_env(struct tp_template_vars *v, const char *run_name_override,
+			      char *err, int errlen)
+{
+	memset(v, 0, sizeof(*v));
+	v->world_size = 1;
+	v->local_world_size = 1;
+	v->launcher = "none";
+	v->pid = getpid();
+
+	/* Each launcher's names: rank, local rank, world size, local world size,
+	 * node rank.  The first launcher whose rank variable is set wins: torchrun
+	 * first because it is often started by srun or mpirun, whose variables
+	 * then describe the launcher processes, not the workers. */
+	static const struct {
+		const char *launcher;
+		const char *rank, *local_rank, *world, *local_world, *node;
+	} tab[] = {
+		{ "torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK" },
+		{ "openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+		  "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK" },
+		/* MPICH/Hydra publish local ranks as MPI_LOCALRANKID/NRANKS. */
+		{ "pmi", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", NULL },
+		{ "slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE",
+		  "SLURM_NODEID" },
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (!tpl_env(tab[i].rank))
+			continue;
+		const char *l = tab[i].launcher;
+		int r = 0, have_local_world = 0, have_node = 0;
+		r = tpl_env_num(tab[i].rank, 0, &v->rank, l, err, errlen);
+		if (r >= 0)
+			r = tpl_env_num(tab[i].local_rank, 0, &v->local_rank, l, err, errlen);
+		if (r >= 0)
+			r = tpl_env_num(tab[i].world, 1, &v->world_size, l, err, errlen);
+		if (r >= 0)
+			r = have_local_world = tpl_env_num(tab[i].local_world, 1,
+							   &v->local_world_size, l, err, errlen);
+		if (r >= 0 && tab[i].node)
+			r = have_node = tpl_env_num(tab[i].node, 0, &v->node_rank, l, err, errlen);
+		if (r < 0)
+			return -1;
+		/* Without a node variable, ranks are assumed to be packed node by
+		 * node (the default of every launcher listed). */
+		if (have_node <= 0 && have_local_world > 0)
+			v->node_rank = v->rank / v->local_world_size;
+		v->launcher = l;
+		break;
+	}
+
+	const char *rid = tpl_env("TORCHELASTIC_RUN_ID");
+	if (run_name_override && run_name_override[0])
+		tpl_copy(v->run_name, sizeof(v->run_name), run_name_override);
+	else if (rid && strcmp(rid, "none"))
+		/* "none" is torchrun's placeholder when no --rdzv-id was given:
+		 * useless as a name and shared by unrelated runs. */
+		tpl_copy(v->run_name, sizeof(v->run_name), rid);
+	else if (tpl_env("SLURM_JOB_ID"))
+		tpl_copy(v->run_name, sizeof(v->run_name), tpl_env("SLURM_JOB_ID"));
+	else
+		tpl_program_name(v->run_name, sizeof(v->run_name));
+
+	if (gethostname(v->hostname, sizeof(v->hostname) - 1) != 0)
+		tpl_copy(v->hostname, sizeof(v->hostname), "localhost");
+	v->hostname[sizeof(v->hostname) - 1] = '\0';
+	return 0;
+}

@@ -1,0 +1,84 @@
+/* The Chrome / Kineto trace layout (see ../shared/reference/trace-format.md):
+ *
+ *   {"schemaVersion":1,"traceName":...,"displayTimeUnit":"ms",
+ *    "baseTimeNanoseconds":...,"distributedInfo":{...},"deviceProperties":[...],
+ *    "traceEvents":[ event, event, ... ],
+ *    "traceprof":{...}}
+ *
+ * Event times are given in CLOCK_MONOTONIC nanoseconds and written as
+ * microseconds (3 decimals) relative to baseTimeNanoseconds. */
+#ifndef TP_FORMAT_TRACE_H
+#define TP_FORMAT_TRACE_H
+
+#include <stdint.h>
+
+#include "format/json.h"
+
+struct tp_trace {
+	struct tp_json j;
+	/* base (wall-clock ns) minus the wall-clock offset of the monotonic
+	 * clock: ts = mono_ns - mono_base. */
+	int64_t mono_base;
+	int64_t pid;
+	uint64_t events;
+	int nfirst; /* 0 until the first event is written */
+};
+
+/* What goes before traceEvents. */
+struct tp_trace_header {
+	const char *trace_name;
+	int64_t base_wall_ns;	/* baseTimeNanoseconds */
+	int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	int64_t pid;
+	int64_t rank, local_rank, world_size, local_world_size, node_rank;
+	const char *launcher;
+	const char *device_properties_json; /* a JSON array, or NULL for [] */
+};
+
+/* Floors a wall-clock time to Kineto's shared base: every rank of a job that
+ * starts within the same bucket gets the same base. */
+int64_t tp_trace_base_time(int64_t wall_ns);
+
+/* Starts the file: writes the header and opens traceEvents. */
+void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h);
+
+/* Opens one event object: writes the separator and '{'.  The caller writes
+ * the fields with the tp_json_* functions and closes with
+ * tp_trace_event_close(). */
+void tp_trace_event_open(struct tp_trace *t);
+static inline void tp_trace_event_close(struct tp_trace *t)
+{
+	tp_json_char(&t->j, '}');
+}
+
+/* Writes "ts":<us> for a monotonic time (no separator before). */
+void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns);
+
+/* A complete event up to, not including, args and the closing brace:
+ *   {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID,"ts":..,"dur":..
+ * cat is a literal written as is (no escaping: pass only constant names). */
+void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns);
+
+/* An instant event (scope "t") with no args. */
+void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+		      int64_t pid, int64_t tid, uint64_t ts_ns);
+
+/* A counter event: {"ph":"C","name":NAME,"pid":..,"tid":..,"ts":..,"args":{KEY:VALUE}}. */
+void tp_trace_counter(struct tp_trace *t, const char *name, size_t nlen, const char *key,
+		      size_t klen, int64_t pid, int64_t tid, uint64_t ts_ns, double value);
+
+/* Metadata events. */
+void tp_trace_meta_name(struct tp_trace *t, const char *what /* process_name|thread_name */,
+			int64_t pid, int64_t tid, const char *name);
+void tp_trace_meta_sort(struct tp_trace *t, const char *what /* process_sort_index|... */,
+			int64_t pid, int64_t tid, int64_t index);
+void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels);
+
+/* Closes traceEvents and starts the "traceprof" object: the caller writes its
+ * body (fields without braces) and calls tp_trace_end(). */
+void tp_trace_footer_open(struct tp_trace *t);
+/* Closes the traceprof object and the top-level object and flushes. */
+int tp_trace_end(struct tp_trace *t);
+
+#endif

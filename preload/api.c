@@ -1,0 +1,68 @@
+/* The public API (preload/traceprof.h): steps and markers. */
+#define TRACEPROF_BUILDING_LIBRARY 1
+#include "preload/traceprof.h"
+
+#include <string.h>
+
+#include "collector/emit.h"
+#include "preload/export.h"
+#include "preload/hook.h"
+#include "preload/init.h"
+
+TP_EXPORT void traceprof_step(void)
+{
+	if (tp_preload_active())
+		tp_control_step();
+}
+
+/* Emits a named record on the calling thread when the current step records.
+ * Markers are rare next to CUDA calls, so copying the name is fine here. */
+static void emit_named(uint16_t kind, const char *name, const char *key, double value)
+{
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	if (!(s & TP_STATE_RECORDING) || !name)
+		return;
+	struct tp_thread *t = tp_emit_self();
+	if (!t)
+		return;
+	struct tp_record r = { 0 };
+	r.kind = kind;
+	r.start = r.end = tp_clock_now();
+	r.step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
+	if (kind == TP_REC_COUNTER) {
+		/* "name\0key": both in the extras. */
+		char buf[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
+		size_t n = strnlen(name, 255), k = key ? strnlen(key, 255) : 0;
+		memcpy(buf, name, n);
+		buf[n] = '\0';
+		memcpy(buf + n + 1, key ? key : "", k);
+		memcpy(&r.arg[0], &value, sizeof(value));
+		tp_emit_named(t, &r, buf, n + 1 + k);
+		return;
+	}
+	size_t len = strnlen(name, TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES);
+	if (tp_hook_stack_depth && kind != TP_REC_MARKER_END)
+		tp_hook_emit_with_stack(t, &r, name, len);
+	else
+		tp_emit_named(t, &r, name, len);
+}
+
+TP_EXPORT void traceprof_marker_start(const char *name)
+{
+	emit_named(TP_REC_MARKER_BEGIN, name, NULL, 0);
+}
+
+TP_EXPORT void traceprof_marker_finish(const char *name)
+{
+	emit_named(TP_REC_MARKER_END, name, NULL, 0);
+}
+
+TP_EXPORT void traceprof_marker_instant(const char *name)
+{
+	emit_named(TP_REC_INSTANT, name, NULL, 0);
+}
+
+TP_EXPORT void traceprof_marker_counter(const char *name, const char *key, double value)
+{
+	emit_named(TP_REC_COUNTER, name, key, value);
+}

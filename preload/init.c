@@ -1,0 +1,230 @@
+/* The library's constructor and destructor, and what ties the process's life
+ * cycle to the collector: exit, SIGINT/SIGTERM, fork. */
+#include "preload/init.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/control.h"
+#include "collector/flush.h"
+#include "collector/thread.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "format/template.h"
+
+static struct tp_config cfg;
+/* 0: not started or disabled; 1: recording machinery up.  Written by the
+ * constructor, the destructor and tp_preload_fail(); read relaxed by the API
+ * (a stale value only delays a no-op). */
+static _Atomic int active;
+static int initialised;
+static char self_path[4096];
+
+int tp_preload_active(void)
+{
+	return atomic_load_explicit(&active, memory_order_relaxed);
+}
+
+const struct tp_config *tp_preload_config(void)
+{
+	return &cfg;
+}
+
+const char *tp_preload_self_path(void)
+{
+	return self_path;
+}
+
+void tp_preload_fail(const char *why)
+{
+	if (atomic_exchange_explicit(&active, 0, memory_order_relaxed))
+		tp_error("%s; recording is disabled for the rest of this process", why);
+	tp_control_disable();
+}
+
+/* ---- SIGINT / SIGTERM -------------------------------------------------- */
+
+static struct sigaction old_int, old_term;
+
+static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
+{
+	int saved = errno;
+	struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
+	if (atomic_load_explicit(&active, memory_order_relaxed))
+		tp_flush_finish_from_signal(10000);
+	atomic_store_explicit(&active, 0, memory_order_relaxed);
+	/* Hand the signal to whoever had it before us. */
+	if (old->sa_flags & SA_SIGINFO) {
+		if (old->sa_sigaction) {
+			old->sa_sigaction(sig, info, uctx);
+			errno = saved;
+			return;
+		}
+	} else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+		errno = saved;
+		return;
+	}
+	/* The default action: restore it and re-raise (the signal is blocked
+	 * while we run, so it is delivered when the handler returns). */
+	sigaction(sig, old, NULL);
+	raise(sig);
+	errno = saved;
+}
+
+static void install_signal(int sig, struct sigaction *old)
+{
+	struct sigaction cur;
+	if (sigaction(sig, NULL, &cur) < 0)
+		return;
+	/* An ignored signal stays ignored: we must not make it fatal. */
+	if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	*old = cur;
+	sigaction(sig, &sa, NULL);
+}
+
+/* ---- trigger ----------------------------------------------------------- */
+
+static void on_trigger(int sig)
+{
+	(void)sig;
+	tp_control_trigger(); /* sets a flag only: async-signal-safe */
+}
+
+/* ---- fork -------------------------------------------------------------- */
+
+static void atfork_child(void)
+{
+	if (!atomic_load_explicit(&active, memory_order_relaxed))
+		return;
+	tp_flush_after_fork_child(cfg.follow_fork);
+	if (!cfg.follow_fork)
+		atomic_store_explicit(&active, 0, memory_order_relaxed);
+}
+
+/* ---- exec -------------------------------------------------------------- */
+
+/* TRACEPROF_FOLLOW_EXEC=0: children started with exec must not load the
+ * library.  Removing it from LD_PRELOAD at start-up does that for every exec
+ * of this process, and changes nothing else (the library is already loaded
+ * here). */
+static void strip_from_ld_preload(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !self_path[0])
+		return;
+	const char *base = strrchr(self_path, '/');
+	base = base ? base + 1 : self_path;
+	char out[4096];
+	size_t n = 0;
+	const char *p = pre;
+	while (*p) {
+		size_t len = strcspn(p, ": ");
+		const char *b = memchr(p, '/', len) ? p + len : p;
+		while (b > p && b[-1] != '/')
+			b--;
+		int is_self = len && (size_t)(p + len - b) == strlen(base) &&
+			      !strncmp(b, base, strlen(base));
+		if (len && !is_self && n + len + 2 < sizeof(out)) {
+			if (n)
+				out[n++] = ':';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p += len;
+		while (*p == ':' || *p == ' ')
+			p++;
+	}
+	out[n] = '\0';
+	if (n)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+static void find_self_path(void)
+{
+	Dl_info info;
+	if (dladdr((void *)tp_preload_self_path, &info) && info.dli_fname)
+		tp_format(self_path, sizeof(self_path), "%s", info.dli_fname);
+}
+
+__attribute__((constructor)) static void tp_preload_init(void)
+{
+	if (initialised++)
+		return;
+	int saved = errno;
+	find_self_path();
+	if (tp_config_load(&cfg) < 0 || !cfg.enable)
+		goto out;
+	if (!cfg.follow_exec)
+		strip_from_ld_preload();
+	char err[400];
+	struct tp_template_vars vars;
+	if (tp_template_vars_from_env(&vars, cfg.run_name, err, sizeof(err)) < 0) {
+		tp_error("%s; profiling is disabled for this process", err);
+		goto out;
+	}
+	if (tp_template_check(cfg.folder, err, sizeof(err)) < 0) {
+		tp_error("TRACEPROF_FOLDER: '%s': %s; profiling is disabled for this process",
+			 cfg.folder, err);
+		goto out;
+	}
+	if (tp_template_check(cfg.filename, err, sizeof(err)) < 0) {
+		tp_error("TRACEPROF_FILENAME: '%s': %s; profiling is disabled for this process",
+			 cfg.filename, err);
+		goto out;
+	}
+	tp_clock_init(cfg.clock);
+	tp_threads_configure(cfg.buffer_events);
+	tp_control_init(&cfg.schedule);
+	if (cfg.trigger_signal) {
+		uint64_t warmup = 0, act = 1;
+		if (cfg.trigger_steps) {
+			act = cfg.trigger_steps;
+		} else if (cfg.schedule.enabled) {
+			warmup = cfg.schedule.warmup;
+			act = cfg.schedule.active;
+		}
+		tp_control_set_trigger(warmup, act);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_trigger;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(cfg.trigger_signal, &sa, NULL);
+	}
+	int rc = tp_flush_start(&cfg, &vars);
+	if (rc < 0) {
+		tp_error("cannot start the flush thread: %s; profiling is disabled for this process",
+			 strerror(-rc));
+		tp_control_disable();
+		goto out;
+	}
+	install_signal(SIGINT, &old_int);
+	install_signal(SIGTERM, &old_term);
+	pthread_atfork(NULL, NULL, atfork_child);
+	atomic_store_explicit(&active, 1, memory_order_relaxed);
+	tp_debug("recording to %s/%s", cfg.folder, cfg.filename);
+out:
+	errno = saved;
+}
+
+__attribute__((destructor)) static void tp_preload_fini(void)
+{
+	int saved = errno;
+	if (atomic_exchange_explicit(&active, 0, memory_order_relaxed))
+		tp_flush_finish();
+	errno = saved;
+}

@@ -1,0 +1,21 @@
+/* Start-up and shut-down of the preloaded library. */
+#ifndef TP_PRELOAD_INIT_H
+#define TP_PRELOAD_INIT_H
+
+#include "common/config.h"
+
+/* Non-zero once the constructor has set everything up and until exit.  Hooks
+ * work without it (they forward the call and record nothing). */
+int tp_preload_active(void);
+
+/* The configuration in force (valid when tp_preload_active()). */
+const struct tp_config *tp_preload_config(void);
+
+/* Path of this library (for NVTX_INJECTION64_PATH and exec'd children). */
+const char *tp_preload_self_path(void);
+
+/* Turns recording off for good after an internal failure, with one
+ * "traceprof:" line.  The program goes on unaffected. */
+void tp_preload_fail(const char *why);
+
+#endif
