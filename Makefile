@@ -53,11 +53,13 @@ all: $(LIB) $(BUILD)/traceprof
 
 $(BUILD)/obj/%.o: %.c $(wildcard */*.h) $(BUILD)/gen/cuda_table.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # The CUDA wrappers are generated from the toolkit's headers on every build of
 # a new toolkit; see scripts/gen-cuda-wrappers.
@@ -66,7 +68,8 @@ $(BUILD)/gen/cuda_wrappers.c $(BUILD)/gen/cuda_table.h: scripts/gen-cuda-wrapper
 	$(PYTHON) scripts/gen-cuda-wrappers --cuda-home "$(CUDA_HOME)" --out $(BUILD)/gen
 
 $(LIB): $(CORE_OBJS) $(PRELOAD_OBJS) preload/exports.map
-	$(CC) -shared -o $@ $(CORE_OBJS) $(PRELOAD_OBJS) -Wl,--version-script=preload/exports.map \
+	@echo "  LD      $@"
+	@$(CC) -shared -o $@ $(CORE_OBJS) $(PRELOAD_OBJS) -Wl,--version-script=preload/exports.map \
 	    -Wl,-soname,libtraceprof.so -Wl,--no-undefined $(LIBS) $(EXTRA_LDFLAGS)
 
 $(CORE_LIB): $(CORE_OBJS)

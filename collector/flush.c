@@ -21,6 +21,11 @@
 #include "common/log.h"
 #include "format/sink.h"
 
+struct tp_part {
+	struct tp_trace trace;
+	struct tp_sink *sink;
+};
+
 /* One window: the consecutive recording steps [first_step, last_step]
  * between a start_trace and a stop_trace of torch's action table. */
 struct tp_window {
@@ -29,8 +34,13 @@ struct tp_window {
 	int closed;	      /* last_step is known: no more steps join */
 	int save;	      /* written when finalized (else discarded) */
 	uint64_t closed_pass; /* flush pass at which it closed */
-	struct tp_trace trace;
-	struct tp_sink *sink;
+	/* The files of the window: one, or several parts when the JSON would
+	 * exceed TRACEPROF_MAX_FILE_MB.  Every part stays open until the window
+	 * ends, because each one's footer says "part i of n". */
+	struct tp_part *parts;
+	int nparts;
+	struct tp_trace *cur; /* the part being written: &parts[nparts-1].trace */
+	char folder[PATH_MAX];
 	int failed; /* an I/O error: the window is discarded with a message */
 	uint64_t first_ns, last_ns;
 	uint64_t written;
@@ -66,6 +76,7 @@ static struct {
 	int64_t pid;
 	int64_t mono_base;
 	int64_t base_wall;
+	uint64_t max_part_bytes; /* TRACEPROF_MAX_FILE_MB less room for the footer */
 } F;
 
 int tp_flush_register(const struct tp_flush_plugin *p)
@@ -123,6 +134,56 @@ static void refresh_thread_name(struct tp_thread *t)
 
 /* ---- windows ---------------------------------------------------------- */
 
+/* Opens the next part file of w and writes its header.  Returns 0 or -1
+ * (logged). */
+static int part_open(struct tp_window *w)
+{
+	char name[NAME_MAX + 1];
+	int rc;
+	struct tp_part *parts = realloc(w->parts, (size_t)(w->nparts + 1) * sizeof(*parts));
+	if (!parts)
+		return -1;
+	w->parts = parts;
+	struct tp_part *pt = &parts[w->nparts];
+	memset(pt, 0, sizeof(*pt));
+	/* The final name depends on the last step and the number of parts, both
+	 * known only at the end: this one is provisional. */
+	if (template_vars_step(F.cfg.filename, w->first_step, name, sizeof(name)))
+		return -1;
+	if ((rc = tp_sink_mkdirs(w->folder)) < 0 ||
+	    (rc = tp_sink_open(&pt->sink, w->folder, name, F.cfg.compress, F.cfg.zstd_level,
+			       F.cfg.overwrite)) < 0) {
+		tp_error("cannot create a trace file in '%s': %s; window from step %llu not saved",
+			 w->folder, strerror(-rc), (unsigned long long)w->first_step);
+		return -1;
+	}
+	if (tp_json_init(&pt->trace.j, pt->sink) < 0) {
+		tp_sink_abort(pt->sink);
+		return -1;
+	}
+	const char *devprops = NULL;
+	for (int i = 0; i < F.nplugins; i++)
+		if (F.plugins[i]->device_properties && !devprops)
+			devprops = F.plugins[i]->device_properties();
+	struct tp_trace_header h = {
+		.trace_name = name,
+		.base_wall_ns = F.base_wall,
+		.wall_offset_ns = tp_clock_wall_offset_ns(),
+		.pid = F.pid,
+		.rank = F.vars.rank,
+		.local_rank = F.vars.local_rank,
+		.world_size = F.vars.world_size,
+		.local_world_size = F.vars.local_world_size,
+		.node_rank = F.vars.node_rank,
+		.launcher = F.vars.launcher,
+		.device_properties_json = devprops,
+	};
+	tp_trace_begin(&pt->trace, &h);
+	w->nparts++;
+	w->cur = &pt->trace;
+	return 0;
+}
+
 static void window_open(uint64_t first_step)
 {
 	if (F.nwin == TP_MAX_OPEN_WINDOWS) {
@@ -141,42 +202,9 @@ static void window_open(uint64_t first_step)
 	w->id = ++F.next_window_id;
 	w->first_step = first_step;
 	w->first_ns = UINT64_MAX;
-	char folder[PATH_MAX], name[NAME_MAX + 1];
-	int rc;
-	if (template_vars_step(F.cfg.folder, first_step, folder, sizeof(folder)) ||
-	    template_vars_step(F.cfg.filename, first_step, name, sizeof(name))) {
+	if (template_vars_step(F.cfg.folder, first_step, w->folder, sizeof(w->folder)) ||
+	    part_open(w) < 0)
 		w->failed = 1;
-	} else if ((rc = tp_sink_mkdirs(folder)) < 0 ||
-		   (rc = tp_sink_open(&w->sink, folder, name, F.cfg.compress, F.cfg.zstd_level,
-				      F.cfg.overwrite)) < 0) {
-		tp_error("cannot create a trace file in '%s': %s; window from step %llu not saved",
-			 folder, strerror(-rc), (unsigned long long)first_step);
-		w->failed = 1;
-		w->sink = NULL;
-	} else if ((rc = tp_json_init(&w->trace.j, w->sink)) < 0) {
-		tp_sink_abort(w->sink);
-		w->sink = NULL;
-		w->failed = 1;
-	} else {
-		const char *devprops = NULL;
-		for (int i = 0; i < F.nplugins; i++)
-			if (F.plugins[i]->device_properties && !devprops)
-				devprops = F.plugins[i]->device_properties();
-		struct tp_trace_header h = {
-			.trace_name = name,
-			.base_wall_ns = F.base_wall,
-			.wall_offset_ns = tp_clock_wall_offset_ns(),
-			.pid = F.pid,
-			.rank = F.vars.rank,
-			.local_rank = F.vars.local_rank,
-			.world_size = F.vars.world_size,
-			.local_world_size = F.vars.local_world_size,
-			.node_rank = F.vars.node_rank,
-			.launcher = F.vars.launcher,
-			.device_properties_json = devprops,
-		};
-		tp_trace_begin(&w->trace, &h);
-	}
 	F.win[F.nwin++] = w;
 }
 
@@ -265,7 +293,14 @@ static void on_record(const struct tp_record *r, void *arg)
 		w->first_ns = b;
 	if (e > w->last_ns)
 		w->last_ns = e;
-	tp_convert_record(&w->trace, t, r, F.pid);
+	/* Split before the JSON of this part passes the cap; the margin leaves
+	 * room for the metadata and footer written at the end. */
+	if (__builtin_expect(w->cur->j.total + w->cur->j.len > F.max_part_bytes, 0) &&
+	    part_open(w) < 0) {
+		w->failed = 1;
+		return;
+	}
+	tp_convert_record(w->cur, t, r, F.pid);
 }
 
 static void drain_all(void)
@@ -285,9 +320,8 @@ static int thread_in_use(struct tp_thread *t, void *ctx)
 	return 0;
 }
 
-static void write_metadata(struct tp_window *w)
+static void write_metadata(struct tp_window *w, struct tp_trace *out, int last)
 {
-	struct tp_trace *out = &w->trace;
 	char pname[400];
 	tp_format(pname, sizeof(pname), "rank %lld: %s (pid %lld)", (long long)F.vars.rank,
 		  F.program, (long long)F.pid);
@@ -301,7 +335,8 @@ static void write_metadata(struct tp_window *w)
 		if (t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id != w->id)
 			continue;
 		refresh_thread_name(t);
-		tp_convert_close_markers(out, t, F.pid, w->last_ns);
+		if (last)
+			tp_convert_close_markers(out, t, F.pid, w->last_ns);
 		tp_trace_meta_name(out, "thread_name", F.pid, t->tid, t->name);
 		/* The thread that made the first CUDA call or step sorts first. */
 		tp_trace_meta_sort(out, "thread_sort_index", F.pid, t->tid, (int64_t)t->serial);
@@ -323,11 +358,15 @@ static void cfg_field(const char *name, const char *value, void *ctx)
 	tp_json_str(c->j, value);
 }
 
-static void write_footer(struct tp_window *w, uint64_t dropped)
+static void write_footer(struct tp_window *w, struct tp_trace *out, int part, uint64_t dropped)
 {
-	struct tp_json *j = &w->trace.j;
-	tp_trace_footer_open(&w->trace);
-	tp_json_lit(j, "\"version\":\"" TRACEPROF_VERSION "\",\"steps\":[");
+	struct tp_json *j = &out->j;
+	tp_trace_footer_open(out);
+	tp_json_lit(j, "\"version\":\"" TRACEPROF_VERSION "\",\"part\":");
+	tp_json_u64(j, (uint64_t)part + 1);
+	tp_json_lit(j, ",\"parts\":");
+	tp_json_u64(j, (uint64_t)w->nparts);
+	tp_json_lit(j, ",\"steps\":[");
 	tp_json_u64(j, w->first_step);
 	tp_json_char(j, ',');
 	tp_json_u64(j, w->last_step);
@@ -388,56 +427,92 @@ static uint64_t attribute_drops(int commit)
 	return total;
 }
 
+/* "rank0.step3.trace.json" -> "rank0.step3.trace.part2.json" (before the
+ * first ".json"), or NAME.partK when there is no ".json". */
+static void part_name(char *name, size_t size, int part)
+{
+	char tail[NAME_MAX + 1];
+	char *json = strstr(name, ".json");
+	char suffix[32];
+	tp_format(suffix, sizeof(suffix), ".part%d", part);
+	if (json) {
+		tp_format(tail, sizeof(tail), "%s", json);
+		*json = '\0';
+	} else {
+		tail[0] = '\0';
+	}
+	size_t n = strlen(name);
+	tp_format(name + n, (int)(size - n), "%s%s", suffix, tail);
+}
+
+static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path, size_t psize)
+{
+	struct tp_part *pt = &w->parts[i];
+	int last = i == w->nparts - 1;
+	if (last)
+		for (int k = 0; k < F.nplugins; k++)
+			if (F.plugins[k]->window_events)
+				F.plugins[k]->window_events(&pt->trace,
+							    w->first_ns, w->last_ns, F.pid);
+	write_metadata(w, &pt->trace, last);
+	write_footer(w, &pt->trace, i, dropped);
+	tp_trace_footer_close(&pt->trace);
+	for (int k = 0; k < F.nplugins; k++)
+		if (F.plugins[k]->toplevel)
+			F.plugins[k]->toplevel(&pt->trace.j);
+	char name[NAME_MAX + 1];
+	int rc = tp_trace_end(&pt->trace);
+	if (!rc && template_vars_step(F.cfg.filename, w->last_step, name, sizeof(name)))
+		rc = -EINVAL;
+	if (!rc && w->nparts > 1)
+		part_name(name, sizeof(name), i + 1);
+	if (!rc)
+		rc = tp_sink_set_name(pt->sink, name);
+	if (rc) {
+		tp_sink_abort(pt->sink);
+		return rc;
+	}
+	return tp_sink_close(pt->sink, path, psize);
+}
+
 static void window_finalize(struct tp_window *w)
 {
 	uint64_t dropped = attribute_drops(0);
 	if (!w->failed && w->save) {
 		if (w->first_ns == UINT64_MAX)
 			w->first_ns = w->last_ns = tp_clock_to_ns(tp_clock_now());
-		for (int i = 0; i < F.nplugins; i++)
-			if (F.plugins[i]->window_events)
-				F.plugins[i]->window_events(&w->trace, w->first_ns, w->last_ns, F.pid);
-		write_metadata(w);
-		write_footer(w, dropped);
 		attribute_drops(1);
-		char name[NAME_MAX + 1];
-		char path[PATH_MAX];
-		int rc = tp_trace_end(&w->trace);
-		if (!rc && template_vars_step(F.cfg.filename, w->last_step, name, sizeof(name)))
-			rc = -EINVAL;
-		if (!rc)
-			rc = tp_sink_set_name(w->sink, name);
-		if (rc) {
-			tp_error("writing the trace of steps %llu-%llu failed: %s; file not saved",
-				 (unsigned long long)w->first_step, (unsigned long long)w->last_step,
-				 strerror(-rc));
-			tp_sink_abort(w->sink);
-		} else if ((rc = tp_sink_close(w->sink, path, sizeof(path))) < 0) {
-			tp_error("saving the trace of steps %llu-%llu failed: %s",
-				 (unsigned long long)w->first_step, (unsigned long long)w->last_step,
-				 strerror(-rc));
-		} else {
+		for (int i = 0; i < w->nparts; i++) {
+			char path[PATH_MAX];
+			int rc = part_finish(w, i, dropped, path, sizeof(path));
+			if (rc < 0) {
+				tp_error("saving the trace of steps %llu-%llu failed: %s; file not saved",
+					 (unsigned long long)w->first_step,
+					 (unsigned long long)w->last_step, strerror(-rc));
+				continue;
+			}
 			tp_info("wrote %s (steps %llu-%llu, %llu events, %llu dropped)", path,
 				(unsigned long long)w->first_step, (unsigned long long)w->last_step,
 				(unsigned long long)w->written, (unsigned long long)dropped);
-			if (dropped)
+			if (dropped && i == 0)
 				tp_warn("%llu events were dropped (buffers full) in %s; raise "
 					"TRACEPROF_BUFFER_EVENTS or lower TRACEPROF_FLUSH_MS",
 					(unsigned long long)dropped, path);
 			tp_rotate_saved(path, F.cfg.num_traces_to_keep);
-			for (int i = 0; i < F.nplugins; i++)
-				if (F.plugins[i]->saved)
-					F.plugins[i]->saved(path);
+			for (int k = 0; k < F.nplugins; k++)
+				if (F.plugins[k]->saved)
+					F.plugins[k]->saved(path);
 		}
 	} else {
 		/* A window stopped without a save (torch's RECORD -> NONE), or one
 		 * whose file could not be created. */
 		attribute_drops(!w->failed);
-		if (w->sink)
-			tp_sink_abort(w->sink);
+		for (int i = 0; i < w->nparts; i++)
+			tp_sink_abort(w->parts[i].sink);
 	}
-	if (w->trace.j.buf)
-		tp_json_free(&w->trace.j);
+	for (int i = 0; i < w->nparts; i++)
+		tp_json_free(&w->parts[i].trace.j);
+	free(w->parts);
 	free(w);
 }
 
@@ -596,6 +671,10 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 	F.cfg = *cfg;
 	F.vars = *vars;
 	F.pid = (int64_t)getpid();
+	/* The cap is on the JSON text; metadata and footer of a part take a few
+	 * kilobytes per thread, kept back from the cap. */
+	F.max_part_bytes = cfg->max_file_mb * 1024 * 1024;
+	F.max_part_bytes -= F.max_part_bytes / 16 < 262144 ? F.max_part_bytes / 16 : 262144;
 	F.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
 					 (int64_t)tp_clock_monotonic_ns());
 	read_identity();

@@ -25,12 +25,15 @@ struct tp_flush_plugin {
 	/* Each pass, before the rings are drained (e.g. to flush CUPTI). */
 	void (*pass)(uint64_t now_ns);
 	/* A window is about to be closed: write the plugin's events whose times
-	 * fall in [first_ns, last_ns] into out. */
+	 * fall in [first_ns, last_ns] into out (the window's last part). */
 	void (*window_events)(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
 			      int64_t pid);
 	/* Extra fields of the traceprof object: each written as
 	 * ,"key":value (leading comma included). */
 	void (*footer)(struct tp_json *j);
+	/* Extra top-level fields after the traceprof object (e.g. "stackFrames"):
+	 * each written as ,"key":value. */
+	void (*toplevel)(struct tp_json *j);
 	/* A trace file is complete and in place at path. */
 	void (*saved)(const char *path);
 	/* Top-level fields before traceEvents, e.g. "deviceProperties".  Returns

@@ -159,8 +159,13 @@ void tp_trace_footer_open(struct tp_trace *t)
 	tp_json_lit(&t->j, "\n  ],\n  \"traceprof\": {");
 }
 
+void tp_trace_footer_close(struct tp_trace *t)
+{
+	tp_json_char(&t->j, '}');
+}
+
 int tp_trace_end(struct tp_trace *t)
 {
-	tp_json_lit(&t->j, "}\n}\n");
+	tp_json_lit(&t->j, "\n}\n");
 	return tp_json_flush(&t->j);
 }

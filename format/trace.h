@@ -78,7 +78,9 @@ void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels);
 /* Closes traceEvents and starts the "traceprof" object: the caller writes its
  * body (fields without braces) and calls tp_trace_end(). */
 void tp_trace_footer_open(struct tp_trace *t);
-/* Closes the traceprof object and the top-level object and flushes. */
+/* Closes the traceprof object; top-level fields may follow (",\"k\":v"). */
+void tp_trace_footer_close(struct tp_trace *t);
+/* Closes the top-level object and flushes. */
 int tp_trace_end(struct tp_trace *t);
 
 #endif
