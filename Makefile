@@ -82,11 +82,13 @@ $(BUILD)/traceprof: scripts/traceprof
 
 $(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(wildcard test/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(CORE_LIB) $(CHECK_LIBS) $(LIBS) $(EXTRA_LDFLAGS)
+	@echo "  TEST    $@"
+	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(CORE_LIB) $(CHECK_LIBS) $(LIBS) $(EXTRA_LDFLAGS)
 
 $(BUILD)/test/prog_%: test/programs/%.c preload/traceprof.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread -lm $(EXTRA_LDFLAGS)
+	@echo "  PROG    $@"
+	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread -lm $(EXTRA_LDFLAGS)
 
 $(BUILD)/bench/%: bench/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)

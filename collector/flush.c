@@ -29,7 +29,7 @@ struct tp_part {
 /* One window: the consecutive recording steps [first_step, last_step]
  * between a start_trace and a stop_trace of torch's action table. */
 struct tp_window {
-	uint64_t id; /* 1, 2, ...; indexes the per-thread stats (id % 4) */
+	uint64_t id; /* 1, 2, ...; indexes the per-thread stats (id % TP_MAX_OPEN_WINDOWS) */
 	uint64_t first_step, last_step;
 	int closed;	      /* last_step is known: no more steps join */
 	int save;	      /* written when finalized (else discarded) */
@@ -134,6 +134,8 @@ static void refresh_thread_name(struct tp_thread *t)
 
 /* ---- windows ---------------------------------------------------------- */
 
+static void window_finalize(struct tp_window *w);
+
 /* Opens the next part file of w and writes its header.  Returns 0 or -1
  * (logged). */
 static int part_open(struct tp_window *w)
@@ -187,11 +189,12 @@ static int part_open(struct tp_window *w)
 static void window_open(uint64_t first_step)
 {
 	if (F.nwin == TP_MAX_OPEN_WINDOWS) {
-		/* More closing windows than slots: cannot happen with a flush
-		 * thread that keeps up; say so rather than lose track. */
-		tp_warn("too many windows awaiting their last events; window at step %llu skipped",
-			(unsigned long long)first_step);
-		return;
+		/* Short steps: more windows wait for stragglers than there are
+		 * slots.  The oldest has waited longest; finalize it now (a record of
+		 * it still in flight is then counted as late, never lost silently). */
+		window_finalize(F.win[0]);
+		memmove(&F.win[0], &F.win[1], (size_t)(F.nwin - 1) * sizeof(F.win[0]));
+		F.nwin--;
 	}
 	struct tp_window *w = calloc(1, sizeof(*w));
 	if (!w) {
@@ -555,8 +558,10 @@ static void run_pass(void)
 	for (int i = 0; i < F.nplugins; i++)
 		if (F.plugins[i]->pass)
 			F.plugins[i]->pass(now);
-	advance_to(tp_control_current_step());
+	/* Drain first: records advance the bookkeeping as they come, so the
+	 * windows of short steps are still open when their records arrive. */
 	drain_all();
+	advance_to(tp_control_current_step());
 	finalize_windows(0);
 	tp_threads_reap(thread_in_use, NULL);
 	log_control_warnings();
@@ -586,8 +591,8 @@ static void final_save(void)
 	for (int i = 0; i < F.nplugins; i++)
 		if (F.plugins[i]->pass)
 			F.plugins[i]->pass(tp_clock_monotonic_ns());
-	advance_to(step);
 	drain_all();
+	advance_to(step);
 	if (tp_schedule_transition(tp_control_action(F.seen_step), TP_ACT_EXIT) & TP_TR_STOP)
 		window_close(F.seen_step, 1);
 	else if (window_current_open())

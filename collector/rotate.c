@@ -33,12 +33,14 @@ void tp_rotate_saved(const char *path, int64_t keep)
 	if (!copy)
 		return;
 	files[nfiles++] = copy;
-	/* keep == 0 alone (no upload command) would delete every trace at once;
-	 * the upload plugin handles keep == 0 itself, after its command
-	 * succeeded, so here 0 means "keep the newest only until uploaded". */
-	if (keep < 0)
+	/* keep == 0 is Composer's "delete right after upload": the on-save
+	 * plugin (collector/onsave.c) deletes each file with tp_rotate_remove()
+	 * once TRACEPROF_ON_SAVE's command succeeded, or right after the save
+	 * when there is no command (Composer's upload is then a no-op).  A file
+	 * whose upload failed is kept, so rotation leaves keep == 0 alone. */
+	if (keep <= 0)
 		return;
-	size_t k = keep == 0 ? 1 : (size_t)keep;
+	size_t k = (size_t)keep;
 	while (nfiles > k) {
 		if (unlink(files[0]) < 0 && errno != ENOENT)
 			tp_warn("rotation: cannot delete %s: %s", files[0], strerror(errno));

@@ -17,7 +17,9 @@
 #include "collector/ring.h"
 
 #define TP_THREAD_GONE ((struct tp_thread *)1)
-#define TP_MAX_OPEN_WINDOWS 4
+/* Windows waiting for stragglers at once; more (very short steps) force the
+ * oldest out early.  Each thread keeps one small counter per slot. */
+#define TP_MAX_OPEN_WINDOWS 16
 
 /* Flush-thread-only bookkeeping of one thread in one window. */
 struct tp_thread_wstat {

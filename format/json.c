@@ -112,7 +112,7 @@ char *tp_json_reserve(struct tp_json *j, size_t n)
 	return js_reserve(j, n);
 }
 
-void tp_json_raw(struct tp_json *j, const char *s, size_t n)
+void tp_json_raw_slow(struct tp_json *j, const char *s, size_t n)
 {
 	/* Large pieces are copied a buffer at a time so that a sink never forces
 	 * the buffer to grow. */
@@ -133,20 +133,6 @@ void tp_json_raw(struct tp_json *j, const char *s, size_t n)
 		s += k;
 		n -= k;
 	}
-}
-
-void tp_json_lit(struct tp_json *j, const char *s)
-{
-	tp_json_raw(j, s, strlen(s));
-}
-
-void tp_json_char(struct tp_json *j, char c)
-{
-	char *d = js_reserve(j, 1);
-	if (!d)
-		return;
-	*d = c;
-	j->len++;
 }
 
 static inline unsigned js_ndigits(uint64_t v)
@@ -324,29 +310,16 @@ static const char js_short[32] = {
 #define JS_ONES 0x0101010101010101ull
 #define JS_HIGHS 0x8080808080808080ull
 
-/* Length of the run of plain ASCII bytes (class 0) at s, at most n.  Eight
- * bytes at a time: a byte needs attention when it is >= 0x80, < 0x20, '"' or
- * '\\'; each test sets that byte's high bit (the classic "has zero byte"
- * trick), false positives only in bytes after a true one, which the byte loop
- * then sorts out. */
-static inline size_t js_safe_run(const unsigned char *s, size_t n)
+/* True when one of the eight bytes in w needs attention: >= 0x80, < 0x20,
+ * '"' or '\\'.  Each test sets that byte's high bit (the classic "has a zero
+ * byte" trick); false positives only occur in bytes above a true one, and the
+ * byte loop after it sorts those out. */
+static inline int js_word_special(uint64_t w)
 {
-	size_t i = 0;
-	while (i + 8 <= n) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		uint64_t q = w ^ (JS_ONES * 0x22);
-		uint64_t b = w ^ (JS_ONES * 0x5c);
-		uint64_t t = (w | ((w - JS_ONES * 0x20) & ~w) | ((q - JS_ONES) & ~q) |
-			      ((b - JS_ONES) & ~b)) &
-			     JS_HIGHS;
-		if (t)
-			break;
-		i += 8;
-	}
-	while (i < n && js_class[s[i]] == 0)
-		i++;
-	return i;
+	uint64_t q = w ^ (JS_ONES * 0x22);
+	uint64_t b = w ^ (JS_ONES * 0x5c);
+	return ((w | ((w - JS_ONES * 0x20) & ~w) | ((q - JS_ONES) & ~q) | ((b - JS_ONES) & ~b)) &
+		JS_HIGHS) != 0;
 }
 
 /* Length of the valid UTF-8 sequence at s (2 to 4), or, when it is invalid,
@@ -393,10 +366,21 @@ static size_t js_escape_core(char *dst, const unsigned char *src, size_t n, size
 	char *d = dst;
 	size_t i = 0;
 	while (i < limit) {
-		size_t r = js_safe_run(src + i, limit - i);
-		memcpy(d, src + i, r);
-		d += r;
-		i += r;
+		/* Plain ASCII is copied a word at a time as it is checked (each
+		 * safe input byte is one output byte, so this never writes past
+		 * what the caller reserved), then byte by byte up to the next
+		 * byte that needs work. */
+		while (i + 8 <= limit) {
+			uint64_t w;
+			memcpy(&w, src + i, 8);
+			if (js_word_special(w))
+				break;
+			memcpy(d, &w, 8);
+			d += 8;
+			i += 8;
+		}
+		while (i < limit && js_class[src[i]] == 0)
+			*d++ = (char)src[i++];
 		if (i >= limit)
 			break;
 		unsigned c = src[i];

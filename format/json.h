@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct tp_sink;
 
@@ -48,9 +49,33 @@ static inline uint64_t tp_json_total(const struct tp_json *j)
  * NULL after an error.  The caller adds what it wrote to j->len. */
 char *tp_json_reserve(struct tp_json *j, size_t n);
 
-void tp_json_raw(struct tp_json *j, const char *s, size_t n);
-void tp_json_lit(struct tp_json *j, const char *s); /* raw, NUL-terminated */
-void tp_json_char(struct tp_json *j, char c);
+/* The slow half of tp_json_raw(): pieces that do not fit, and errors. */
+void tp_json_raw_slow(struct tp_json *j, const char *s, size_t n);
+
+/* Raw bytes.  Inline because a trace is mostly short constant pieces: with a
+ * literal, strlen() folds and memcpy() becomes a few moves, which is most of
+ * the difference between 6 and 20 million events per second. */
+static inline void tp_json_raw(struct tp_json *j, const char *s, size_t n)
+{
+	if (__builtin_expect(j->cap - j->len >= n && !j->error, 1)) {
+		memcpy(j->buf + j->len, s, n);
+		j->len += n;
+		return;
+	}
+	tp_json_raw_slow(j, s, n);
+}
+
+/* Raw, NUL-terminated. */
+static inline void tp_json_lit(struct tp_json *j, const char *s)
+{
+	tp_json_raw(j, s, strlen(s));
+}
+
+static inline void tp_json_char(struct tp_json *j, char c)
+{
+	tp_json_raw(j, &c, 1);
+}
+
 /* A quoted, escaped string: n bytes of s (may contain anything). */
 void tp_json_strn(struct tp_json *j, const char *s, size_t n);
 void tp_json_str(struct tp_json *j, const char *s); /* NULL writes "" */
