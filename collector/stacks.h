@@ -1,0 +1,65 @@
+/* Call stacks of records (TRACEPROF_WITH_STACK), symbolized on the flush
+ * thread.
+ *
+ * The hot path (preload/stack.c) stores only instruction pointers in a
+ * record's extras: [string NUL][pad to 8][u64 depth][depth IPs], with
+ * TP_RF_STACK set.  Here each IP is resolved once with dladdr() to
+ * "function+0xOFF" and its module (C++ names demangled when libstdc++'s
+ * __cxa_demangle is loaded), and the answer is cached per address.  Frames of
+ * traceprof itself are left out.
+ *
+ * A stack is written twice, for the two kinds of viewers:
+ *   - args.stack: ["c+0x1e (prog)", "b+0x12 (prog)", ...], innermost first,
+ *     which Perfetto and chrome://tracing show in the event's details;
+ *   - "sf": N on the event, naming the innermost node of a frame tree that the
+ *     file's top-level "stackFrames" map defines ({"N":{"name":..,
+ *     "category":module,"parent":M}}), Chrome's native form.
+ * Node ids are stable for the whole process; each file's "stackFrames" holds
+ * exactly the nodes its events reference (and their ancestors).
+ *
+ * Flush thread only: nothing here is thread-safe. */
+#ifndef TP_COLLECTOR_STACKS_H
+#define TP_COLLECTOR_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/record.h"
+#include "format/trace.h"
+
+/* The IPs a record carries: returns their number (0 when the record has no
+ * stack or a malformed one) and points *ips at the first. */
+size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips);
+
+/* Writes ,"stack":[...] (leading comma) into an args object the caller has
+ * opened and will close.  Writes nothing when the record has no stack. */
+void tp_stacks_write_args(struct tp_trace *out, const struct tp_record *r);
+
+/* Writes ,"sf":N at the event level (after args, before the closing brace)
+ * and marks the frames for this file's "stackFrames".  Writes nothing when
+ * the record has no stack (or no frame outside traceprof). */
+void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r);
+
+/* For events that have no args of their own: writes
+ * ,"args":{"stack":[...]},"sf":N, or nothing without a stack. */
+void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r);
+
+/* Writes ,"stackFrames":{...} for the file whose writer is j (nothing if it
+ * referenced no frame) and forgets the file: the flush plugin's toplevel
+ * callback.  Files are told apart by their JSON buffer, which a sink-backed
+ * writer keeps from tp_json_init() to tp_json_free(). */
+void tp_stacks_write_toplevel(struct tp_json *j);
+
+/* Tests: whether frames in the module containing `addr` are skipped as
+ * traceprof's own (default: the module of this code when it is a shared
+ * library named libtraceprof*; none in a static test binary). */
+void tp_stacks_set_self_module(const void *addr);
+
+/* Frees every cache (tests; the library keeps them for its lifetime). */
+void tp_stacks_reset(void);
+
+/* Counters for tests and the footer: distinct addresses symbolized, nodes. */
+size_t tp_stacks_symbol_count(void);
+size_t tp_stacks_node_count(void);
+
+#endif
