@@ -135,21 +135,37 @@ void tp_json_raw_slow(struct tp_json *j, const char *s, size_t n)
 	}
 }
 
+static const uint64_t js_pow10[20] = {
+	1ull,
+	10ull,
+	100ull,
+	1000ull,
+	10000ull,
+	100000ull,
+	1000000ull,
+	10000000ull,
+	100000000ull,
+	1000000000ull,
+	10000000000ull,
+	100000000000ull,
+	1000000000000ull,
+	10000000000000ull,
+	100000000000000ull,
+	1000000000000000ull,
+	10000000000000000ull,
+	100000000000000000ull,
+	1000000000000000000ull,
+	10000000000000000000ull,
+};
+
+/* Decimal digits in v, without a loop: log10(2) ~ 1233 / 4096 turns the bit
+ * length into a first guess that is exact or one too high.  v | 1 keeps
+ * clz defined for 0 and never crosses a power of ten (those are even). */
 static inline unsigned js_ndigits(uint64_t v)
 {
-	unsigned n = 1;
-	for (;;) {
-		if (v < 10)
-			return n;
-		if (v < 100)
-			return n + 1;
-		if (v < 1000)
-			return n + 2;
-		if (v < 10000)
-			return n + 3;
-		v /= 10000;
-		n += 4;
-	}
+	unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+	unsigned t = (bits * 1233u) >> 12;
+	return t + 1u - (v < js_pow10[t]);
 }
 
 /* Writes the decimal digits of v at d (exactly js_ndigits(v) bytes). */

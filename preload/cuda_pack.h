@@ -1,0 +1,137 @@
+/* What the generated CUDA wrappers (build/gen/cuda_wrappers.c) share with the
+ * hand-written CUDA module: the function table, lazy resolution of the real
+ * functions, and how decoded arguments are packed into a record's four
+ * argument slots.  No CUDA header is included here: the hand-written code
+ * works with plain integers and pointers, so that it builds the same with any
+ * toolkit.
+ *
+ * Argument layouts, per decoder class (writer: preload/cuda_events.c):
+ *   LAUNCH_RT/LAUNCH_DRV  a0 kernel (host stub, cudaKernel_t or CUfunction)
+ *                         a1 grid:  x bits 0..31, y 32..47, z 48..63
+ *                         a2 block: x bits 0..10, y 11..21, z 22..31,
+ *                            dynamic shared memory bits 32..63
+ *                         a3 stream
+ *   MEMCPY                a0 dst, a1 src, a2 bytes bits 0..55 | kind << 56
+ *                         (cudaMemcpyKind numbering), a3 stream
+ *   MEMSET                a0 pointer, a1 value, a2 bytes, a3 stream
+ *   ALLOC/ALLOC_HOST      a0 pointer (0 on failure), a1 bytes, a2 stream, a3 pool
+ *   FREE/FREE_HOST        a0 pointer, a2 stream
+ *   SYNC                  a0 stream, a1 event
+ *   GRAPH                 a0 graph exec, a3 stream
+ *   KERNEL_REG            a0 host stub, a1 kernel handle (__cudaGetKernel)
+ *   PROCADDR              a0 id + 1 of the wrapper handed back (0: none),
+ *                         a1 cudaVersion, a2 flags, a3 enum tp_cuda_pa_outcome
+ * Block dimensions are at most 1024 x 1024 x 64 on every GPU, so the bit
+ * widths above hold any valid launch; an invalid one is recorded masked. */
+#ifndef TP_PRELOAD_CUDA_PACK_H
+#define TP_PRELOAD_CUDA_PACK_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cuda_table.h" /* generated: TP_CUDA_FUNCS, TP_CUDA_NFUNCS */
+
+enum tp_cuda_lib { TP_CUDA_LIB_RUNTIME = 0, TP_CUDA_LIB_DRIVER = 1 };
+
+enum tp_cuda_dec {
+	TP_CUDA_DEC_NONE = 0,
+	TP_CUDA_DEC_LAUNCH_RT,
+	TP_CUDA_DEC_LAUNCH_DRV,
+	TP_CUDA_DEC_MEMCPY,
+	TP_CUDA_DEC_MEMSET,
+	TP_CUDA_DEC_ALLOC,
+	TP_CUDA_DEC_ALLOC_HOST,
+	TP_CUDA_DEC_FREE,
+	TP_CUDA_DEC_FREE_HOST,
+	TP_CUDA_DEC_SYNC,
+	TP_CUDA_DEC_GRAPH,
+	TP_CUDA_DEC_KERNEL_REG,
+	TP_CUDA_DEC_PROCADDR,
+};
+
+/* Table flags (the generator's FLAGS_*). */
+#define TP_CUDA_F_ASYNC 1u
+#define TP_CUDA_F_PTSZ 2u
+#define TP_CUDA_F_PTDS 4u
+
+/* What cuGetProcAddress's wrapper did with the pointer it was given. */
+enum tp_cuda_pa_outcome {
+	TP_CUDA_PA_ERROR = 0,	 /* the real call failed: nothing to map */
+	TP_CUDA_PA_WRAPPED = 1,	 /* replaced by the wrapper of the same variant */
+	TP_CUDA_PA_NULL = 2,	 /* success with a NULL pointer: left NULL */
+	TP_CUDA_PA_UNKNOWN = 3,	 /* no known variant has that address: left as is */
+	TP_CUDA_PA_FOREIGN = 4,	 /* a second copy of the library: left as is */
+};
+
+/* What a wrapper returns when the real function cannot be found
+ * (CUDA_ERROR_UNKNOWN and cudaErrorUnknown). */
+#define TP_CUDA_NO_REAL 999
+
+struct tp_cuda_fn {
+	const char *name;
+	uint8_t lib;   /* enum tp_cuda_lib */
+	uint8_t dec;   /* enum tp_cuda_dec */
+	uint8_t flags; /* TP_CUDA_F_* */
+};
+
+/* Sorted by name (strcmp order); the index is the function's id. */
+extern const struct tp_cuda_fn tp_cuda_fns[TP_CUDA_NFUNCS + 1];
+/* The exported wrappers by id (generated). */
+extern void *const tp_cuda_wrappers[TP_CUDA_NFUNCS + 1];
+/* The real functions by id, filled lazily (tp_cuda_resolve) or by the dlsym
+ * and cuGetProcAddress hooks when they first see a real address. */
+extern void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
+
+/* Slow path of tp_cuda_real(): looks the function up after traceprof
+ * (RTLD_NEXT), then in libcuda.so.1 if it is loaded.  Never returns a
+ * traceprof wrapper.  NULL when not found. */
+void *tp_cuda_resolve(uint32_t id);
+
+static inline void *tp_cuda_real(uint32_t id)
+{
+	/* Relaxed: a function's code never changes, so the pointer is all
+	 * that needs to be seen; it is published with a CAS (paired with
+	 * tp_cuda_set_real()) and a racing reader at worst resolves it again. */
+	void *p = atomic_load_explicit(&tp_cuda_reals[id], memory_order_relaxed);
+	if (__builtin_expect(p != 0, 1))
+		return p;
+	return tp_cuda_resolve(id);
+}
+
+/* Records p as the real function of id if none is known yet.  Returns the
+ * real function now known (p, or the one seen before). */
+void *tp_cuda_set_real(uint32_t id, void *p);
+
+/* Name lookups (preload/cuda_match.c). */
+int tp_cuda_find(const char *name);
+/* Non-zero when name is a variant of symbol: symbol, then optionally _vN,
+ * then optionally _ptsz or _ptds. */
+int tp_cuda_is_variant(const char *symbol, const char *name);
+/* The id of the variant of `symbol` whose real address is p, or -1.
+ * lookup(ctx, id) returns that variant's real address (NULL if unknown). */
+int tp_cuda_match_variant(const char *symbol, const void *p,
+			  void *(*lookup)(void *ctx, uint32_t id), void *ctx);
+
+/* Hooks called by the generated wrappers whether or not they record. */
+void tp_cuda_kernels_register(const void *host_fun, const char *device_name);
+void tp_cuda_kernels_alias(const void *kernel, const void *host_fun);
+void tp_cuda_procaddr_fixup(uint32_t self_id, const char *symbol, void **pfn, int version,
+			    uint64_t flags, int result, uint64_t *id_out, uint64_t *outcome);
+
+/* Packing helpers (layouts above). */
+static inline uint64_t tp_cuda_pack_dim3(uint64_t x, uint64_t y, uint64_t z)
+{
+	return (x & 0xffffffffu) | (y & 0xffffu) << 32 | (z & 0xffffu) << 48;
+}
+
+static inline uint64_t tp_cuda_pack_block(uint64_t x, uint64_t y, uint64_t z, uint64_t shmem)
+{
+	return (x & 0x7ffu) | (y & 0x7ffu) << 11 | (z & 0x3ffu) << 22 | (shmem & 0xffffffffu) << 32;
+}
+
+static inline uint64_t tp_cuda_pack_bytes_kind(uint64_t bytes, uint64_t kind)
+{
+	return (bytes & ((1ull << 56) - 1)) | (kind & 0xffu) << 56;
+}
+
+#endif
