@@ -25,7 +25,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -pthread -fvisibility=hidden $(WARN) \
-           -I. -I$(BUILD)/gen -DTRACEPROF_VERSION=\"$(VERSION)\" \
+           -I. -I$(BUILD)/gen -I$(CUDA_HOME)/include -DTRACEPROF_VERSION=\"$(VERSION)\" \
            -DTRACEPROF_CUDA_HOME=\"$(CUDA_HOME)\" $(EXTRA_CFLAGS)
 LIBS    := -ldl -lpthread -lunwind -lzstd -lz -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
@@ -108,3 +108,82 @@ demo: all $(PROG_BINS)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- bench ----
+# Bench-only binaries that the bench/*.c rule above does not cover (bench/run
+# uses them).  build/bench/libcudart.so.13 is a STAND-IN for NVIDIA's runtime:
+# a no-op cudaLaunchKernel and cudaGetLastError (bench/standin/noop_cudart.c),
+# so that the benchmark measures what traceprof adds to an intercepted call.
+# build/bench/launch_loop calls it through the PLT and finds it by $ORIGIN.
+BENCH_STANDIN := $(BUILD)/bench/libcudart.so.13
+BENCH_PROGS   := $(BUILD)/bench/launch_loop
+
+$(BENCH_STANDIN): bench/standin/noop_cudart.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcudart.so.13 -o $@ $<
+
+$(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/traceprof.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< -L$(BUILD)/bench \
+	    -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+bench: $(BENCH_STANDIN) $(BENCH_PROGS)
+
+# ---- CUDA test stand-ins (test/standin) ----
+# Test-only libcuda.so.1 / libcudart.so.13 that succeed without a GPU, and the
+# C programs that drive them (see test/standin/*.c and test/integration/cuda_*.sh).
+STANDIN_DIR  := $(BUILD)/standin
+STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
+                $(STANDIN_DIR)/standin_app $(STANDIN_DIR)/standin_dlopen
+STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
+
+$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic
+	ln -sf libcuda.so.1 $(STANDIN_DIR)/libcuda.so
+
+$(STANDIN_DIR)/libcudart.so.13: test/standin/fake_cudart.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcudart.so.13 -ldl
+	ln -sf libcudart.so.13 $(STANDIN_DIR)/libcudart.so
+
+$(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1
+	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -lcudart -ldl -Wl,--no-as-needed -lstdc++ \
+	    -Wl,-rpath,'$$ORIGIN'
+
+$(STANDIN_DIR)/standin_dlopen: test/standin/standin_dlopen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl
+
+$(BUILD)/bench/bench_cuda: $(STANDIN_DIR)/libcudart.so.13
+check: $(STANDIN_BINS)
+
+# ---- install / uninstall ----
+# make install [PREFIX=/usr/local] [DESTDIR=...] installs the library, the
+# header, the `traceprof` command, the Python hook (traceprof.py) and a
+# pkg-config file; make uninstall removes exactly those files.
+PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
+INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
+                 $(PREFIX)/bin/traceprof $(PYTHON_DIR)/traceprof.py \
+                 $(PREFIX)/lib/pkgconfig/traceprof.pc
+
+install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)$(PYTHON_DIR) $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtraceprof.so
+	install -m 0644 preload/traceprof.h $(DESTDIR)$(PREFIX)/include/traceprof.h
+	sed 's/^VERSION = "@VERSION@"/VERSION = "$(VERSION)"/' scripts/traceprof \
+	    > $(DESTDIR)$(PREFIX)/bin/traceprof
+	chmod 0755 $(DESTDIR)$(PREFIX)/bin/traceprof
+	install -m 0644 scripts/traceprof.py $(DESTDIR)$(PYTHON_DIR)/traceprof.py
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: traceprof' 'Description: zero-code LD_PRELOAD profiler for CUDA programs' \
+	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ltraceprof' 'Cflags: -I$${includedir}' \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/traceprof.pc
+	@echo "traceprof: installed into $(DESTDIR)$(PREFIX): bin/traceprof, lib/libtraceprof.so,"
+	@echo "  include/traceprof.h, lib/pkgconfig/traceprof.pc, and the Python hook"
+	@echo "  $(DESTDIR)$(PYTHON_DIR)/traceprof.py (add that folder to PYTHONPATH if python3"
+	@echo "  does not search it; PYTHON_DIR=... chooses another)"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))

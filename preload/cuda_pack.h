@@ -59,8 +59,8 @@ enum tp_cuda_pa_outcome {
 	TP_CUDA_PA_ERROR = 0,	 /* the real call failed: nothing to map */
 	TP_CUDA_PA_WRAPPED = 1,	 /* replaced by the wrapper of the same variant */
 	TP_CUDA_PA_NULL = 2,	 /* success with a NULL pointer: left NULL */
-	TP_CUDA_PA_UNKNOWN = 3,	 /* no known variant has that address: left as is */
-	TP_CUDA_PA_FOREIGN = 4,	 /* a second copy of the library: left as is */
+	TP_CUDA_PA_UNKNOWN = 3,	 /* no known variant has that address (or a second
+				  * copy of the library): left as is */
 };
 
 /* What a wrapper returns when the real function cannot be found

@@ -1,0 +1,293 @@
+/* Writing CUDA API records as trace events (flush thread only): one complete
+ * event per call, category cuda_runtime or cuda_driver as PyTorch's profiler
+ * names them, args {"result": N, ...decoded args}, and the "GPU memory"
+ * counter that every successful device allocation and free updates.
+ * The argument layouts are described in preload/cuda_pack.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/convert.h"
+#include "format/json.h"
+#include "format/trace.h"
+#include "preload/cuda_kernels.h"
+#include "preload/cuda_pack.h"
+
+static void arg_key(struct tp_json *j, const char *key)
+{
+	tp_json_char(j, ',');
+	tp_json_str(j, key);
+	tp_json_char(j, ':');
+}
+
+static void arg_u64(struct tp_json *j, const char *key, uint64_t v)
+{
+	arg_key(j, key);
+	tp_json_u64(j, v);
+}
+
+static void arg_hex(struct tp_json *j, const char *key, uint64_t v)
+{
+	arg_key(j, key);
+	tp_json_hex(j, v);
+}
+
+static void arg_bool(struct tp_json *j, const char *key, int v)
+{
+	arg_key(j, key);
+	tp_json_lit(j, v ? "true" : "false");
+}
+
+static void arg_xyz(struct tp_json *j, const char *key, uint64_t x, uint64_t y, uint64_t z)
+{
+	arg_key(j, key);
+	tp_json_char(j, '[');
+	tp_json_u64(j, x);
+	tp_json_char(j, ',');
+	tp_json_u64(j, y);
+	tp_json_char(j, ',');
+	tp_json_u64(j, z);
+	tp_json_char(j, ']');
+}
+
+/* ---- device memory in use ---------------------------------------------- */
+
+/* Pointer -> size of the live device allocations seen, an open-addressing
+ * table with backward-shift deletion.  The runtime allocates through the
+ * driver, so one allocation is often seen twice (cudaMalloc and
+ * cuMemAlloc_v2 with the same pointer): a pointer already present is the
+ * same allocation, not a second one. */
+static struct {
+	uint64_t *keys, *sizes;
+	size_t cap, used;
+	uint64_t total;
+} M;
+
+static size_t mem_hash(uint64_t k, size_t cap)
+{
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return (size_t)k & (cap - 1);
+}
+
+static int mem_grow(void)
+{
+	size_t cap = M.cap ? M.cap * 2 : 1024;
+	uint64_t *k = calloc(cap, sizeof(*k)), *s = calloc(cap, sizeof(*s));
+	if (!k || !s) {
+		free(k);
+		free(s);
+		return -1;
+	}
+	for (size_t i = 0; i < M.cap; i++) {
+		if (!M.keys[i])
+			continue;
+		size_t h = mem_hash(M.keys[i], cap);
+		while (k[h])
+			h = (h + 1) & (cap - 1);
+		k[h] = M.keys[i];
+		s[h] = M.sizes[i];
+	}
+	free(M.keys);
+	free(M.sizes);
+	M.keys = k;
+	M.sizes = s;
+	M.cap = cap;
+	return 0;
+}
+
+static void mem_alloc(uint64_t ptr, uint64_t size)
+{
+	if ((M.used + 1) * 2 > M.cap && mem_grow() < 0)
+		return;
+	size_t h = mem_hash(ptr, M.cap);
+	while (M.keys[h] && M.keys[h] != ptr)
+		h = (h + 1) & (M.cap - 1);
+	if (M.keys[h]) {
+		M.total = M.total - M.sizes[h] + size;
+	} else {
+		M.keys[h] = ptr;
+		M.used++;
+		M.total += size;
+	}
+	M.sizes[h] = size;
+}
+
+static void mem_free(uint64_t ptr)
+{
+	if (!M.cap)
+		return;
+	size_t h = mem_hash(ptr, M.cap);
+	while (M.keys[h] && M.keys[h] != ptr)
+		h = (h + 1) & (M.cap - 1);
+	if (!M.keys[h])
+		return; /* allocated before recording began, or freed twice */
+	M.total -= M.sizes[h];
+	M.used--;
+	/* Backward-shift deletion keeps every probe chain unbroken. */
+	size_t i = h;
+	for (size_t j = (i + 1) & (M.cap - 1); M.keys[j]; j = (j + 1) & (M.cap - 1)) {
+		size_t home = mem_hash(M.keys[j], M.cap);
+		if (((j - home) & (M.cap - 1)) >= ((j - i) & (M.cap - 1))) {
+			M.keys[i] = M.keys[j];
+			M.sizes[i] = M.sizes[j];
+			i = j;
+		}
+	}
+	M.keys[i] = 0;
+	M.sizes[i] = 0;
+}
+
+static void write_memory_counter(struct tp_trace *out, int64_t pid, int64_t tid, uint64_t ts)
+{
+	static const char name[] = "GPU memory";
+	tp_trace_counter(out, name, sizeof(name) - 1, "bytes", 5, pid, tid, ts, (double)M.total);
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+static const char *const copy_kinds[] = { "HtoH", "HtoD", "DtoH", "DtoD", "Default" };
+
+static void write_kernel(struct tp_json *j, const struct tp_cuda_fn *fn, uint64_t k)
+{
+	const void *key = (const void *)(uintptr_t)k;
+	const char *name = fn->dec == TP_CUDA_DEC_LAUNCH_DRV ? tp_cuda_kernels_driver_name(key)
+							    : tp_cuda_kernels_name(key);
+	if (!name && fn->dec == TP_CUDA_DEC_LAUNCH_RT && k)
+		name = tp_cuda_kernels_driver_name(key); /* a cudaKernel_t is a CUkernel */
+	arg_key(j, "kernel");
+	if (name) {
+		tp_json_str(j, name);
+	} else {
+		tp_json_hex(j, k);
+	}
+}
+
+static void write_args(struct tp_json *j, const struct tp_cuda_fn *fn, const struct tp_record *r)
+{
+	const uint64_t *a = r->arg;
+	int async = (fn->flags & TP_CUDA_F_ASYNC) != 0;
+	switch (fn->dec) {
+	case TP_CUDA_DEC_LAUNCH_RT:
+	case TP_CUDA_DEC_LAUNCH_DRV:
+		write_kernel(j, fn, a[0]);
+		arg_xyz(j, "grid", a[1] & 0xffffffffu, (a[1] >> 32) & 0xffffu, a[1] >> 48);
+		arg_xyz(j, "block", a[2] & 0x7ffu, (a[2] >> 11) & 0x7ffu, (a[2] >> 22) & 0x3ffu);
+		arg_u64(j, "shared memory", a[2] >> 32);
+		arg_hex(j, "stream", a[3]);
+		break;
+	case TP_CUDA_DEC_MEMCPY: {
+		unsigned kind = (unsigned)(a[2] >> 56);
+		arg_u64(j, "bytes", a[2] & ((1ull << 56) - 1));
+		arg_key(j, "kind");
+		tp_json_str(j, kind < 5 ? copy_kinds[kind] : "unknown");
+		arg_hex(j, "dst", a[0]);
+		arg_hex(j, "src", a[1]);
+		if (async)
+			arg_hex(j, "stream", a[3]);
+		arg_bool(j, "async", async);
+		break;
+	}
+	case TP_CUDA_DEC_MEMSET:
+		arg_u64(j, "bytes", a[2]);
+		arg_u64(j, "value", a[1]);
+		arg_hex(j, "ptr", a[0]);
+		if (async)
+			arg_hex(j, "stream", a[3]);
+		arg_bool(j, "async", async);
+		break;
+	case TP_CUDA_DEC_ALLOC:
+	case TP_CUDA_DEC_ALLOC_HOST:
+		arg_u64(j, "bytes", a[1]);
+		arg_hex(j, "ptr", a[0]);
+		if (async) {
+			arg_hex(j, "stream", a[2]);
+			arg_key(j, "pool");
+			if (a[3])
+				tp_json_hex(j, a[3]);
+			else
+				tp_json_str(j, "default");
+		}
+		arg_bool(j, "async", async);
+		break;
+	case TP_CUDA_DEC_FREE:
+	case TP_CUDA_DEC_FREE_HOST:
+		arg_hex(j, "ptr", a[0]);
+		if (async)
+			arg_hex(j, "stream", a[2]);
+		arg_bool(j, "async", async);
+		break;
+	case TP_CUDA_DEC_SYNC:
+		if (a[0] || strstr(fn->name, "Stream"))
+			arg_hex(j, "stream", a[0]);
+		if (a[1])
+			arg_hex(j, "event", a[1]);
+		break;
+	case TP_CUDA_DEC_GRAPH:
+		arg_hex(j, "graph exec", a[0]);
+		arg_hex(j, "stream", a[3]);
+		break;
+	case TP_CUDA_DEC_KERNEL_REG: {
+		const char *name = tp_cuda_kernels_name((const void *)(uintptr_t)a[0]);
+		arg_hex(j, "host function", a[0]);
+		if (a[1])
+			arg_hex(j, "kernel handle", a[1]);
+		if (name) {
+			arg_key(j, "kernel");
+			tp_json_str(j, name);
+		}
+		break;
+	}
+	case TP_CUDA_DEC_PROCADDR:
+		if (a[0] && a[0] <= TP_CUDA_NFUNCS) {
+			arg_key(j, "symbol");
+			tp_json_str(j, tp_cuda_fns[a[0] - 1].name);
+		}
+		arg_u64(j, "cudaVersion", a[1]);
+		arg_u64(j, "flags", a[2]);
+		arg_u64(j, "outcome", a[3]);
+		break;
+	default:
+		break;
+	}
+}
+
+static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t pid, int64_t tid,
+			uint64_t start_ns, uint64_t end_ns)
+{
+	if (r->id >= TP_CUDA_NFUNCS) {
+		tp_trace_complete_open(out, "cuda_runtime", "unknown", 7, pid, tid, start_ns, end_ns);
+		tp_json_lit(&out->j, ",\"args\":{\"result\":");
+		tp_json_i64(&out->j, r->result);
+		tp_json_char(&out->j, '}');
+		tp_trace_event_close(out);
+		return;
+	}
+	const struct tp_cuda_fn *fn = &tp_cuda_fns[r->id];
+	tp_trace_complete_open(out, fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime",
+			       fn->name, strlen(fn->name), pid, tid, start_ns, end_ns);
+	tp_json_lit(&out->j, ",\"args\":{\"result\":");
+	tp_json_i64(&out->j, r->result);
+	write_args(&out->j, fn, r);
+	tp_json_char(&out->j, '}');
+	tp_trace_event_close(out);
+
+	if (r->result != 0)
+		return;
+	if (fn->dec == TP_CUDA_DEC_ALLOC && r->arg[0]) {
+		mem_alloc(r->arg[0], r->arg[1]);
+		write_memory_counter(out, pid, tid, end_ns);
+	} else if (fn->dec == TP_CUDA_DEC_FREE && r->arg[0]) {
+		mem_free(r->arg[0]);
+		write_memory_counter(out, pid, tid, end_ns);
+	}
+}
+
+static const struct tp_api_decoder decoder = { write_event, NULL };
+
+/* Before the main constructor (default priority), so that the decoder is in
+ * place before anything records. */
+__attribute__((constructor(200))) static void tp_cuda_events_init(void)
+{
+	tp_convert_set_api_decoder(&decoder);
+}

@@ -1,0 +1,114 @@
+# The success paths against the test stand-ins (build/standin: a fake
+# libcudart.so.13 and libcuda.so.1): kernel names from __cudaRegisterFunction
+# and cuFuncGetName, decoded args, the GPU memory counter, cuGetProcAddress's
+# variant handling (per-thread flags, legacy versions, NULL pointers, itself),
+# and a program that dlopens the runtime and dlsyms cuda* names.
+. "$TP_TOP/test/lib/common.sh"
+SI="$BUILD/standin"
+[ -x "$SI/standin_app" ] || die "stand-ins not built ($SI); run make check"
+export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+"$SI/standin_app" >plain.out 2>plain.err || die "stand-in program failed without traceprof"
+TRACEPROF_FOLDER="$TP_TMP/t1" traced "$SI/standin_app" >traced.out 2>traced.err ||
+	die "stand-in program failed with traceprof: $(cat traced.err)"
+diff plain.out traced.out || die "the program's output changed under traceprof"
+grep -q 'variant=cuMemcpyHtoD_v2_ptds' traced.out || die "per-thread variant not kept"
+grep -q 'pa(cuCtxSynchronize)=0 null=1' traced.out || die "a NULL pfn was replaced"
+grep -q 'pa(cuGetProcAddress)=0 self=1' traced.out || die "cuGetProcAddress did not return itself"
+grep -q 'libtraceprof.so' traced.err || die "the driver pointer handed out is not traceprof's wrapper"
+
+"$PYTHON" - "$TP_TMP/t1" "$TP_TOP/test/lib" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from cudacheck import load, api, one, fail
+ev = load(sys.argv[1])
+name = "saxpy(int, float, float*, float*)"
+# <<<...>>> as nvcc expands it, and a direct cudaLaunchKernel.
+one(ev, "__cudaLaunchKernel", result=0, kernel=name, grid=[4, 2, 1], block=[128, 1, 1],
+    **{"shared memory": 256, "stream": "0x5000"})
+one(ev, "cudaLaunchKernel", result=0, kernel=name, grid=[4, 2, 1], block=[128, 1, 1])
+one(ev, "__cudaRegisterFunction", kernel=name)
+# The driver path: name from cuFuncGetName, per-thread variant traced as such.
+one(ev, "cuLaunchKernel_ptsz", result=0, kernel="saxpy_drv(float, float*)", grid=[8, 1, 1],
+    block=[64, 2, 1], **{"shared memory": 512})
+for e in api(ev):
+    if e["cat"] != ("cuda_driver" if e["name"].startswith("cu") and not e["name"].startswith("cuda")
+                    else "cuda_runtime"):
+        fail("wrong category: %r" % e)
+    if "result" not in e["args"]:
+        fail("no result: %r" % e)
+# Args of copies, sets, allocations.
+one(ev, "cudaMalloc", result=0, bytes=1048576, ptr="0x7f0000000000")
+one(ev, "cuMemAlloc_v2", result=0, bytes=1048576)  # the runtime's own driver call
+one(ev, "cudaMallocAsync", bytes=8192, stream="0x5000", pool="default", **{"async": True})
+one(ev, "cudaMemcpy", bytes=4096, kind="HtoD", **{"async": False})
+one(ev, "cudaMemcpyAsync", bytes=512, kind="DtoH", stream="0x5000", **{"async": True})
+one(ev, "cudaMemset", bytes=100, value=7)
+one(ev, "cudaStreamSynchronize", stream="0x5000")
+one(ev, "cudaFree", ptr="0x7f0000000000")
+one(ev, "cudaDeviceSynchronize", result=0)
+# cuGetProcAddress: exact variants, legacy ABI, NULL left alone, itself.
+one(ev, "cuGetProcAddress_v2", symbol="cuMemcpyHtoD_v2_ptds", flags=2, outcome=1)
+one(ev, "cuGetProcAddress_v2", symbol="cuMemcpyHtoD_v2", flags=0, outcome=1)
+one(ev, "cuGetProcAddress_v2", symbol="cuMemAlloc", cudaVersion=3000, outcome=1)
+one(ev, "cuGetProcAddress_v2", symbol="cuGetProcAddress_v2", outcome=1)
+one(ev, "cuGetProcAddress_v2", result=0, outcome=2)  # NULL pfn
+one(ev, "cuGetProcAddress_v2", result=500, outcome=0)
+one(ev, "cuMemcpyHtoD_v2_ptds", bytes=64, kind="HtoD")
+one(ev, "cuMemAlloc", bytes=64, ptr="0x1000")  # legacy variant
+# GPU memory: 1 MiB, + 8 KiB async, back down after both frees, + 64 (legacy).
+mem = [e["args"]["bytes"] for e in ev if e.get("ph") == "C" and e["name"] == "GPU memory"]
+if not mem or max(mem) != 1048576 + 8192 or 0 not in mem or mem[-1] != 64:
+    fail("GPU memory counter: %r" % mem)
+print("stand-in trace OK: %d CUDA events" % len(api(ev)))
+PY
+
+# A program that loads the runtime itself and looks functions up by name.
+"$SI/standin_dlopen" "$SI/libcudart.so.13" >plain2.out || die "dlopen program failed"
+TRACEPROF_FOLDER="$TP_TMP/t2" traced "$SI/standin_dlopen" "$SI/libcudart.so.13" >traced2.out ||
+	die "dlopen program failed with traceprof"
+diff plain2.out traced2.out || die "dlopen program's output changed"
+"$PYTHON" - "$TP_TMP/t2" "$TP_TOP/test/lib" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from cudacheck import load, one
+ev = load(sys.argv[1])
+one(ev, "cudaMalloc", result=0, bytes=4096)
+one(ev, "cudaFree", result=0)
+one(ev, "cuMemAlloc_v2", result=0, bytes=4096)
+print("dlopen'ed runtime traced")
+PY
+
+# The dlsym hook keeps the caller: dlsym(RTLD_NEXT) from libl1 must find
+# libl2's probe (the object after the caller), not libl1's own (the object
+# after traceprof); and dlsym(RTLD_DEFAULT, "cuInit") stays NULL when no
+# driver is loaded, even though traceprof exports a cuInit wrapper.
+cat >l1.c <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+int probe(void) { return 1; }
+int probe_next(void)
+{
+	int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, "probe");
+	return f ? f() : -1;
+}
+C
+echo 'int probe(void) { return 2; }' >l2.c
+cat >next.c <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+int probe_next(void);
+int main(void)
+{
+	printf("next=%d cuInit=%s\n", probe_next(), dlsym(RTLD_DEFAULT, "cuInit") ? "found" : "null");
+	return 0;
+}
+C
+cc -shared -fPIC -o libl1.so l1.c -ldl && cc -shared -fPIC -o libl2.so l2.c &&
+	cc -o next next.c -L. -Wl,--no-as-needed -ll1 -ll2 -ldl -Wl,-rpath,"$TP_TMP" || die "cannot build the RTLD_NEXT probe"
+LD_LIBRARY_PATH= ./next >next_plain.out
+LD_LIBRARY_PATH= TRACEPROF_FOLDER="$TP_TMP/t3" traced ./next >next_traced.out
+grep -qx 'next=2 cuInit=null' next_plain.out || die "probe baseline: $(cat next_plain.out)"
+diff next_plain.out next_traced.out || die "dlsym(RTLD_NEXT/RTLD_DEFAULT) changed under traceprof"
+echo "dlsym keeps the caller"

@@ -1,0 +1,104 @@
+/* TEST STAND-IN, NOT NVIDIA'S DRIVER.
+ *
+ * A tiny libcuda.so.1 for traceprof's tests on machines without a GPU: every
+ * call succeeds with a plausible value, so that the success paths, argument
+ * decoding, the memory counter and cuGetProcAddress's variant handling can be
+ * tested.  Built as build/standin/libcuda.so.1; only the tests put it on
+ * LD_LIBRARY_PATH.  No CUDA header: the types below have the real ABI.
+ *
+ * Every function stores its exact exported name in fake_cuda_last, so a test
+ * can tell which variant (cuMemcpyHtoD_v2 or cuMemcpyHtoD_v2_ptds) ran. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SI __attribute__((visibility("default"), noinline))
+typedef unsigned long long dptr_t;
+typedef struct {
+	int dummy;
+} *func_t;
+
+__attribute__((visibility("default"))) const char *fake_cuda_last;
+static dptr_t next_ptr = 0x7f0000000000ull;
+
+#define MARK() (fake_cuda_last = __func__)
+
+SI int cuInit(unsigned flags);
+SI int cuInit(unsigned flags) { MARK(); return 0; }
+SI int cuDriverGetVersion(int *v);
+SI int cuDriverGetVersion(int *v) { MARK(); *v = 13000; return 0; }
+SI int cuGetExportTable(const void **t, const void *id);
+SI int cuGetExportTable(const void **t, const void *id) { MARK(); *t = NULL; return 500; }
+SI int cuCtxSynchronize(void);
+SI int cuCtxSynchronize(void) { MARK(); return 0; }
+SI int cuMemAlloc_v2(dptr_t *p, size_t n);
+SI int cuMemAlloc_v2(dptr_t *p, size_t n) { MARK(); *p = next_ptr; next_ptr += (n + 0xfff) & ~0xfffull; return 0; }
+/* The legacy ABI (CUDA < 3.2): 32-bit pointer and size. */
+SI int cuMemAlloc(unsigned *p, unsigned n);
+SI int cuMemAlloc(unsigned *p, unsigned n) { MARK(); *p = 0x1000; return 0; }
+SI int cuMemFree_v2(dptr_t p);
+SI int cuMemFree_v2(dptr_t p) { MARK(); return 0; }
+SI int cuMemcpyHtoD_v2(dptr_t d, const void *s, size_t n);
+SI int cuMemcpyHtoD_v2(dptr_t d, const void *s, size_t n) { MARK(); return 0; }
+SI int cuMemcpyHtoD_v2_ptds(dptr_t d, const void *s, size_t n);
+SI int cuMemcpyHtoD_v2_ptds(dptr_t d, const void *s, size_t n) { MARK(); return 0; }
+SI int cuLaunchKernel(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		      unsigned bz, unsigned shm, void *st, void **p, void **e);
+SI int cuLaunchKernel(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		      unsigned bz, unsigned shm, void *st, void **p, void **e) { MARK(); return 0; }
+SI int cuLaunchKernel_ptsz(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			   unsigned by, unsigned bz, unsigned shm, void *st, void **p, void **e);
+SI int cuLaunchKernel_ptsz(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			   unsigned by, unsigned bz, unsigned shm, void *st, void **p, void **e) { MARK(); return 0; }
+SI int cuModuleGetFunction(func_t *f, void *mod, const char *name);
+static struct { int dummy; } fake_function;
+SI int cuModuleGetFunction(func_t *f, void *mod, const char *name) { MARK(); *f = (func_t)&fake_function; return 0; }
+SI int cuFuncGetName(const char **name, func_t f);
+SI int cuFuncGetName(const char **name, func_t f)
+{
+	if (f != (func_t)&fake_function)
+		return 400; /* CUDA_ERROR_INVALID_HANDLE */
+	*name = "_Z9saxpy_drvfPf";
+	return 0;
+}
+SI int cuKernelGetName(const char **name, void *k);
+SI int cuKernelGetName(const char **name, void *k) { return 400; }
+
+SI int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status);
+SI int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags);
+
+/* Which variant each base name resolves to, as the real driver decides: by
+ * the requested version, and for stream-ordered calls by flags bit 2
+ * (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). */
+int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status)
+{
+	MARK();
+	int ptds = (flags & 2) != 0;
+	void *p = NULL;
+	if (!strcmp(sym, "cuInit")) p = (void *)cuInit;
+	else if (!strcmp(sym, "cuDriverGetVersion")) p = (void *)cuDriverGetVersion;
+	else if (!strcmp(sym, "cuMemAlloc")) p = ver >= 3020 ? (void *)cuMemAlloc_v2 : (void *)cuMemAlloc;
+	else if (!strcmp(sym, "cuMemFree")) p = (void *)cuMemFree_v2;
+	else if (!strcmp(sym, "cuMemcpyHtoD")) p = ptds ? (void *)cuMemcpyHtoD_v2_ptds : (void *)cuMemcpyHtoD_v2;
+	else if (!strcmp(sym, "cuLaunchKernel")) p = ptds ? (void *)cuLaunchKernel_ptsz : (void *)cuLaunchKernel;
+	else if (!strcmp(sym, "cuModuleGetFunction")) p = (void *)cuModuleGetFunction;
+	else if (!strcmp(sym, "cuGetProcAddress")) p = ver >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+	else if (!strcmp(sym, "cuCtxSynchronize")) p = NULL; /* "supported by no driver": success, NULL */
+	else {
+		if (status)
+			*status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+		*pfn = NULL;
+		return 500; /* CUDA_ERROR_NOT_FOUND */
+	}
+	if (status)
+		*status = 0;
+	*pfn = p;
+	return 0;
+}
+
+int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags)
+{
+	int r = cuGetProcAddress_v2(sym, pfn, ver, flags, NULL);
+	MARK();
+	return r;
+}

@@ -1,0 +1,140 @@
+/* TEST STAND-IN, NOT NVIDIA'S RUNTIME.
+ *
+ * A tiny libcudart.so.13 for traceprof's tests on machines without a GPU.
+ * Like the real runtime since CUDA 11.3 it reaches the driver only through
+ * dlopen("libcuda.so.1") + dlsym(handle, "cuGetProcAddress_v2") +
+ * cuGetProcAddress, so the tests see that path with either driver (the test
+ * stand-in or NVIDIA's stub).  Calls succeed with plausible values; kernel
+ * launches do nothing.  Built as build/standin/libcudart.so.13; only the tests
+ * use it.  No CUDA header: the types below have the real ABI. */
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SI __attribute__((visibility("default"), noinline))
+
+typedef struct {
+	unsigned x, y, z;
+} dim3_t;
+typedef int (*get_proc_fn)(const char *, void **, int, uint64_t, int *);
+typedef int (*mem_alloc_fn)(unsigned long long *, size_t);
+typedef int (*mem_free_fn)(unsigned long long);
+
+static struct {
+	int tried;
+	mem_alloc_fn mem_alloc;
+	mem_free_fn mem_free;
+} drv;
+
+static int driver(void)
+{
+	if (drv.tried)
+		return drv.mem_alloc ? 0 : 35; /* cudaErrorInsufficientDriver */
+	drv.tried = 1;
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return 35;
+	get_proc_fn gpa = (get_proc_fn)dlsym(h, "cuGetProcAddress_v2");
+	if (!gpa)
+		return 35;
+	void *p = NULL;
+	int st;
+	if (gpa("cuMemAlloc", &p, 13000, 0, &st) == 0)
+		drv.mem_alloc = (mem_alloc_fn)p;
+	if (gpa("cuMemFree", &p, 13000, 0, &st) == 0)
+		drv.mem_free = (mem_free_fn)p;
+	return drv.mem_alloc ? 0 : 35;
+}
+
+SI int cudaGetDeviceCount(int *n);
+int cudaGetDeviceCount(int *n) { *n = 1; return 0; }
+
+SI int cudaMalloc(void **p, size_t n);
+int cudaMalloc(void **p, size_t n)
+{
+	int r = driver();
+	if (r)
+		return r;
+	unsigned long long d = 0;
+	if (drv.mem_alloc(&d, n))
+		return 2; /* cudaErrorMemoryAllocation */
+	*p = (void *)(uintptr_t)d;
+	return 0;
+}
+
+SI int cudaFree(void *p);
+int cudaFree(void *p)
+{
+	int r = driver();
+	if (r)
+		return r;
+	return p ? drv.mem_free((unsigned long long)(uintptr_t)p) : 0;
+}
+
+static uintptr_t async_next = 0x7e0000000000u;
+SI int cudaMallocAsync(void **p, size_t n, void *stream);
+int cudaMallocAsync(void **p, size_t n, void *stream) { *p = (void *)async_next; async_next += (n + 0xfff) & ~(uintptr_t)0xfff; return 0; }
+SI int cudaFreeAsync(void *p, void *stream);
+int cudaFreeAsync(void *p, void *stream) { return 0; }
+SI int cudaMemcpy(void *d, const void *s, size_t n, int kind);
+int cudaMemcpy(void *d, const void *s, size_t n, int kind) { return 0; }
+SI int cudaMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream);
+int cudaMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream) { return 0; }
+SI int cudaMemset(void *d, int v, size_t n);
+int cudaMemset(void *d, int v, size_t n) { return 0; }
+SI int cudaDeviceSynchronize(void);
+int cudaDeviceSynchronize(void) { return 0; }
+SI int cudaStreamSynchronize(void *s);
+int cudaStreamSynchronize(void *s) { return 0; }
+SI int cudaGetLastError(void);
+int cudaGetLastError(void) { return 0; }
+
+SI int cudaLaunchKernel(const void *f, dim3_t g, dim3_t b, void **args, size_t shm, void *stream);
+int cudaLaunchKernel(const void *f, dim3_t g, dim3_t b, void **args, size_t shm, void *stream)
+{
+	__asm__ __volatile__("" ::: "memory");
+	return 0;
+}
+
+/* What nvcc-generated code calls. */
+static char fatbin_handle;
+SI void **__cudaRegisterFatBinary(void *fat);
+void **__cudaRegisterFatBinary(void *fat) { return (void **)&fatbin_handle; }
+SI void __cudaRegisterFatBinaryEnd(void **h);
+void __cudaRegisterFatBinaryEnd(void **h) {}
+SI void __cudaUnregisterFatBinary(void **h);
+void __cudaUnregisterFatBinary(void **h) {}
+SI void __cudaRegisterFunction(void **h, const char *host, char *dev, const char *name, int tl,
+			       void *tid, void *bid, dim3_t *bd, dim3_t *gd, int *ws);
+void __cudaRegisterFunction(void **h, const char *host, char *dev, const char *name, int tl,
+			    void *tid, void *bid, dim3_t *bd, dim3_t *gd, int *ws) {}
+
+static struct {
+	dim3_t g, b;
+	size_t shm;
+	void *stream;
+} pushed;
+SI unsigned __cudaPushCallConfiguration(dim3_t g, dim3_t b, size_t shm, void *stream);
+unsigned __cudaPushCallConfiguration(dim3_t g, dim3_t b, size_t shm, void *stream)
+{
+	pushed.g = g;
+	pushed.b = b;
+	pushed.shm = shm;
+	pushed.stream = stream;
+	return 0;
+}
+SI int __cudaPopCallConfiguration(dim3_t *g, dim3_t *b, size_t *shm, void *stream);
+int __cudaPopCallConfiguration(dim3_t *g, dim3_t *b, size_t *shm, void *stream)
+{
+	*g = pushed.g;
+	*b = pushed.b;
+	*shm = pushed.shm;
+	memcpy(stream, &pushed.stream, sizeof(void *));
+	return 0;
+}
+/* A kernel handle distinct from the stub address, as with the real one. */
+SI int __cudaGetKernel(void **k, const void *host);
+int __cudaGetKernel(void **k, const void *host) { *k = (void *)((uintptr_t)host + 0x100000); return 0; }
+SI int __cudaLaunchKernel(void *k, dim3_t g, dim3_t b, void **args, size_t shm, void *stream);
+int __cudaLaunchKernel(void *k, dim3_t g, dim3_t b, void **args, size_t shm, void *stream) { return 0; }
