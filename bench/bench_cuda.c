@@ -11,7 +11,9 @@
  * ring so that no record is dropped, and prints
  *   cuda_launch_ns_per_call=<traced> cuda_launch_untraced_ns_per_call=<plain>
  *   cuda_launch_overhead_ns=<difference> */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,14 +5,17 @@
  *    "tid":1240,"ts":123456.789,"dur":2.345,"args":{"result":0}}
  *
  * First without a sink (the buffer is emptied whenever it passes 1 MiB, as a
- * flush would, but nothing is written: the formatting cost alone), then
- * through zstd sinks at levels 1 and 3 into a temporary folder.  Prints:
+ * flush would, but nothing is written: the formatting cost alone; best of
+ * three passes), then through zstd sinks at levels 1 and 3 into a temporary
+ * folder (one pass each).  Rates are per second of this thread's CPU time.
+ * Prints:
  *
  *   json_events_per_sec=N bytes_per_event=N
  *   zstd_level=L events_per_sec=N bytes_per_event=N
  *
  * bytes_per_event is the JSON size for the first line and the compressed
- * size for the zstd lines.  BENCH_EVENTS overrides the event count. */
+ * size for the zstd lines.  BENCH_EVENTS overrides the event count;
+ * BENCH_ZSTD=0 skips the zstd runs (for perf stat on the formatter alone). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,17 +28,20 @@
 #include "format/json.h"
 #include "format/sink.h"
 
+/* CPU time of this thread: the target is events per second per core, and
+ * on a shared machine wall time mostly measures the neighbours. */
 static double now_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void write_event(struct tp_json *j, uint64_t i, int64_t *ts)
 {
-	/* Roughly what a launch loop looks like: a few microseconds apart,
-	 * durations of 1-10 us, a handful of threads. */
+	/* Roughly what launch loops on eight threads look like: each thread
+	 * launches every ~8 us, so events are ~1 us apart and ts reaches about
+	 * 20 s over 20 million events; calls take 1-10 us. */
 	int64_t dur = 1000 + (int64_t)((i * 2654435761u) % 9000);
 	tp_json_lit(j, "{\"ph\":\"X\",\"cat\":");
 	tp_json_str(j, "cuda_runtime");
@@ -52,29 +58,37 @@ static void write_event(struct tp_json *j, uint64_t i, int64_t *ts)
 	tp_json_lit(j, ",\"args\":{\"result\":");
 	tp_json_i64(j, 0);
 	tp_json_lit(j, "}},");
-	*ts += dur + 500 + (int64_t)(i % 3000);
+	*ts += 200 + (int64_t)(i % 1600);
 }
 
+/* Best of three passes: the fastest is the one least disturbed. */
 static int bench_plain(uint64_t n)
 {
 	struct tp_json j;
 	if (tp_json_init(&j, NULL))
 		return 1;
-	int64_t ts = 123456789;
+	double best = 0;
 	uint64_t bytes = 0;
-	double t0 = now_s();
-	for (uint64_t i = 0; i < n; i++) {
-		write_event(&j, i, &ts);
-		if (j.len >= TP_JSON_BUF - 512) {
-			bytes += j.len;
-			j.len = 0;
+	for (int pass = 0; pass < 3; pass++) {
+		int64_t ts = 123456789;
+		bytes = 0;
+		j.len = 0;
+		double t0 = now_s();
+		for (uint64_t i = 0; i < n; i++) {
+			write_event(&j, i, &ts);
+			if (j.len >= TP_JSON_BUF - 512) {
+				bytes += j.len;
+				j.len = 0;
+			}
 		}
+		double dt = now_s() - t0;
+		bytes += j.len;
+		if (pass == 0 || dt < best)
+			best = dt;
 	}
-	double dt = now_s() - t0;
-	bytes += j.len;
 	if (tp_json_error(&j))
 		return 1;
-	printf("json_events_per_sec=%.0f bytes_per_event=%.1f\n", (double)n / dt,
+	printf("json_events_per_sec=%.0f bytes_per_event=%.1f\n", (double)n / best,
 	       (double)bytes / (double)n);
 	tp_json_free(&j);
 	return 0;
@@ -131,6 +145,11 @@ int main(void)
 		return 1;
 	}
 	int rc = bench_plain(n);
+	e = getenv("BENCH_ZSTD");
+	if (e && !strcmp(e, "0")) {
+		rmdir(dir);
+		return rc;
+	}
 	if (!rc)
 		rc = bench_zstd(n, 1, dir);
 	if (!rc)

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/gpu.h"
+#include "collector/nvtx_conv.h"
+#include "collector/stacks.h"
 #include "common/clock.h"
 
 static const struct tp_api_decoder *api_decoder;
@@ -13,11 +16,11 @@ void tp_convert_set_api_decoder(const struct tp_api_decoder *d)
 }
 
 /* Open markers of one thread, matched by name from the top (the most
- * recent start of the same name), so that interleaved markers pair up. */
+ * recent start of the same name), so that interleaved markers pair up.  A
+ * marker keeps its start record with the extras (name, and the call stack
+ * with TRACEPROF_WITH_STACK), which the complete event is written from. */
 struct tp_marker {
-	uint64_t start;
-	uint32_t len;
-	char name[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
+	struct tp_record rec[1 + TP_REC_MAX_EXTRA];
 };
 
 struct tp_marker_stack {
@@ -63,12 +66,8 @@ static void marker_push(struct tp_thread *t, const struct tp_record *r)
 		s->items = items;
 		s->cap = cap;
 	}
-	size_t len;
-	const char *name = tp_record_string(r, &len);
 	struct tp_marker *m = &s->items[s->n++];
-	m->start = r->start;
-	m->len = (uint32_t)len;
-	memcpy(m->name, name, len);
+	memcpy(m->rec, r, (1 + (size_t)r->nextra) * sizeof(*r));
 }
 
 static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
@@ -79,10 +78,13 @@ static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struc
 	struct tp_marker_stack *s = t->markers;
 	for (size_t i = s ? s->n : 0; i-- > 0;) {
 		struct tp_marker *m = &s->items[i];
-		if (m->len != len || memcmp(m->name, name, len))
+		size_t mlen;
+		const char *mname = tp_record_string(m->rec, &mlen);
+		if (mlen != len || memcmp(mname, name, len))
 			continue;
 		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
-				       tp_clock_to_ns(m->start), tp_clock_to_ns(r->start));
+				       tp_clock_to_ns(m->rec[0].start), tp_clock_to_ns(r->start));
+		tp_stacks_write_fields(out, m->rec);
 		tp_trace_event_close(out);
 		memmove(m, m + 1, (s->n - i - 1) * sizeof(*m));
 		s->n--;
@@ -99,11 +101,17 @@ void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t
 	struct tp_marker_stack *s = t->markers;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct tp_marker *m = &s->items[i];
-		tp_trace_complete_open(out, "user_annotation", m->name, m->len, pid, t->tid,
-				       tp_clock_to_ns(m->start), end_ns);
-		tp_json_lit(&out->j, ",\"args\":{\"unfinished\":true}");
+		size_t len;
+		const char *name = tp_record_string(m->rec, &len);
+		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
+				       tp_clock_to_ns(m->rec[0].start), end_ns);
+		tp_json_lit(&out->j, ",\"args\":{\"unfinished\":true");
+		tp_stacks_write_args(out, m->rec);
+		tp_json_char(&out->j, '}');
+		tp_stacks_write_sf(out, m->rec);
 		tp_trace_event_close(out);
 	}
+	tp_nvtx_close(out, t, pid, end_ns);
 }
 
 static void write_step(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
@@ -153,6 +161,9 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 	switch (r->kind) {
 	case TP_REC_API: {
 		uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
+		/* Flows to GPU events: see collector/gpu.h. */
+		if (tp_gpu_flows_on)
+			tp_gpu_note_api(t->tid, r->start, b);
 		if (api_decoder) {
 			api_decoder->write_event(out, r, pid, t->tid, b, e);
 		} else {
@@ -175,34 +186,47 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 		marker_finish(out, t, r, pid);
 		break;
 	case TP_REC_MARKER:
-	case TP_REC_RANGE:
 		s = tp_record_string(r, &len);
 		tp_trace_complete_open(out, "user_annotation", s, len, pid, t->tid,
 				       tp_clock_to_ns(r->start), tp_clock_to_ns(r->end));
-		if (r->kind == TP_REC_RANGE && r->arg[1]) {
-			/* arg[1]: NVTX domain name pointer is not kept; the domain id is. */
-			tp_json_lit(&out->j, ",\"args\":{\"domain\":");
-			tp_json_u64(&out->j, r->arg[0]);
-			tp_json_char(&out->j, '}');
-		}
+		tp_stacks_write_fields(out, r);
 		tp_trace_event_close(out);
+		break;
+	case TP_REC_RANGE:
+		/* NVTX: pushes, pops, starts, ends and marks (collector/nvtx_conv.h). */
+		tp_nvtx_convert(out, t, r, pid);
 		break;
 	case TP_REC_INSTANT:
 		s = tp_record_string(r, &len);
-		tp_trace_instant(out, "user_annotation", s, len, pid, t->tid,
-				 tp_clock_to_ns(r->start));
+		tp_trace_instant_open(out, "user_annotation", s, len, pid, t->tid,
+				      tp_clock_to_ns(r->start));
+		tp_stacks_write_fields(out, r);
+		tp_trace_event_close(out);
 		break;
 	case TP_REC_COUNTER:
 		write_counter(out, t, r, pid);
 		break;
-	case TP_REC_THREAD_NAME:
+	case TP_REC_THREAD_NAME: {
+		/* The record is on the caller's ring but names thread arg[0] (0:
+		 * the caller), which may not have recorded anything yet: the name
+		 * is kept and applied when that thread's metadata is written. */
+		struct tp_thread *named = t;
 		s = tp_record_string(r, &len);
-		if (len >= sizeof(t->name))
-			len = sizeof(t->name) - 1;
-		memcpy(t->name, s, len);
-		t->name[len] = '\0';
-		t->named_by_user = 1;
+		if (r->arg[0] && (int64_t)r->arg[0] != t->tid) {
+			tp_nvtx_thread_name_set((int64_t)r->arg[0], s, len);
+			for (named = tp_threads_first(); named; named = named->next)
+				if ((int64_t)named->tid == (int64_t)r->arg[0])
+					break;
+			if (!named)
+				break;
+		}
+		if (len >= sizeof(named->name))
+			len = sizeof(named->name) - 1;
+		memcpy(named->name, s, len);
+		named->name[len] = '\0';
+		named->named_by_user = 1;
 		break;
+	}
 	default:
 		break;
 	}

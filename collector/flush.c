@@ -90,7 +90,7 @@ int tp_flush_register(const struct tp_flush_plugin *p)
 static int template_vars_step(const char *tmpl, uint64_t step, char *out, size_t outlen)
 {
 	struct tp_template_vars v = F.vars;
-	char err[300];
+	char err[600]; /* the template (up to 511 bytes) and the reason */
 	v.step = (int64_t)step;
 	if (tp_template_expand(tmpl, &v, out, outlen, err, sizeof(err)) < 0) {
 		tp_error("%s", err);
@@ -205,8 +205,9 @@ static void window_open(uint64_t first_step)
 	w->id = ++F.next_window_id;
 	w->first_step = first_step;
 	w->first_ns = UINT64_MAX;
-	if (template_vars_step(F.cfg.folder, first_step, w->folder, sizeof(w->folder)) ||
-	    part_open(w) < 0)
+	/* The file is created with the window's first event (on_record) or at
+	 * its save: a forked child that execs right away leaves no file. */
+	if (template_vars_step(F.cfg.folder, first_step, w->folder, sizeof(w->folder)))
 		w->failed = 1;
 	F.win[F.nwin++] = w;
 }
@@ -296,10 +297,16 @@ static void on_record(const struct tp_record *r, void *arg)
 		w->first_ns = b;
 	if (e > w->last_ns)
 		w->last_ns = e;
+	if (!w->nparts && part_open(w) < 0) {
+		w->failed = 1;
+		return;
+	}
 	/* Split before the JSON of this part passes the cap; the margin leaves
-	 * room for the metadata and footer written at the end. */
+	 * room for the metadata and footer written at the end.  Not after a
+	 * write error (disk full): more parts would only fail again, each with
+	 * its own message. */
 	if (__builtin_expect(w->cur->j.total + w->cur->j.len > F.max_part_bytes, 0) &&
-	    part_open(w) < 0) {
+	    !tp_json_error(&w->cur->j) && part_open(w) < 0) {
 		w->failed = 1;
 		return;
 	}
@@ -391,8 +398,9 @@ static void write_footer(struct tp_window *w, struct tp_trace *out, int part, ui
 	int n = 0;
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
 		int in = t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id == w->id;
-		uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
-		uint64_t dd = d - t->drops_attributed;
+		/* The window's share, snapshotted by attribute_drops(1): the
+		 * ring's counter keeps moving while the footer is written. */
+		uint64_t dd = t->drops_window;
 		if (!in && !dd)
 			continue;
 		if (n++)
@@ -424,8 +432,10 @@ static uint64_t attribute_drops(int commit)
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
 		uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
 		total += d - t->drops_attributed;
-		if (commit)
+		if (commit) {
+			t->drops_window = d - t->drops_attributed;
 			t->drops_attributed = d;
+		}
 	}
 	return total;
 }
@@ -480,11 +490,14 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 
 static void window_finalize(struct tp_window *w)
 {
-	uint64_t dropped = attribute_drops(0);
+	if (!w->failed && w->save && !w->nparts && part_open(w) < 0)
+		w->failed = 1;
 	if (!w->failed && w->save) {
 		if (w->first_ns == UINT64_MAX)
 			w->first_ns = w->last_ns = tp_clock_to_ns(tp_clock_now());
-		attribute_drops(1);
+		/* One snapshot for the total and the per-thread counts written in
+		 * the footer, so that they agree and no drop is skipped. */
+		uint64_t dropped = attribute_drops(1);
 		for (int i = 0; i < w->nparts; i++) {
 			char path[PATH_MAX];
 			int rc = part_finish(w, i, dropped, path, sizeof(path));
@@ -710,7 +723,23 @@ void tp_flush_finish(void)
 	if (atomic_load_explicit(&F.finished, memory_order_acquire))
 		return;
 	stop_thread();
+	/* The final save writes from the exiting thread, with the program's
+	 * signal mask: past RLIMIT_FSIZE a write raises SIGXFSZ, whose default
+	 * action would kill the process.  Block it so that the write fails with
+	 * EFBIG instead (logged), and discard the SIGXFSZ our write raised. */
+	sigset_t xfsz, old, pending;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	sigpending(&pending);
+	int was_pending = sigismember(&pending, SIGXFSZ) == 1;
 	final_save();
+	sigpending(&pending);
+	if (!was_pending && sigismember(&pending, SIGXFSZ) == 1) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&xfsz, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int tp_flush_finish_from_signal(int timeout_ms)

@@ -166,6 +166,12 @@ void tp_vlog(enum tp_log_level level, const char *fmt, va_list ap)
 		memcpy(line + 508, "...", 3);
 		len = 511;
 	}
+	/* One message is one line: a control character from a value (a
+	 * newline in a variable, a path) must not start a line that looks like
+	 * the program's own output. */
+	for (size_t i = plen; i < len; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
 	line[len++] = '\n';
 	const char *p = line;
 	while (len > 0) {

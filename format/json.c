@@ -9,6 +9,10 @@
 
 #include "format/sink.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Writing a Chrome trace is dominated by this file: a complete event is about
  * fifteen calls here.  So the per-event functions avoid printf entirely, and
  * the buffer check is a single comparison on the common path. */
@@ -135,59 +139,77 @@ void tp_json_raw_slow(struct tp_json *j, const char *s, size_t n)
 	}
 }
 
-static const uint64_t js_pow10[20] = {
-	1ull,
-	10ull,
-	100ull,
-	1000ull,
-	10000ull,
-	100000ull,
-	1000000ull,
-	10000000ull,
-	100000000ull,
-	1000000000ull,
-	10000000000ull,
-	100000000000ull,
-	1000000000000ull,
-	10000000000000ull,
-	100000000000000ull,
-	1000000000000000ull,
-	10000000000000000ull,
-	100000000000000000ull,
-	1000000000000000000ull,
-	10000000000000000000ull,
-};
+/* Integers are cut into groups of at most eight digits that fit in 32 bits,
+ * and each group into independent two-digit pairs: 32-bit divisions by
+ * constants are cheap multiplications, and the pairs do not wait on each
+ * other the way a digit-by-digit loop does. */
 
-/* Decimal digits in v, without a loop: log10(2) ~ 1233 / 4096 turns the bit
- * length into a first guess that is exact or one too high.  v | 1 keeps
- * clz defined for 0 and never crosses a power of ten (those are even). */
-static inline unsigned js_ndigits(uint64_t v)
+static inline void js_put2(char *d, uint32_t v) /* v < 100, two digits */
 {
-	unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
-	unsigned t = (bits * 1233u) >> 12;
-	return t + 1u - (v < js_pow10[t]);
+	memcpy(d, js_digits2 + 2 * v, 2);
 }
 
-/* Writes the decimal digits of v at d (exactly js_ndigits(v) bytes). */
-static inline char *js_put_u64(char *d, uint64_t v)
+static inline void js_put4(char *d, uint32_t v) /* v < 10000, four digits */
 {
-	unsigned n = js_ndigits(v);
-	char *p = d + n;
-	while (v >= 100) {
-		unsigned i = (unsigned)(v % 100) * 2;
-		v /= 100;
-		p -= 2;
-		p[0] = js_digits2[i];
-		p[1] = js_digits2[i + 1];
+	js_put2(d, v / 100);
+	js_put2(d + 2, v % 100);
+}
+
+static inline void js_put8(char *d, uint32_t v) /* v < 10^8, eight digits */
+{
+	js_put4(d, v / 10000);
+	js_put4(d + 4, v % 10000);
+}
+
+/* v < 10000 without leading zeros; returns the end. */
+static inline char *js_put_upto4(char *d, uint32_t v)
+{
+	if (v < 100) {
+		if (v < 10) {
+			*d = (char)('0' + v);
+			return d + 1;
+		}
+		js_put2(d, v);
+		return d + 2;
 	}
-	if (v >= 10) {
-		p -= 2;
-		p[0] = js_digits2[v * 2];
-		p[1] = js_digits2[v * 2 + 1];
+	uint32_t hi = v / 100, lo = v % 100;
+	if (hi < 10) {
+		*d = (char)('0' + hi);
+		js_put2(d + 1, lo);
+		return d + 3;
+	}
+	js_put2(d, hi);
+	js_put2(d + 2, lo);
+	return d + 4;
+}
+
+/* v < 10^8 without leading zeros; returns the end. */
+static inline char *js_put_upto8(char *d, uint32_t v)
+{
+	if (v < 10000)
+		return js_put_upto4(d, v);
+	d = js_put_upto4(d, v / 10000);
+	js_put4(d, v % 10000);
+	return d + 4;
+}
+
+/* The decimal digits of v at d (at most 20 bytes); returns the end. */
+static inline __attribute__((always_inline)) char *js_put_u64(char *d, uint64_t v)
+{
+	if (v < 100000000)
+		return js_put_upto8(d, (uint32_t)v);
+	uint64_t hi = v / 100000000;
+	uint32_t lo = (uint32_t)(v % 100000000);
+	if (hi < 100000000) {
+		d = js_put_upto8(d, (uint32_t)hi);
 	} else {
-		*--p = (char)('0' + v);
+		/* hi < 1.9 * 10^11: at most four more leading digits. */
+		d = js_put_upto4(d, (uint32_t)(hi / 100000000));
+		js_put8(d, (uint32_t)(hi % 100000000));
+		d += 8;
 	}
-	return d + n;
+	js_put8(d, lo);
+	return d + 8;
 }
 
 void tp_json_u64(struct tp_json *j, uint64_t v)
@@ -223,12 +245,11 @@ void tp_json_us(struct tp_json *j, int64_t ns)
 		*d++ = '-';
 		u = 0 - u;
 	}
-	unsigned frac = (unsigned)(u % 1000);
+	uint32_t frac = (uint32_t)(u % 1000);
 	d = js_put_u64(d, u / 1000);
 	d[0] = '.';
 	d[1] = (char)('0' + frac / 100);
-	d[2] = js_digits2[(frac % 100) * 2];
-	d[3] = js_digits2[(frac % 100) * 2 + 1];
+	js_put2(d + 2, frac % 100);
 	j->len = (size_t)(d + 4 - j->buf);
 }
 
@@ -444,6 +465,59 @@ size_t tp_json_escape(char *dst, const char *src, size_t n)
 	return w;
 }
 
+/* The common case, a name of plain ASCII (kernel, API and thread names):
+ * copies it a word at a time while checking it, the last word overlapping the
+ * one before instead of a byte loop.  Returns 1, or 0 when some byte needs
+ * the full escaper (which then rewrites dst from the start).  dst has room for
+ * at least n + 8 bytes (the caller reserved 6 * n). */
+static inline int js_copy_plain(char *dst, const unsigned char *src, size_t n)
+{
+	uint64_t w;
+	size_t i = 0;
+#if defined(__SSE2__)
+	/* Sixteen bytes per step.  A signed compare with 0x20 catches both the
+	 * control characters and every byte >= 0x80 (negative as signed). */
+	if (n >= 16) {
+		const __m128i sp = _mm_set1_epi8(0x20), qu = _mm_set1_epi8('"'),
+			      bs = _mm_set1_epi8('\\');
+		for (;; i += 16) {
+			if (i + 16 > n)
+				i = n - 16; /* the last block overlaps the one before */
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+			__m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, sp),
+						   _mm_or_si128(_mm_cmpeq_epi8(v, qu),
+								_mm_cmpeq_epi8(v, bs)));
+			if (_mm_movemask_epi8(bad))
+				return 0;
+			_mm_storeu_si128((__m128i *)(void *)(dst + i), v);
+			if (i + 16 == n)
+				return 1;
+		}
+	}
+#endif
+	if (n < 8) {
+		/* Too short for a word (and reading past the end is not allowed):
+		 * tolerate the per-byte loop. */
+		for (i = 0; i < n; i++) {
+			if (js_class[src[i]])
+				return 0;
+			dst[i] = (char)src[i];
+		}
+		return 1;
+	}
+	for (; i + 8 < n; i += 8) {
+		memcpy(&w, src + i, 8);
+		if (js_word_special(w))
+			return 0;
+		memcpy(dst + i, &w, 8);
+	}
+	memcpy(&w, src + n - 8, 8);
+	if (js_word_special(w))
+		return 0;
+	memcpy(dst + n - 8, &w, 8);
+	return 1;
+}
+
 /* Input processed per reservation, so that escaping a huge string needs at
  * most 6 * (JS_CHUNK + 3) + 2 bytes of buffer (well below TP_JSON_BUF). */
 #define JS_CHUNK 65536
@@ -457,7 +531,7 @@ void tp_json_strn(struct tp_json *j, const char *s, size_t n)
 			return;
 		size_t used;
 		d[0] = '"';
-		size_t w = js_escape_core(d + 1, u, n, n, &used);
+		size_t w = js_copy_plain(d + 1, u, n) ? n : js_escape_core(d + 1, u, n, n, &used);
 		d[1 + w] = '"';
 		j->len += w + 2;
 		return;

@@ -73,8 +73,8 @@ void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *nam
 	tp_json_us(j, end_ns >= start_ns ? (int64_t)(end_ns - start_ns) : 0);
 }
 
-void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
-		      int64_t pid, int64_t tid, uint64_t ts_ns)
+void tp_trace_instant_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			   int64_t pid, int64_t tid, uint64_t ts_ns)
 {
 	struct tp_json *j = &t->j;
 	tp_trace_event_open(t);
@@ -88,6 +88,12 @@ void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, siz
 	tp_json_i64(j, tid);
 	tp_json_char(j, ',');
 	tp_trace_ts(t, ts_ns);
+}
+
+void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+		      int64_t pid, int64_t tid, uint64_t ts_ns)
+{
+	tp_trace_instant_open(t, cat, name, nlen, pid, tid, ts_ns);
 	tp_trace_event_close(t);
 }
 

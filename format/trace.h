@@ -63,6 +63,10 @@ void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *nam
 /* An instant event (scope "t") with no args. */
 void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 		      int64_t pid, int64_t tid, uint64_t ts_ns);
+/* The same up to, not including, args and the closing brace (as
+ * tp_trace_complete_open()), for instants with fields of their own. */
+void tp_trace_instant_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+		      int64_t pid, int64_t tid, uint64_t ts_ns);
 
 /* A counter event: {"ph":"C","name":NAME,"pid":..,"tid":..,"ts":..,"args":{KEY:VALUE}}. */
 void tp_trace_counter(struct tp_trace *t, const char *name, size_t nlen, const char *key,

@@ -16,6 +16,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "format/template.h"
+#include "preload/hook.h"
+#include "preload/nvtx.h"
 
 static struct tp_config cfg;
 /* 0: not started or disabled; 1: recording machinery up.  Written by the
@@ -168,6 +170,9 @@ __attribute__((constructor)) static void tp_preload_init(void)
 	find_self_path();
 	if (tp_config_load(&cfg) < 0 || !cfg.enable)
 		goto out;
+	/* Before any NVTX call can read it: NVTX users report to us. */
+	tp_nvtx_setenv();
+	tp_hook_stack_depth = cfg.with_stack ? (int)cfg.stack_depth : 0;
 	if (!cfg.follow_exec)
 		strip_from_ld_preload();
 	char err[400];

@@ -1,5 +1,6 @@
 /* Call stacks for TRACEPROF_WITH_STACK: instruction pointers only on the
  * calling thread; symbolization happens on the flush thread. */
+#include <errno.h>
 #include <libunwind.h>
 #include <string.h>
 
@@ -29,7 +30,11 @@ void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const c
 	size_t room = (maxbytes - off) / 8 - 1;
 	int depth = tp_hook_stack_depth < (int)room ? tp_hook_stack_depth : (int)room;
 	void **ips = (void **)(p + off + 8);
+	/* libunwind may set errno (it probes addresses with syscalls); the hook
+	 * must leave the program's errno as it was. */
+	int saved = errno;
 	int n = unw_backtrace(ips, depth);
+	errno = saved;
 	if (n < 0)
 		n = 0;
 	memcpy(p + off, &(uint64_t){ (uint64_t)n }, 8);

@@ -9,8 +9,19 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 # Skips the test with a reason (exit 77, reported as SKIP by test/run-all).
 skip() { echo "SKIP: $*"; exit 77; }
 
+# The LD_PRELOAD value that loads the library under test.  Under a sanitizer
+# build (make check-asan / check-tsan set TP_SANITIZER=asan|tsan) the
+# sanitizer's runtime must come first in the initial library list.
+tp_preload_value() {
+	case "${TP_SANITIZER:-}" in
+	asan) echo "$(${CC:-gcc} -print-file-name=libasan.so):$TP_LIB" ;;
+	tsan) echo "$(${CC:-gcc} -print-file-name=libtsan.so):$TP_LIB" ;;
+	*) echo "$TP_LIB" ;;
+	esac
+}
+
 # Runs a command with the library preloaded.
-traced() { LD_PRELOAD="$TP_LIB" "$@"; }
+traced() { LD_PRELOAD="$(tp_preload_value)" "$@"; }
 
 # Validates every trace file given with the real JSON parser and the trace
 # checker (test/lib/tracecheck.py), printing a summary.

@@ -3,7 +3,9 @@
  * that the success paths can be traced without a GPU.  It prints what it
  * observes; test/integration/cuda_standin.sh runs it with and without
  * traceprof, requires the same output, and checks the trace. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -89,6 +89,42 @@ START_TEST(test_quotes_backslash)
 }
 END_TEST
 
+START_TEST(test_fast_path_positions)
+{
+	/* The plain-ASCII fast path works in 16- and 8-byte blocks whose last
+	 * one overlaps: put each kind of special byte at every position of
+	 * strings of every length up to 40 and compare with the byte-wise
+	 * escaper behind tp_json_escape(). */
+	static const char specials[] = { '\x01', '\x1f', '"', '\\', '\x80', '\xc3', '\xff', '\x7f' };
+	struct tp_json j;
+	ck_assert_int_eq(tp_json_init(&j, NULL), 0);
+	for (size_t n = 1; n <= 40; n++) {
+		for (size_t pos = 0; pos < n; pos++) {
+			for (size_t k = 0; k < sizeof(specials); k++) {
+				char in[41], want[6 * 41 + 3];
+				for (size_t i = 0; i < n; i++)
+					in[i] = (char)('A' + i % 26);
+				in[pos] = specials[k];
+				want[0] = '"';
+				size_t w = tp_json_escape(want + 1, in, n);
+				want[1 + w] = '"';
+				want[2 + w] = '\0';
+				ck_assert_str_eq(esc(&j, in, n), want);
+			}
+		}
+		char plain[41];
+		for (size_t i = 0; i < n; i++)
+			plain[i] = (char)('a' + i % 26);
+		plain[n] = '\0';
+		jreset(&j);
+		tp_json_str(&j, plain);
+		ck_assert_uint_eq(j.len, n + 2);
+		ck_assert_int_eq(memcmp(j.buf + 1, plain, n), 0);
+	}
+	tp_json_free(&j);
+}
+END_TEST
+
 START_TEST(test_utf8_valid)
 {
 	static const char *const ok[] = {
@@ -540,6 +576,7 @@ static Suite *json_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_control_chars);
 	tcase_add_test(tc, test_quotes_backslash);
+	tcase_add_test(tc, test_fast_path_positions);
 	tcase_add_test(tc, test_utf8_valid);
 	tcase_add_test(tc, test_utf8_invalid);
 	tcase_add_test(tc, test_escape_function);

@@ -1,0 +1,736 @@
+/* CUPTI activity records -> Kineto-style GPU events and ac2g flows (see
+ * collector/gpu.h).  Flush thread only: no locks. */
+#include "collector/gpu.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+#if defined(__has_include)
+#if __has_include(<cupti_activity.h>)
+#include <cupti_activity.h>
+#define TP_GPU_HAVE_CUPTI 1
+#endif
+#endif
+
+int tp_gpu_flows_on;
+
+/* ---- a small open-addressing map: uint64 key (0 = empty) -> two values -- */
+
+struct map {
+	uint64_t *keys;
+	uint64_t *val, *aux;
+	size_t cap, n;
+};
+
+/* Caps memory if a program launches millions of kernels while flows can
+ * never be matched (e.g. a window that is never saved). */
+#define MAP_MAX_CAP (1u << 23)
+
+static uint64_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return k;
+}
+
+static void map_free(struct map *m)
+{
+	free(m->keys);
+	free(m->val);
+	free(m->aux);
+	memset(m, 0, sizeof(*m));
+}
+
+static int map_put(struct map *m, uint64_t k, uint64_t v, uint64_t a);
+
+static int map_grow(struct map *m, size_t cap)
+{
+	struct map g = { 0 };
+	g.keys = calloc(cap, sizeof(uint64_t));
+	g.val = malloc(cap * sizeof(uint64_t));
+	g.aux = malloc(cap * sizeof(uint64_t));
+	if (!g.keys || !g.val || !g.aux) {
+		map_free(&g);
+		return -1;
+	}
+	g.cap = cap;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			map_put(&g, m->keys[i], m->val[i], m->aux[i]);
+	map_free(m);
+	*m = g;
+	return 0;
+}
+
+/* Returns 0, or -1 when the map is full (the entry is not kept). */
+static int map_put(struct map *m, uint64_t k, uint64_t v, uint64_t a)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		if (m->cap >= MAP_MAX_CAP || map_grow(m, m->cap ? m->cap * 2 : 1024) < 0)
+			return -1;
+	}
+	size_t mask = m->cap - 1;
+	for (size_t i = hash64(k) & mask;; i = (i + 1) & mask) {
+		if (m->keys[i] == k || !m->keys[i]) {
+			if (!m->keys[i])
+				m->n++;
+			m->keys[i] = k;
+			m->val[i] = v;
+			m->aux[i] = a;
+			return 0;
+		}
+	}
+}
+
+static uint64_t *map_get(struct map *m, uint64_t k, uint64_t **aux)
+{
+	if (!m->cap)
+		return NULL;
+	size_t mask = m->cap - 1;
+	for (size_t i = hash64(k) & mask; m->keys[i]; i = (i + 1) & mask)
+		if (m->keys[i] == k) {
+			if (aux)
+				*aux = &m->aux[i];
+			return &m->val[i];
+		}
+	return NULL;
+}
+
+/* Rebuilds m with only the entries keep() accepts (deletion without
+ * tombstones; done once per window, never per event). */
+static void map_filter(struct map *m, int (*keep)(uint64_t k, uint64_t v, uint64_t a, void *c),
+		       void *ctx)
+{
+	struct map old = *m;
+	memset(m, 0, sizeof(*m));
+	size_t live = 0;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.keys[i] && keep(old.keys[i], old.val[i], old.aux[i], ctx))
+			live++;
+	size_t cap = 1024;
+	while (cap < live * 2 + 2)
+		cap *= 2;
+	if (live && map_grow(m, cap) == 0)
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.keys[i] && keep(old.keys[i], old.val[i], old.aux[i], ctx))
+				map_put(m, old.keys[i], old.val[i], old.aux[i]);
+	map_free(&old);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+enum gev_kind { GEV_KERNEL = 1, GEV_MEMCPY = 2, GEV_MEMSET = 3, GEV_SYNC = 4 };
+
+struct gev {
+	uint64_t start, end; /* CLOCK_MONOTONIC ns */
+	uint64_t bytes;
+	const char *name; /* interned (kernels only) */
+	uint32_t kind, device, context, stream, corr;
+	int32_t grid[3], block[3];
+	uint32_t regs, shared;
+	uint8_t copy_kind, src_kind, dst_kind;
+	uint16_t mem_kind;
+	uint32_t sync_type;
+};
+
+/* At most this many parsed events wait for their window (about 100 MB);
+ * beyond it the oldest are lost and counted. */
+#define MAX_PENDING (1u << 20)
+
+static struct {
+	struct gev *ev;
+	size_t n, cap;
+	uint64_t lost;
+	int64_t clock_offset;
+	struct map corr; /* CUPTI correlation + 1 -> external id; aux = time noted */
+	struct map api;	 /* external id -> API start ns; aux unused */
+	struct map names; /* CUPTI name pointer -> struct kname * */
+	uint32_t ctx_dev[256]; /* context id -> device + 1, from kernel/copy records */
+	struct tp_gpu_device dev[TP_GPU_MAX_DEVICES];
+	int have_dev[TP_GPU_MAX_DEVICES];
+	char *props_json;
+} G;
+
+struct kname {
+	char *mangled;
+	char *shown;
+};
+
+static void names_free(void)
+{
+	for (size_t i = 0; i < G.names.cap; i++)
+		if (G.names.keys[i]) {
+			struct kname *k = (struct kname *)(uintptr_t)G.names.val[i];
+			free(k->mangled);
+			if (k->shown != k->mangled)
+				free(k->shown);
+			free(k);
+		}
+	map_free(&G.names);
+}
+
+void tp_gpu_reset(void)
+{
+	free(G.ev);
+	map_free(&G.corr);
+	map_free(&G.api);
+	names_free();
+	free(G.props_json);
+	memset(&G, 0, sizeof(G));
+}
+
+void tp_gpu_set_clock_offset(int64_t offset_ns)
+{
+	G.clock_offset = offset_ns;
+}
+
+uint64_t tp_gpu_pending(void)
+{
+	return G.n;
+}
+
+uint64_t tp_gpu_lost(void)
+{
+	return G.lost;
+}
+
+/* ---- kernel names ------------------------------------------------------- */
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static char *demangle(const char *s)
+{
+	static int looked;
+	static demangle_fn fn;
+	if (strncmp(s, "_Z", 2))
+		return NULL;
+	if (!looked) {
+		looked = 1;
+		/* Present in every C++ program (PyTorch); absent in plain C ones,
+		 * which then show the mangled name, as nsys does without it. */
+		fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	}
+	if (!fn)
+		return NULL;
+	int status = -1;
+	char *out = fn(s, NULL, NULL, &status);
+	if (status != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+const char *tp_gpu_intern_kernel_name(const char *mangled)
+{
+	if (!mangled)
+		return "kernel";
+	uint64_t key = (uint64_t)(uintptr_t)mangled;
+	uint64_t *v = map_get(&G.names, key, NULL);
+	if (v) {
+		struct kname *k = (struct kname *)(uintptr_t)*v;
+		/* CUPTI keeps one name string per kernel; a module unload may reuse
+		 * the address for another one. */
+		if (!strcmp(k->mangled, mangled))
+			return k->shown;
+	}
+	struct kname *k = calloc(1, sizeof(*k));
+	if (!k || !(k->mangled = strdup(mangled))) {
+		free(k);
+		return "kernel";
+	}
+	k->shown = demangle(mangled);
+	if (!k->shown)
+		k->shown = k->mangled;
+	if (v) {
+		/* Replace the stale entry; the old strings stay (rare, tiny). */
+		*v = (uint64_t)(uintptr_t)k;
+	} else if (map_put(&G.names, key, (uint64_t)(uintptr_t)k, 0) < 0) {
+		/* Too many distinct kernels to remember: keep it unindexed. */
+	}
+	return k->shown;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+static struct gev *new_event(void)
+{
+	if (G.n == G.cap) {
+		if (G.cap >= MAX_PENDING) {
+			/* Lose the oldest event to keep the newest. */
+			memmove(G.ev, G.ev + 1, (G.n - 1) * sizeof(*G.ev));
+			G.n--;
+			G.lost++;
+		} else {
+			size_t cap = G.cap ? G.cap * 2 : 4096;
+			struct gev *ev = realloc(G.ev, cap * sizeof(*ev));
+			if (!ev) {
+				G.lost++;
+				return NULL;
+			}
+			G.ev = ev;
+			G.cap = cap;
+		}
+	}
+	struct gev *e = &G.ev[G.n++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+static uint64_t gpu_ns(uint64_t t)
+{
+	return (uint64_t)((int64_t)t - G.clock_offset);
+}
+
+static void note_ctx(uint32_t ctx, uint32_t dev)
+{
+	if (ctx < 256)
+		G.ctx_dev[ctx] = dev + 1;
+}
+
+int tp_gpu_parse_record(const void *record)
+{
+#ifdef TP_GPU_HAVE_CUPTI
+	const CUpti_Activity *a = record;
+	struct gev *e;
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = record;
+		if (!(e = new_event()))
+			return 0;
+		e->kind = GEV_KERNEL;
+		e->start = gpu_ns(k->start);
+		e->end = gpu_ns(k->end);
+		e->device = k->deviceId;
+		e->context = k->contextId;
+		e->stream = k->streamId;
+		e->corr = k->correlationId;
+		e->name = tp_gpu_intern_kernel_name(k->name);
+		e->grid[0] = k->gridX;
+		e->grid[1] = k->gridY;
+		e->grid[2] = k->gridZ;
+		e->block[0] = k->blockX;
+		e->block[1] = k->blockY;
+		e->block[2] = k->blockZ;
+		e->regs = k->registersPerThread;
+		e->shared = (uint32_t)(k->staticSharedMemory + k->dynamicSharedMemory);
+		note_ctx(k->contextId, k->deviceId);
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = record;
+		if (!(e = new_event()))
+			return 0;
+		e->kind = GEV_MEMCPY;
+		e->start = gpu_ns(m->start);
+		e->end = gpu_ns(m->end);
+		e->device = m->deviceId;
+		e->context = m->contextId;
+		e->stream = m->streamId;
+		e->corr = m->correlationId;
+		e->bytes = m->bytes;
+		e->copy_kind = m->copyKind;
+		e->src_kind = m->srcKind;
+		e->dst_kind = m->dstKind;
+		note_ctx(m->contextId, m->deviceId);
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = record;
+		if (!(e = new_event()))
+			return 0;
+		e->kind = GEV_MEMSET;
+		e->start = gpu_ns(m->start);
+		e->end = gpu_ns(m->end);
+		e->device = m->deviceId;
+		e->context = m->contextId;
+		e->stream = m->streamId;
+		e->corr = m->correlationId;
+		e->bytes = m->bytes;
+		e->mem_kind = m->memoryKind;
+		note_ctx(m->contextId, m->deviceId);
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *s = record;
+		if (!(e = new_event()))
+			return 0;
+		e->kind = GEV_SYNC;
+		e->start = gpu_ns(s->start);
+		e->end = gpu_ns(s->end);
+		e->context = s->contextId;
+		/* The record has no device: the context's, learned from the
+		 * kernels and copies, at write time. */
+		e->device = UINT32_MAX;
+		e->stream = s->streamId;
+		e->corr = s->correlationId;
+		e->sync_type = (uint32_t)s->type;
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+		const CUpti_ActivityExternalCorrelation *x = record;
+		if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+			return 0;
+		map_put(&G.corr, (uint64_t)x->correlationId + 1, x->externalId,
+			tp_clock_monotonic_ns());
+		return 1;
+	}
+	default:
+		return 0;
+	}
+#else
+	(void)record;
+	return 0;
+#endif
+}
+
+void tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns)
+{
+	map_put(&G.api, tp_gpu_ext_id(tid, start_ticks), start_ns, 0);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static const char *memcpy_kind_str(unsigned k)
+{
+	static const char *const s[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					 "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP" };
+	return k < sizeof(s) / sizeof(s[0]) ? s[k] : "Unknown";
+}
+
+static const char *memory_kind_str(unsigned k)
+{
+	static const char *const s[] = { "Unknown", "Pageable", "Pinned",	 "Device",
+					 "Array",   "Managed",	"Device Static", "Managed Static" };
+	return k < sizeof(s) / sizeof(s[0]) ? s[k] : "Unknown";
+}
+
+static const char *sync_type_str(unsigned k)
+{
+	static const char *const s[] = { "Unknown", "Event Sync", "Stream Wait Event",
+					 "Stream Sync", "Context Sync" };
+	return k < sizeof(s) / sizeof(s[0]) ? s[k] : "Unknown";
+}
+
+static uint32_t event_device(const struct gev *e)
+{
+	if (e->device != UINT32_MAX)
+		return e->device;
+	if (e->context < 256 && G.ctx_dev[e->context])
+		return G.ctx_dev[e->context] - 1;
+	return 0;
+}
+
+static void common_args(struct tp_json *j, const struct gev *e, uint32_t dev)
+{
+	tp_json_lit(j, ",\"args\":{\"device\":");
+	tp_json_u64(j, dev);
+	tp_json_lit(j, ",\"context\":");
+	tp_json_u64(j, e->context);
+	tp_json_lit(j, ",\"stream\":");
+	tp_json_i64(j, (int32_t)e->stream);
+	tp_json_lit(j, ",\"correlation\":");
+	tp_json_u64(j, e->corr);
+}
+
+static void write_int3(struct tp_json *j, const char *key, const int32_t v[3])
+{
+	tp_json_lit(j, key);
+	tp_json_char(j, '[');
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			tp_json_char(j, ',');
+		tp_json_i64(j, v[i]);
+	}
+	tp_json_char(j, ']');
+}
+
+/* Kineto's occupancy columns.  The estimate takes the per-SM limits of
+ * threads, blocks, registers and shared memory (no allocation granularity),
+ * so it may read a little high; Kineto's is CUDA's occupancy calculator. */
+static void kernel_occupancy(struct tp_json *j, const struct gev *e, uint32_t dev)
+{
+	if (dev >= TP_GPU_MAX_DEVICES || !G.have_dev[dev] || G.dev[dev].num_sms <= 0 ||
+	    G.dev[dev].warp_size <= 0)
+		return;
+	const struct tp_gpu_device *d = &G.dev[dev];
+	double blocks = (double)e->grid[0] * e->grid[1] * e->grid[2];
+	uint64_t threads = (uint64_t)e->block[0] * (uint64_t)e->block[1] * (uint64_t)e->block[2];
+	double blocks_per_sm = blocks / d->num_sms;
+	uint64_t warps_per_block = (threads + (uint64_t)d->warp_size - 1) / (uint64_t)d->warp_size;
+	double warps_per_sm = blocks_per_sm * (double)warps_per_block;
+	tp_json_lit(j, ",\"blocks per SM\":");
+	tp_json_double(j, blocks_per_sm);
+	tp_json_lit(j, ",\"warps per SM\":");
+	tp_json_double(j, warps_per_sm);
+	if (!threads || d->max_threads_per_sm <= 0)
+		return;
+	uint64_t limit = (uint64_t)d->max_threads_per_sm / threads;
+	if (d->max_blocks_per_sm > 0 && (uint64_t)d->max_blocks_per_sm < limit)
+		limit = (uint64_t)d->max_blocks_per_sm;
+	if (e->regs && d->regs_per_sm > 0) {
+		uint64_t r = (uint64_t)d->regs_per_sm / ((uint64_t)e->regs * threads);
+		if (r < limit)
+			limit = r;
+	}
+	if (e->shared && d->shared_per_sm > 0) {
+		uint64_t s = (uint64_t)d->shared_per_sm / e->shared;
+		if (s < limit)
+			limit = s;
+	}
+	double active = blocks_per_sm < (double)limit ? blocks_per_sm : (double)limit;
+	double max_warps = (double)d->max_threads_per_sm / d->warp_size;
+	double occ = active * (double)warps_per_block / max_warps;
+	if (occ > 1.0)
+		occ = 1.0;
+	tp_json_lit(j, ",\"est. achieved occupancy %\":");
+	tp_json_i64(j, (int64_t)(0.5 + occ * 100.0));
+}
+
+static void bandwidth(struct tp_json *j, const struct gev *e)
+{
+	tp_json_lit(j, ",\"bytes\":");
+	tp_json_u64(j, e->bytes);
+	tp_json_lit(j, ",\"memory bandwidth (GB/s)\":");
+	if (e->end > e->start)
+		tp_json_double(j, (double)e->bytes / (double)(e->end - e->start));
+	else
+		tp_json_lit(j, "\"N/A\"");
+}
+
+static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev)
+{
+	struct tp_json *j = &out->j;
+	char name[128];
+	const char *cat;
+	const char *n = name;
+	switch (e->kind) {
+	case GEV_KERNEL:
+		cat = "kernel";
+		n = e->name;
+		break;
+	case GEV_MEMCPY:
+		cat = "gpu_memcpy";
+		tp_format(name, sizeof(name), "Memcpy %s (%s -> %s)", memcpy_kind_str(e->copy_kind),
+			  memory_kind_str(e->src_kind), memory_kind_str(e->dst_kind));
+		break;
+	case GEV_MEMSET:
+		cat = "gpu_memset";
+		tp_format(name, sizeof(name), "Memset (%s)", memory_kind_str(e->mem_kind));
+		break;
+	default:
+		cat = "cuda_sync";
+		n = sync_type_str(e->sync_type);
+		break;
+	}
+	tp_trace_complete_open(out, cat, n, strlen(n), (int64_t)dev, (int32_t)e->stream, e->start,
+			       e->end);
+	common_args(j, e, dev);
+	if (e->kind == GEV_KERNEL) {
+		tp_json_lit(j, ",\"registers per thread\":");
+		tp_json_u64(j, e->regs);
+		tp_json_lit(j, ",\"shared memory\":");
+		tp_json_u64(j, e->shared);
+		write_int3(j, ",\"grid\":", e->grid);
+		write_int3(j, ",\"block\":", e->block);
+		kernel_occupancy(j, e, dev);
+	} else if (e->kind == GEV_MEMCPY || e->kind == GEV_MEMSET) {
+		bandwidth(j, e);
+	} else {
+		tp_json_lit(j, ",\"cuda_sync_kind\":");
+		tp_json_str(j, sync_type_str(e->sync_type));
+	}
+	tp_json_lit(j, "}}");
+}
+
+static void write_flow(struct tp_trace *out, char ph, uint32_t id, int64_t pid, int64_t tid,
+		       uint64_t ts)
+{
+	struct tp_json *j = &out->j;
+	tp_trace_event_open(out);
+	tp_json_lit(j, ph == 's' ? "\"ph\":\"s\"" : "\"ph\":\"f\",\"bp\":\"e\"");
+	tp_json_lit(j, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+	tp_json_u64(j, id);
+	tp_json_lit(j, ",\"pid\":");
+	tp_json_i64(j, pid);
+	tp_json_lit(j, ",\"tid\":");
+	tp_json_i64(j, tid);
+	tp_json_char(j, ',');
+	tp_trace_ts(out, ts);
+	tp_json_char(j, '}');
+}
+
+/* GPU processes sort after every host process (Kineto does the same). */
+#define GPU_SORT_BASE 5000000
+
+struct track {
+	uint32_t dev;
+	int32_t stream;
+};
+
+static int keep_api(uint64_t k, uint64_t v, uint64_t a, void *ctx)
+{
+	(void)k;
+	(void)a;
+	return v > *(uint64_t *)ctx;
+}
+
+static int keep_corr(uint64_t k, uint64_t v, uint64_t a, void *ctx)
+{
+	(void)k;
+	(void)v;
+	/* aux: the time it was noted; 0 once its GPU event is written. */
+	return a != 0 && a > *(uint64_t *)ctx;
+}
+
+void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+			  int64_t pid)
+{
+	struct track tracks[512];
+	int ntracks = 0;
+	uint64_t devs = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < G.n; i++) {
+		struct gev *e = &G.ev[i];
+		uint64_t *aux = NULL;
+		uint64_t *ext = map_get(&G.corr, (uint64_t)e->corr + 1, &aux);
+		uint64_t *api = ext ? map_get(&G.api, *ext, NULL) : NULL;
+		int in_api = api && *api >= first_ns && *api <= last_ns;
+		int in_gpu = e->start >= first_ns && e->start <= last_ns;
+		if (!in_api && !in_gpu) {
+			/* Older than this window: no later window wants it. */
+			if (e->start > last_ns || (api && *api > last_ns))
+				G.ev[k++] = *e;
+			else if (aux)
+				*aux = 0;
+			continue;
+		}
+		uint32_t dev = event_device(e);
+		write_event(out, e, dev);
+		if (in_api) {
+			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
+			write_flow(out, 's', e->corr, pid, tid, *api);
+			write_flow(out, 'f', e->corr, (int64_t)dev, (int32_t)e->stream, e->start);
+		}
+		if (aux)
+			*aux = 0;
+		if (dev < 64)
+			devs |= 1ull << dev;
+		int seen = 0;
+		for (int t = 0; t < ntracks && !seen; t++)
+			seen = tracks[t].dev == dev && tracks[t].stream == (int32_t)e->stream;
+		if (!seen && ntracks < (int)(sizeof(tracks) / sizeof(tracks[0])))
+			tracks[ntracks++] = (struct track){ dev, (int32_t)e->stream };
+	}
+	G.n = k;
+	for (uint32_t d = 0; d < 64; d++) {
+		if (!(devs & (1ull << d)))
+			continue;
+		char name[32];
+		tp_format(name, sizeof(name), "GPU %u", d);
+		tp_trace_meta_name(out, "process_name", d, 0, name);
+		tp_trace_meta_sort(out, "process_sort_index", d, 0, GPU_SORT_BASE + d);
+	}
+	for (int t = 0; t < ntracks; t++) {
+		char name[32];
+		tp_format(name, sizeof(name), "stream %d", tracks[t].stream);
+		tp_trace_meta_name(out, "thread_name", tracks[t].dev, tracks[t].stream, name);
+		tp_trace_meta_sort(out, "thread_sort_index", tracks[t].dev, tracks[t].stream,
+				   tracks[t].stream);
+	}
+	/* API records up to this window's end were written here or into an
+	 * earlier window: no later window can link to them. */
+	map_filter(&G.api, keep_api, &last_ns);
+	uint64_t zero = 0;
+	map_filter(&G.corr, keep_corr, &zero);
+}
+
+void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
+{
+	uint64_t before = now_ns > keep_ns ? now_ns - keep_ns : 0;
+	size_t k = 0;
+	for (size_t i = 0; i < G.n; i++)
+		if (G.ev[i].end >= before)
+			G.ev[k++] = G.ev[i];
+	G.n = k;
+	map_filter(&G.api, keep_api, &before);
+	map_filter(&G.corr, keep_corr, &before);
+}
+
+/* ---- device properties -------------------------------------------------- */
+
+void tp_gpu_set_device(int index, const struct tp_gpu_device *d)
+{
+	if (index < 0 || index >= TP_GPU_MAX_DEVICES)
+		return;
+	G.dev[index] = *d;
+	G.have_dev[index] = 1;
+	free(G.props_json);
+	G.props_json = NULL;
+}
+
+const char *tp_gpu_device_properties_json(void)
+{
+	if (G.props_json)
+		return G.props_json;
+	struct tp_json j;
+	if (tp_json_init(&j, NULL) < 0)
+		return NULL;
+	int n = 0;
+	tp_json_char(&j, '[');
+	for (int i = 0; i < TP_GPU_MAX_DEVICES; i++) {
+		if (!G.have_dev[i])
+			continue;
+		const struct tp_gpu_device *d = &G.dev[i];
+		if (n++)
+			tp_json_char(&j, ',');
+		tp_json_lit(&j, "{\"id\":");
+		tp_json_i64(&j, i);
+		tp_json_lit(&j, ",\"name\":");
+		tp_json_str(&j, d->name);
+		tp_json_lit(&j, ",\"totalGlobalMem\":");
+		tp_json_u64(&j, d->total_global_mem);
+		const struct {
+			const char *key;
+			int v;
+		} f[] = {
+			{ "computeMajor", d->compute_major },
+			{ "computeMinor", d->compute_minor },
+			{ "maxThreadsPerBlock", d->max_threads_per_block },
+			{ "maxThreadsPerMultiprocessor", d->max_threads_per_sm },
+			{ "regsPerBlock", d->regs_per_block },
+			{ "warpSize", d->warp_size },
+			{ "sharedMemPerBlock", d->shared_per_block },
+			{ "numSms", d->num_sms },
+			{ "regsPerMultiprocessor", d->regs_per_sm },
+			{ "sharedMemPerBlockOptin", d->shared_per_block_optin },
+			{ "sharedMemPerMultiprocessor", d->shared_per_sm },
+		};
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+			tp_json_lit(&j, ",\"");
+			tp_json_lit(&j, f[k].key);
+			tp_json_lit(&j, "\":");
+			tp_json_i64(&j, f[k].v);
+		}
+		tp_json_char(&j, '}');
+	}
+	tp_json_char(&j, ']');
+	if (!n || tp_json_error(&j)) {
+		tp_json_free(&j);
+		return NULL;
+	}
+	char *s = malloc(j.len + 1);
+	if (s) {
+		memcpy(s, j.buf, j.len);
+		s[j.len] = '\0';
+	}
+	tp_json_free(&j);
+	G.props_json = s;
+	return s;
+}

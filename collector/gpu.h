@@ -1,0 +1,94 @@
+/* The GPU side of a trace: CUPTI activity records turned into Kineto-style
+ * events, and the launch-to-kernel flow arrows (flush thread only).
+ *
+ * Nothing here calls CUDA or CUPTI: preload/cupti.c loads CUPTI and hands
+ * every activity record it receives to tp_gpu_parse_record(), so this file is
+ * unit-tested with records built by hand from cupti_activity.h.
+ *
+ * Correlation.  An intercepted launch or copy pushes the external id
+ * tp_gpu_ext_id(tid, start) around the real call, where start is the clock
+ * ticks of its API record.  CUPTI's EXTERNAL_CORRELATION records map its own
+ * correlation id to that external id; the API record, when it is converted
+ * (collector/convert.c), is noted under the same id with its time.  A GPU
+ * event whose correlation leads to a noted API record in the window gets a
+ * flow arrow from that API event. */
+#ifndef TP_COLLECTOR_GPU_H
+#define TP_COLLECTOR_GPU_H
+
+#include <stdint.h>
+
+#include "format/json.h"
+#include "format/trace.h"
+
+/* Bits 63..42: thread id (Linux pid_max is at most 2^22); bits 41..0: the low
+ * ticks of the API record's start.  Unique per thread for 2^42 ticks (about
+ * 24 minutes at 3 GHz), far longer than a launch waits for its kernel. */
+#define TP_GPU_EXT_TICK_BITS 42
+static inline uint64_t tp_gpu_ext_id(int64_t tid, uint64_t start_ticks)
+{
+	return ((uint64_t)tid << TP_GPU_EXT_TICK_BITS) |
+	       (start_ticks & ((1ull << TP_GPU_EXT_TICK_BITS) - 1));
+}
+
+/* Set (once, before the first window is written) when CUPTI is active, so
+ * that convert.c notes API records for flows; 0 costs nothing. */
+extern int tp_gpu_flows_on;
+
+/* What one device looks like, as Kineto's deviceProperties lists it. */
+struct tp_gpu_device {
+	char name[256];
+	uint64_t total_global_mem;
+	int compute_major, compute_minor;
+	int max_threads_per_block, max_threads_per_sm;
+	int regs_per_block, warp_size;
+	int shared_per_block, num_sms, regs_per_sm;
+	int shared_per_block_optin, shared_per_sm;
+	int max_blocks_per_sm;
+};
+
+#define TP_GPU_MAX_DEVICES 64
+
+/* Forgets every event, mapping and device (tests; after fork). */
+void tp_gpu_reset(void);
+
+/* GPU timestamps minus this are CLOCK_MONOTONIC nanoseconds: 0 when CUPTI
+ * uses our timestamp callback, CLOCK_REALTIME - CLOCK_MONOTONIC when it could
+ * not be registered (CUPTI's own clock is CLOCK_REALTIME on Linux). */
+void tp_gpu_set_clock_offset(int64_t offset_ns);
+
+/* Parses one CUPTI activity record (a CUpti_Activity *).  Returns 1 when it
+ * was kept, 0 when its kind is not one of ours (API records, ...). */
+int tp_gpu_parse_record(const void *record);
+
+/* Events parsed and kept but not yet written or discarded. */
+uint64_t tp_gpu_pending(void);
+
+/* Events discarded unwritten because the pending list was full. */
+uint64_t tp_gpu_lost(void);
+
+/* convert.c: an API record of thread tid that started at start_ticks
+ * (start_ns once converted) was written into the current window. */
+void tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns);
+
+/* Writes the GPU events, their flows, and the GPU tracks' metadata for the
+ * window [first_ns, last_ns] of host process pid, then forgets what no later
+ * window can need. */
+void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+			  int64_t pid);
+
+/* Forgets events and mappings older than now_ns - keep_ns (nothing is
+ * recording, so no window can still want them). */
+void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns);
+
+/* Device properties, by device index (CUPTI's deviceId). */
+void tp_gpu_set_device(int index, const struct tp_gpu_device *d);
+
+/* Kineto's "deviceProperties" array text, or NULL when no device is known.
+ * Valid until the next tp_gpu_set_device() or tp_gpu_reset(). */
+const char *tp_gpu_device_properties_json(void);
+
+/* Names a kernel by its mangled name, demangled when the process has a C++
+ * runtime (__cxa_demangle); the result is interned for the process. */
+const char *tp_gpu_intern_kernel_name(const char *mangled);
+
+#endif

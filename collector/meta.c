@@ -1,0 +1,57 @@
+#include "collector/meta.h"
+
+#include <stdatomic.h>
+
+#include "collector/flush.h"
+
+/* Set by the CUDA module on the program's threads, read by the flush thread:
+ * two independent values, so relaxed accesses are enough (a file written
+ * just before the call may miss them, which is what "when known" means). */
+static _Atomic int meta_cuda_runtime, meta_cuda_driver;
+
+void tp_meta_set_cuda_versions(int runtime, int driver)
+{
+	if (runtime > 0)
+		atomic_store_explicit(&meta_cuda_runtime, runtime, memory_order_relaxed);
+	if (driver > 0)
+		atomic_store_explicit(&meta_cuda_driver, driver, memory_order_relaxed);
+}
+
+static void meta_write_versions(struct tp_json *j, const char *sep)
+{
+	int rt = atomic_load_explicit(&meta_cuda_runtime, memory_order_relaxed);
+	int drv = atomic_load_explicit(&meta_cuda_driver, memory_order_relaxed);
+	if (rt) {
+		tp_json_lit(j, sep);
+		tp_json_lit(j, "\"cuda_runtime_version\":");
+		tp_json_i64(j, rt);
+	}
+	if (drv) {
+		tp_json_lit(j, sep);
+		tp_json_lit(j, "\"cuda_driver_version\":");
+		tp_json_i64(j, drv);
+	}
+}
+
+static void meta_footer(struct tp_json *j)
+{
+	meta_write_versions(j, ",");
+}
+
+static void meta_toplevel(struct tp_json *j)
+{
+	meta_write_versions(j, ",\n  ");
+}
+
+static const struct tp_flush_plugin meta_plugin = {
+	.name = "meta",
+	.footer = meta_footer,
+	.toplevel = meta_toplevel,
+};
+
+/* Priority 200: registered before the library's constructor starts the
+ * flush thread (collector/flush.h). */
+__attribute__((constructor(200))) static void meta_register(void)
+{
+	tp_flush_register(&meta_plugin);
+}

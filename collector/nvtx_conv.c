@@ -1,0 +1,295 @@
+#include "collector/nvtx_conv.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/convert.h"
+#include "common/clock.h"
+
+/* ---- registries (written by program threads) --------------------------- */
+
+#define MAX_DOMAINS 256
+#define DOMAIN_NAME 128
+#define MAX_THREAD_NAMES 1024
+#define THREAD_NAME 64
+
+/* A slot is claimed with fetch_add, filled, then published: the release
+ * store of `ready` (domains) or `tid` (threads) pairs with the acquire load
+ * of the reader, so a reader never sees a half-written name. */
+static struct {
+	_Atomic int ready;
+	char name[DOMAIN_NAME];
+} domains[MAX_DOMAINS];
+static _Atomic uint32_t ndomains;
+
+static struct {
+	_Atomic int64_t tid; /* 0 until published */
+	char name[THREAD_NAME];
+} tnames[MAX_THREAD_NAMES];
+static _Atomic uint32_t ntnames;
+
+uint32_t tp_nvtx_domain_add(const char *name, size_t len)
+{
+	uint32_t i = atomic_fetch_add_explicit(&ndomains, 1, memory_order_relaxed);
+	if (i >= MAX_DOMAINS)
+		return 0;
+	if (len >= DOMAIN_NAME)
+		len = DOMAIN_NAME - 1;
+	memcpy(domains[i].name, name, len);
+	domains[i].name[len] = '\0';
+	/* Pairs with the acquire load in tp_nvtx_domain_name(). */
+	atomic_store_explicit(&domains[i].ready, 1, memory_order_release);
+	return i + 1;
+}
+
+const char *tp_nvtx_domain_name(uint32_t id)
+{
+	if (id == 0 || id > MAX_DOMAINS)
+		return NULL;
+	if (!atomic_load_explicit(&domains[id - 1].ready, memory_order_acquire))
+		return NULL;
+	return domains[id - 1].name;
+}
+
+void tp_nvtx_thread_name_set(int64_t tid, const char *name, size_t len)
+{
+	uint32_t i = atomic_fetch_add_explicit(&ntnames, 1, memory_order_relaxed);
+	if (i >= MAX_THREAD_NAMES)
+		return;
+	if (len >= THREAD_NAME)
+		len = THREAD_NAME - 1;
+	memcpy(tnames[i].name, name, len);
+	tnames[i].name[len] = '\0';
+	/* Pairs with the acquire load in tp_nvtx_thread_name_get(). */
+	atomic_store_explicit(&tnames[i].tid, tid, memory_order_release);
+}
+
+int tp_nvtx_thread_name_get(int64_t tid, char *out, size_t size)
+{
+	uint32_t n = atomic_load_explicit(&ntnames, memory_order_relaxed);
+	if (n > MAX_THREAD_NAMES)
+		n = MAX_THREAD_NAMES;
+	/* The newest name wins: search from the end. */
+	for (uint32_t i = n; i-- > 0;) {
+		if (atomic_load_explicit(&tnames[i].tid, memory_order_acquire) != tid)
+			continue;
+		size_t len = strnlen(tnames[i].name, THREAD_NAME);
+		if (len >= size)
+			len = size - 1;
+		memcpy(out, tnames[i].name, len);
+		out[len] = '\0';
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- pairing (flush thread) --------------------------------------------- */
+
+struct open_range {
+	uint64_t start; /* ticks */
+	uint64_t id;	/* range id (start/end) or level (push/pop) */
+	int64_t tid;
+	uint32_t domain, category;
+	uint32_t len;
+	char name[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
+};
+
+struct range_list {
+	struct open_range *items;
+	size_t n, cap;
+};
+
+/* Push/pop ranges of every thread, and start/end ranges: both few at a
+ * time (the depth of the program's annotation nesting), so linear scans. */
+static struct range_list pushed, started;
+/* Ends converted before their start: the flush thread drains one thread's
+ * ring after another, so an end on another thread may come first.  `start`
+ * holds the end's ticks here. */
+static struct range_list ended;
+
+void tp_nvtx_reset(void)
+{
+	free(pushed.items);
+	free(started.items);
+	free(ended.items);
+	memset(&pushed, 0, sizeof(pushed));
+	memset(&started, 0, sizeof(started));
+	memset(&ended, 0, sizeof(ended));
+}
+
+static struct open_range *list_add(struct range_list *l)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct open_range *items = realloc(l->items, cap * sizeof(*items));
+		if (!items)
+			return NULL;
+		l->items = items;
+		l->cap = cap;
+	}
+	return &l->items[l->n++];
+}
+
+static void list_del(struct range_list *l, size_t i)
+{
+	memmove(&l->items[i], &l->items[i + 1], (l->n - i - 1) * sizeof(l->items[0]));
+	l->n--;
+}
+
+static void write_args(struct tp_json *j, uint32_t domain, uint32_t category, int unfinished)
+{
+	const char *dn = tp_nvtx_domain_name(domain);
+	if (!dn && !category && !unfinished)
+		return;
+	int n = 0;
+	tp_json_lit(j, ",\"args\":{");
+	if (dn) {
+		tp_json_lit(j, "\"domain\":");
+		tp_json_str(j, dn);
+		n++;
+	}
+	if (category) {
+		tp_json_lit(j, n++ ? ",\"category\":" : "\"category\":");
+		tp_json_u64(j, category);
+	}
+	if (unfinished)
+		tp_json_lit(j, n++ ? ",\"unfinished\":true" : "\"unfinished\":true");
+	tp_json_char(j, '}');
+}
+
+static void write_range(struct tp_trace *out, const struct open_range *o, int64_t pid,
+			uint64_t end_ns, int unfinished)
+{
+	tp_trace_complete_open(out, "user_annotation", o->name, o->len, pid, o->tid,
+			       tp_clock_to_ns(o->start), end_ns);
+	write_args(&out->j, o->domain, o->category, unfinished);
+	tp_trace_event_close(out);
+}
+
+static void open_from(struct open_range *o, struct tp_thread *t, const struct tp_record *r)
+{
+	size_t len;
+	const char *s = tp_record_string(r, &len);
+	o->start = r->start;
+	o->id = r->arg[2];
+	o->tid = t->tid;
+	o->domain = (uint32_t)r->arg[0];
+	o->category = (uint32_t)r->arg[3];
+	o->len = (uint32_t)len;
+	memcpy(o->name, s, len);
+}
+
+void tp_nvtx_convert(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+		     int64_t pid)
+{
+	struct open_range *o;
+	size_t len;
+	const char *s;
+	switch ((enum tp_nvtx_op)r->arg[1]) {
+	case TP_NVTX_PUSH:
+		if ((o = list_add(&pushed)))
+			open_from(o, t, r);
+		break;
+	case TP_NVTX_POP:
+		/* The newest open push of this thread at the popped level.  Deeper
+		 * ones still open lost their pop (it fell outside any recording
+		 * step): forget them.  None at this level: the push was not
+		 * recorded, and the pop alone has no name to show. */
+		for (size_t i = pushed.n; i-- > 0;) {
+			o = &pushed.items[i];
+			if (o->tid != t->tid)
+				continue;
+			if (o->id > r->arg[2]) {
+				list_del(&pushed, i);
+				continue;
+			}
+			if (o->id == r->arg[2]) {
+				write_range(out, o, pid, tp_clock_to_ns(r->start), 0);
+				list_del(&pushed, i);
+			}
+			break;
+		}
+		break;
+	case TP_NVTX_START:
+		for (size_t i = ended.n; i-- > 0;) {
+			if (ended.items[i].id != r->arg[2])
+				continue;
+			struct open_range st;
+			open_from(&st, t, r);
+			write_range(out, &st, pid, tp_clock_to_ns(ended.items[i].start), 0);
+			list_del(&ended, i);
+			return;
+		}
+		if ((o = list_add(&started)))
+			open_from(o, t, r);
+		break;
+	case TP_NVTX_END:
+		for (size_t i = started.n; i-- > 0;) {
+			o = &started.items[i];
+			if (o->id != r->arg[2])
+				continue;
+			/* Shown on the thread that started it, ended by whichever. */
+			write_range(out, o, pid, tp_clock_to_ns(r->start), 0);
+			list_del(&started, i);
+			return;
+		}
+		if ((o = list_add(&ended))) {
+			memset(o, 0, offsetof(struct open_range, name));
+			o->start = r->start;
+			o->id = r->arg[2];
+			o->tid = t->tid;
+		}
+		break;
+	case TP_NVTX_MARK:
+		s = tp_record_string(r, &len);
+		tp_trace_instant_open(out, "user_annotation", s, len, pid, t->tid,
+				      tp_clock_to_ns(r->start));
+		write_args(&out->j, (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
+		tp_trace_event_close(out);
+		break;
+	case TP_NVTX_COMPLETE:
+	default:
+		s = tp_record_string(r, &len);
+		tp_trace_complete_open(out, "user_annotation", s, len, pid, t->tid,
+				       tp_clock_to_ns(r->start), tp_clock_to_ns(r->end));
+		write_args(&out->j, (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
+		tp_trace_event_close(out);
+		break;
+	}
+}
+
+static void close_list(struct range_list *l, struct tp_trace *out, int64_t tid, int64_t pid,
+		       uint64_t end_ns)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		struct open_range *o = &l->items[i];
+		/* Ranges opened after the window's end belong to a later window
+		 * whose records were already converted: keep them. */
+		if (o->tid == tid && tp_clock_to_ns(o->start) <= end_ns)
+			write_range(out, o, pid, end_ns, 1);
+		else
+			l->items[k++] = *o;
+	}
+	l->n = k;
+}
+
+void tp_nvtx_close(struct tp_trace *out, struct tp_thread *t, int64_t pid, uint64_t end_ns)
+{
+	close_list(&pushed, out, t->tid, pid, end_ns);
+	close_list(&started, out, t->tid, pid, end_ns);
+	/* Ends whose start was never recorded (before the window): nothing to
+	 * show without a name. */
+	size_t k = 0;
+	for (size_t i = 0; i < ended.n; i++)
+		if (ended.items[i].tid != t->tid || tp_clock_to_ns(ended.items[i].start) > end_ns)
+			ended.items[k++] = ended.items[i];
+	ended.n = k;
+	char name[sizeof(t->name)];
+	if (tp_nvtx_thread_name_get(t->tid, name, sizeof(name)) == 0) {
+		memcpy(t->name, name, sizeof(name));
+		t->named_by_user = 1;
+	}
+}

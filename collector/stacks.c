@@ -1,0 +1,522 @@
+#include "collector/stacks.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/flush.h"
+#include "common/log.h"
+
+/* Three structures, all grown by doubling and kept for the process's life:
+ *   - the symbol cache: IP -> "function+0xOFF (module)" (dladdr is a walk
+ *     over every loaded object's symbols, far too slow per event);
+ *   - the frame tree: (parent node, IP) -> node, so that a stack seen again
+ *     maps to the same "sf" id;
+ *   - one bitmap of referenced nodes per open file, for its "stackFrames". */
+
+/* A frame tree larger than this stops growing (events keep args.stack but
+ * lose "sf"): it bounds the memory a program with unbounded distinct stacks
+ * (JIT code) can make us use, at 1 << 22 nodes * 24 bytes of tables. */
+#define ST_MAX_NODES (1u << 22)
+/* Demangled template names can run to kilobytes; a viewer shows the start. */
+#define ST_MAX_NAME 1024
+/* At most this many frames are kept per stack (TRACEPROF_STACK_DEPTH <= 56). */
+#define ST_MAX_FRAMES (TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES / 8)
+
+struct st_sym {
+	char *text;	   /* "name (module)" */
+	uint32_t name_len; /* the "name" part */
+	uint8_t self;	   /* a frame of traceprof: left out */
+	uint8_t unwind;	   /* a frame of libunwind: left out at the top only */
+};
+
+struct st_node {
+	uint32_t parent; /* 0: a root */
+	uint32_t sym;
+};
+
+/* Open addressing with linear probing; key 0 is never a valid IP. */
+struct st_sym_slot {
+	uint64_t ip;
+	uint32_t sym;
+};
+
+struct st_node_slot {
+	uint64_t ip;
+	uint32_t parent;
+	uint32_t id; /* 0: empty */
+};
+
+struct st_file {
+	const char *buf; /* the file's JSON buffer: its identity */
+	uint64_t events; /* the file's event count when last marked */
+	uint8_t *bits;	 /* bit id: node id referenced (with its ancestors) */
+	size_t nbytes;
+	struct st_file *next;
+};
+
+static struct {
+	struct st_sym *syms;
+	size_t nsyms, syms_cap;
+	struct st_sym_slot *sym_tab;
+	size_t sym_mask; /* table size - 1; 0 before the first use */
+
+	struct st_node *nodes; /* nodes[id - 1] */
+	size_t nnodes, nodes_cap;
+	struct st_node_slot *node_tab;
+	size_t node_mask;
+
+	struct st_file *files;
+
+	int self_known;
+	const void *self_base; /* dli_fbase of traceprof's module, or NULL */
+	char *(*demangle)(const char *, char *, size_t *, int *);
+	int demangle_known;
+} S;
+
+static inline uint64_t st_hash(uint64_t a, uint64_t b)
+{
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+/* ---- traceprof's own module ------------------------------------------- */
+
+static const char *st_basename(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+	return b ? b + 1 : path ? path : "";
+}
+
+void tp_stacks_set_self_module(const void *addr)
+{
+	Dl_info info;
+	S.self_known = 1;
+	S.self_base = addr && dladdr(addr, &info) ? info.dli_fbase : NULL;
+}
+
+static void st_find_self(void)
+{
+	if (S.self_known)
+		return;
+	Dl_info info;
+	S.self_known = 1;
+	S.self_base = NULL;
+	/* Inside a static test binary, the "own" module is the program: skip
+	 * nothing there. */
+	if (dladdr((const void *)tp_stacks_ips, &info) &&
+	    !strncmp(st_basename(info.dli_fname), "libtraceprof", 12))
+		S.self_base = info.dli_fbase;
+}
+
+/* ---- symbols ------------------------------------------------------------ */
+
+typedef char *(*st_demangle_fn)(const char *, char *, size_t *, int *);
+
+static st_demangle_fn st_demangler(void)
+{
+	if (!S.demangle_known) {
+		/* libstdc++ is loaded in any C++ program (PyTorch included); in a
+		 * C program mangled names do not occur. */
+		S.demangle_known = 1;
+		void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		memcpy(&S.demangle, &p, sizeof(p));
+	}
+	return S.demangle;
+}
+
+/* Formats the frame at ip into a new st_sym.  Returns 0 or -1 (no memory). */
+static int st_symbolize(uint64_t ip, int innermost, struct st_sym *out)
+{
+	Dl_info info;
+	char buf[ST_MAX_NAME + 300];
+	memset(out, 0, sizeof(*out));
+	/* A return address may be one past the end of its function (a call to a
+	 * noreturn function ends it): look up the call instruction's address,
+	 * but report the offset of the address itself, as gdb does. */
+	uint64_t look = innermost || ip == 0 ? ip : ip - 1;
+	int n;
+	memset(&info, 0, sizeof(info));
+	if (!dladdr((void *)(uintptr_t)look, &info) || !info.dli_fname) {
+		n = tp_format(buf, sizeof(buf), "0x%llx", (unsigned long long)ip);
+		out->name_len = (uint32_t)n;
+		tp_format(buf + n, (int)sizeof(buf) - n, " (?)");
+	} else {
+		const char *mod = st_basename(info.dli_fname);
+		if (!mod[0])
+			mod = "?";
+		out->self = S.self_base && info.dli_fbase == S.self_base;
+		out->unwind = !strncmp(mod, "libunwind", 9);
+		if (info.dli_sname && info.dli_saddr) {
+			const char *name = info.dli_sname;
+			char *dem = NULL;
+			st_demangle_fn dm = name[0] == '_' && name[1] == 'Z' ? st_demangler() : NULL;
+			if (dm) {
+				int status = -1;
+				dem = dm(name, NULL, NULL, &status);
+				if (status == 0 && dem)
+					name = dem;
+			}
+			n = tp_format(buf, ST_MAX_NAME, "%s", name);
+			free(dem);
+			n += tp_format(buf + n, (int)sizeof(buf) - n, "+0x%llx",
+				       (unsigned long long)(ip - (uintptr_t)info.dli_saddr));
+		} else {
+			/* No exported symbol (a static function, a stripped
+			 * library): the module offset, which addr2line takes. */
+			n = tp_format(buf, (int)sizeof(buf), "0x%llx",
+				      (unsigned long long)(ip - (uintptr_t)info.dli_fbase));
+		}
+		out->name_len = (uint32_t)n;
+		tp_format(buf + n, (int)sizeof(buf) - n, " (%s)", mod);
+	}
+	out->text = strdup(buf);
+	return out->text ? 0 : -1;
+}
+
+static int st_sym_grow(void)
+{
+	size_t size = S.sym_mask ? (S.sym_mask + 1) * 2 : 1024;
+	struct st_sym_slot *tab = calloc(size, sizeof(*tab));
+	if (!tab)
+		return -1;
+	for (size_t i = 0; S.sym_mask && i <= S.sym_mask; i++) {
+		if (!S.sym_tab[i].ip)
+			continue;
+		size_t k = st_hash(S.sym_tab[i].ip, 0) & (size - 1);
+		while (tab[k].ip)
+			k = (k + 1) & (size - 1);
+		tab[k] = S.sym_tab[i];
+	}
+	free(S.sym_tab);
+	S.sym_tab = tab;
+	S.sym_mask = size - 1;
+	return 0;
+}
+
+/* The symbol of ip, cached.  Returns its index or -1 (no memory). */
+static int64_t st_sym_get(uint64_t ip, int innermost)
+{
+	/* Grow at half full, so that probes stay short. */
+	if ((S.nsyms + 1) * 2 > S.sym_mask + 1 && st_sym_grow() < 0)
+		return -1;
+	size_t k = st_hash(ip, 0) & S.sym_mask;
+	for (; S.sym_tab[k].ip; k = (k + 1) & S.sym_mask)
+		if (S.sym_tab[k].ip == ip)
+			return S.sym_tab[k].sym;
+	if (S.nsyms == S.syms_cap) {
+		size_t cap = S.syms_cap ? S.syms_cap * 2 : 256;
+		struct st_sym *syms = realloc(S.syms, cap * sizeof(*syms));
+		if (!syms)
+			return -1;
+		S.syms = syms;
+		S.syms_cap = cap;
+	}
+	if (st_symbolize(ip, innermost, &S.syms[S.nsyms]) < 0)
+		return -1;
+	S.sym_tab[k].ip = ip;
+	S.sym_tab[k].sym = (uint32_t)S.nsyms;
+	return (int64_t)S.nsyms++;
+}
+
+size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips)
+{
+	*ips = NULL;
+	if (!(r->flags & TP_RF_STACK) || r->nextra == 0)
+		return 0;
+	const char *x = (const char *)(r + 1);
+	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
+	size_t off = 0;
+	if (r->flags & TP_RF_STRING) {
+		const char *nul = memchr(x, '\0', max);
+		if (!nul)
+			return 0;
+		off = ((size_t)(nul - x) + 1 + 7) & ~(size_t)7;
+	}
+	if (off + 8 > max)
+		return 0;
+	uint64_t n;
+	memcpy(&n, x + off, 8);
+	if (n > (max - off - 8) / 8)
+		return 0; /* cannot happen with preload/stack.c: not trusted anyway */
+	*ips = (const uint64_t *)(const void *)(x + off + 8);
+	return (size_t)n;
+}
+
+/* The frames of r worth showing, innermost first: traceprof's own frames
+ * left out, and libunwind's at the top (the capture itself).  Fills ips and
+ * syms; returns their number. */
+static size_t st_frames(const struct tp_record *r, uint64_t *ips, uint32_t *syms)
+{
+	const uint64_t *raw;
+	size_t n = tp_stacks_ips(r, &raw), k = 0;
+	if (!n)
+		return 0;
+	st_find_self();
+	for (size_t i = 0; i < n && i < ST_MAX_FRAMES; i++) {
+		if (!raw[i])
+			continue;
+		int64_t s = st_sym_get(raw[i], i == 0);
+		if (s < 0)
+			break;
+		const struct st_sym *sym = &S.syms[s];
+		if (sym->self || (sym->unwind && k == 0))
+			continue;
+		ips[k] = raw[i];
+		syms[k++] = (uint32_t)s;
+	}
+	return k;
+}
+
+/* Writes prefix, then the frames as a JSON array of strings. */
+static void st_write_list(struct tp_json *j, const char *prefix, const uint32_t *syms, size_t n)
+{
+	tp_json_lit(j, prefix);
+	tp_json_char(j, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			tp_json_char(j, ',');
+		tp_json_str(j, S.syms[syms[i]].text);
+	}
+	tp_json_char(j, ']');
+}
+
+void tp_stacks_write_args(struct tp_trace *out, const struct tp_record *r)
+{
+	uint64_t ips[ST_MAX_FRAMES];
+	uint32_t syms[ST_MAX_FRAMES];
+	size_t n = st_frames(r, ips, syms);
+	if (n)
+		st_write_list(&out->j, ",\"stack\":", syms, n);
+}
+
+/* ---- the frame tree ------------------------------------------------------ */
+
+static int st_node_grow(void)
+{
+	size_t size = S.node_mask ? (S.node_mask + 1) * 2 : 1024;
+	struct st_node_slot *tab = calloc(size, sizeof(*tab));
+	if (!tab)
+		return -1;
+	for (size_t i = 0; S.node_mask && i <= S.node_mask; i++) {
+		const struct st_node_slot *o = &S.node_tab[i];
+		if (!o->id)
+			continue;
+		size_t k = st_hash(o->ip, o->parent) & (size - 1);
+		while (tab[k].id)
+			k = (k + 1) & (size - 1);
+		tab[k] = *o;
+	}
+	free(S.node_tab);
+	S.node_tab = tab;
+	S.node_mask = size - 1;
+	return 0;
+}
+
+/* The node for frame (ip, sym) under parent, created if new.  Returns its id,
+ * or 0 when the tree is full or out of memory. */
+static uint32_t st_node_get(uint32_t parent, uint64_t ip, uint32_t sym)
+{
+	if ((S.nnodes + 1) * 2 > S.node_mask + 1 && st_node_grow() < 0)
+		return 0;
+	size_t k = st_hash(ip, parent) & S.node_mask;
+	for (; S.node_tab[k].id; k = (k + 1) & S.node_mask)
+		if (S.node_tab[k].ip == ip && S.node_tab[k].parent == parent)
+			return S.node_tab[k].id;
+	if (S.nnodes >= ST_MAX_NODES)
+		return 0;
+	if (S.nnodes == S.nodes_cap) {
+		size_t cap = S.nodes_cap ? S.nodes_cap * 2 : 1024;
+		struct st_node *nodes = realloc(S.nodes, cap * sizeof(*nodes));
+		if (!nodes)
+			return 0;
+		S.nodes = nodes;
+		S.nodes_cap = cap;
+	}
+	S.nodes[S.nnodes] = (struct st_node){ parent, sym };
+	uint32_t id = (uint32_t)++S.nnodes;
+	S.node_tab[k] = (struct st_node_slot){ ip, parent, id };
+	return id;
+}
+
+static struct st_file *st_file_find(const char *buf, struct st_file ***link)
+{
+	struct st_file **l = &S.files;
+	for (; *l; l = &(*l)->next)
+		if ((*l)->buf == buf)
+			break;
+	if (link)
+		*link = l;
+	return *l;
+}
+
+/* Marks node id and its ancestors as referenced by the file of out.
+ * Returns 0 or -1 (no memory: the caller then writes no "sf"). */
+static int st_mark(struct tp_trace *out, uint32_t id)
+{
+	struct st_file *f = st_file_find(out->j.buf, NULL);
+	if (f && out->events < f->events) {
+		/* The buffer belongs to a new file now (an earlier file with this
+		 * buffer was discarded without its top level being written). */
+		memset(f->bits, 0, f->nbytes);
+	}
+	if (!f) {
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return -1;
+		f->buf = out->j.buf;
+		f->next = S.files;
+		S.files = f;
+	}
+	f->events = out->events;
+	size_t need = S.nnodes / 8 + 1;
+	if (need > f->nbytes) {
+		size_t nb = f->nbytes ? f->nbytes : 64;
+		while (nb < need)
+			nb *= 2;
+		uint8_t *bits = realloc(f->bits, nb);
+		if (!bits)
+			return -1;
+		memset(bits + f->nbytes, 0, nb - f->nbytes);
+		f->bits = bits;
+		f->nbytes = nb;
+	}
+	/* Ancestors have smaller ids; stop at the first already marked one,
+	 * whose ancestors are then marked too. */
+	while (id && !(f->bits[id / 8] & (1u << (id % 8)))) {
+		f->bits[id / 8] |= (uint8_t)(1u << (id % 8));
+		id = S.nodes[id - 1].parent;
+	}
+	return 0;
+}
+
+/* The leaf node of r's stack, marked for out's file; 0 when none. */
+static uint32_t st_leaf(struct tp_trace *out, const uint64_t *ips, const uint32_t *syms,
+			size_t n)
+{
+	uint32_t id = 0;
+	/* From the outermost frame (main) inwards, so that stacks share roots. */
+	for (size_t i = n; i-- > 0;) {
+		id = st_node_get(id, ips[i], syms[i]);
+		if (!id)
+			return 0;
+	}
+	if (id && st_mark(out, id) < 0)
+		return 0;
+	return id;
+}
+
+static void st_write_sf(struct tp_trace *out, const uint64_t *ips, const uint32_t *syms,
+			size_t n)
+{
+	uint32_t id = st_leaf(out, ips, syms, n);
+	if (!id)
+		return;
+	tp_json_lit(&out->j, ",\"sf\":");
+	tp_json_u64(&out->j, id);
+}
+
+void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r)
+{
+	uint64_t ips[ST_MAX_FRAMES];
+	uint32_t syms[ST_MAX_FRAMES];
+	size_t n = st_frames(r, ips, syms);
+	if (n)
+		st_write_sf(out, ips, syms, n);
+}
+
+void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r)
+{
+	uint64_t ips[ST_MAX_FRAMES];
+	uint32_t syms[ST_MAX_FRAMES];
+	size_t n = st_frames(r, ips, syms);
+	if (!n)
+		return;
+	st_write_list(&out->j, ",\"args\":{\"stack\":", syms, n);
+	tp_json_char(&out->j, '}');
+	st_write_sf(out, ips, syms, n);
+}
+
+void tp_stacks_write_toplevel(struct tp_json *j)
+{
+	struct st_file **link;
+	struct st_file *f = st_file_find(j->buf, &link);
+	if (!f)
+		return;
+	*link = f->next;
+	tp_json_lit(j, ",\n  \"stackFrames\": {");
+	int first = 1;
+	size_t limit = f->nbytes * 8 < S.nnodes + 1 ? f->nbytes * 8 : S.nnodes + 1;
+	for (size_t id = 1; id < limit; id++) {
+		if (!(f->bits[id / 8] & (1u << (id % 8))))
+			continue;
+		const struct st_node *nd = &S.nodes[id - 1];
+		const struct st_sym *s = &S.syms[nd->sym];
+		tp_json_lit(j, first ? "\n    \"" : ",\n    \"");
+		first = 0;
+		tp_json_u64(j, id);
+		tp_json_lit(j, "\":{\"name\":");
+		tp_json_strn(j, s->text, s->name_len);
+		tp_json_lit(j, ",\"category\":");
+		/* "name (module)": the module is between " (" and ")". */
+		size_t tl = strlen(s->text);
+		tp_json_strn(j, s->text + s->name_len + 2, tl - s->name_len - 3);
+		if (nd->parent) {
+			tp_json_lit(j, ",\"parent\":");
+			tp_json_u64(j, nd->parent);
+		}
+		tp_json_char(j, '}');
+	}
+	tp_json_lit(j, "\n  }");
+	free(f->bits);
+	free(f);
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+void tp_stacks_reset(void)
+{
+	for (size_t i = 0; i < S.nsyms; i++)
+		free(S.syms[i].text);
+	free(S.syms);
+	free(S.sym_tab);
+	free(S.nodes);
+	free(S.node_tab);
+	while (S.files) {
+		struct st_file *f = S.files;
+		S.files = f->next;
+		free(f->bits);
+		free(f);
+	}
+	memset(&S, 0, sizeof(S));
+}
+
+size_t tp_stacks_symbol_count(void)
+{
+	return S.nsyms;
+}
+
+size_t tp_stacks_node_count(void)
+{
+	return S.nnodes;
+}
+
+/* ---- the flush plugin ------------------------------------------------------ */
+
+static int st_plugin_init(const struct tp_config *cfg)
+{
+	return cfg->with_stack ? 0 : -1;
+}
+
+static const struct tp_flush_plugin st_plugin = {
+	.name = "stacks",
+	.init = st_plugin_init,
+	.toplevel = tp_stacks_write_toplevel,
+};
+
+/* Priority 200: registered before the library's constructor starts the
+ * flush thread (collector/flush.h). */
+__attribute__((constructor(200))) static void st_register(void)
+{
+	tp_flush_register(&st_plugin);
+}

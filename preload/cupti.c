@@ -1,0 +1,615 @@
+/* CUPTI activity tracing (preload/cupti.h): loading, Kineto's settings,
+ * buffers handed to the flush thread, device properties, and the footer.
+ *
+ * Threads:
+ *   - tp_cupti_on_cuinit() runs once on the thread of the first successful
+ *     cuInit: load, register callbacks, enable kinds.
+ *   - CUPTI's buffer callbacks run on CUPTI's or the program's threads: they
+ *     allocate, or push a completed buffer onto a lock-free list.
+ *   - The flush thread parses buffers (collector/gpu.c), writes events, and
+ *     queries device properties through the real driver.
+ *   - An atexit handler, registered after libcupti was loaded and so run
+ *     before libcupti's own exit handlers, flushes CUPTI one last time and
+ *     copies the records out of its buffers; after it nothing calls CUPTI. */
+#include "preload/cupti.h"
+
+#include <cuda.h>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector/control.h"
+#include "collector/flush.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "preload/init.h"
+
+_Atomic int tp_cupti_corr_on;
+
+#define BUF_SIZE (4u << 20) /* Kineto's size */
+#define MAX_BUFS 32	    /* at most 128 MB of CUPTI buffers */
+#define BUF_HEADER 64	    /* struct buf lives just before the data */
+
+enum state {
+	ST_IDLE = 0,	/* not loaded (no successful cuInit yet, or off) */
+	ST_LOADING = 1, /* tp_cupti_on_cuinit() at work */
+	ST_ACTIVE = 2,	/* recording GPU activity */
+	ST_FAILED = 3,	/* host-only mode; the warning was given */
+	ST_STOPPED = 4, /* process exit: records copied out, CUPTI untouched */
+};
+
+struct buf {
+	struct buf *next;
+	size_t valid;
+};
+_Static_assert(sizeof(struct buf) <= BUF_HEADER, "header fits before the data");
+
+/* Records copied out of CUPTI's buffers at exit, one per slot, so that the
+ * flush thread parses them without calling CUPTI. */
+#define SLOT 512
+_Static_assert(sizeof(CUpti_ActivityKernel10) <= SLOT && sizeof(CUpti_ActivityMemcpy6) <= SLOT &&
+		       sizeof(CUpti_ActivityMemset4) <= SLOT &&
+		       sizeof(CUpti_ActivitySynchronization2) <= SLOT,
+	       "records fit a slot");
+struct flat {
+	struct flat *next;
+	size_t n;
+	unsigned char slots[][SLOT];
+};
+
+static struct {
+	void *h;
+	__typeof__(&cuptiGetVersion) GetVersion;
+	__typeof__(&cuptiGetResultString) GetResultString;
+	__typeof__(&cuptiActivityRegisterTimestampCallback) RegisterTimestampCallback;
+	__typeof__(&cuptiActivityRegisterCallbacks) RegisterCallbacks;
+	__typeof__(&cuptiActivityEnable) Enable;
+	__typeof__(&cuptiActivityDisable) Disable;
+	__typeof__(&cuptiActivityFlushAll) FlushAll;
+	__typeof__(&cuptiActivityGetNextRecord) GetNextRecord;
+	__typeof__(&cuptiActivityGetNumDroppedRecords) GetNumDroppedRecords;
+	__typeof__(&cuptiActivityPushExternalCorrelationId) PushExternalCorrelationId;
+	__typeof__(&cuptiActivityPopExternalCorrelationId) PopExternalCorrelationId;
+} C;
+
+static _Atomic int state;
+static int mode = TP_CUPTI_OFF;
+static uint32_t version;
+static char status[200] = "off";
+
+static _Atomic(struct buf *) done;   /* completed buffers, newest first */
+static _Atomic(struct flat *) flats; /* records copied at exit */
+static _Atomic int nbufs;
+static _Atomic uint64_t dropped, refused;
+/* Set by the flush thread while it reads CUPTI buffers with
+ * cuptiActivityGetNextRecord; the exit handler waits for it to clear. */
+static _Atomic int flush_parsing;
+static int props_done;
+static uint64_t last_flush_ns;
+
+static const CUpti_ActivityKind kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+	CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+	/* CUPTI writes EXTERNAL_CORRELATION records only next to API records,
+	 * so the runtime and driver kinds are on, as in Kineto; their records
+	 * are skipped (the interposed calls are the host events). */
+	CUPTI_ACTIVITY_KIND_DRIVER,
+	CUPTI_ACTIVITY_KIND_RUNTIME,
+};
+static int nenabled;
+
+/* ---- callbacks ---------------------------------------------------------- */
+
+static uint64_t CUPTIAPI timestamp(void)
+{
+	/* The clock host events are converted to (common/clock.h). */
+	return tp_clock_monotonic_ns();
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*max_records = 0;
+	*buffer = NULL;
+	*size = 0;
+	/* Bounded: with every buffer waiting for the flush thread, CUPTI drops
+	 * records and counts them (cuptiActivityGetNumDroppedRecords). */
+	if (atomic_fetch_add_explicit(&nbufs, 1, memory_order_relaxed) >= MAX_BUFS) {
+		atomic_fetch_sub_explicit(&nbufs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed);
+		return;
+	}
+	unsigned char *p = aligned_alloc(BUF_HEADER, BUF_HEADER + BUF_SIZE);
+	if (!p) {
+		atomic_fetch_sub_explicit(&nbufs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed);
+		return;
+	}
+	*buffer = p + BUF_HEADER;
+	*size = BUF_SIZE;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	(void)size;
+	if (!buffer)
+		return;
+	size_t n = 0;
+	/* No lock of ours is held here (Kineto's deadlock with CUPTI's lock). */
+	if (C.GetNumDroppedRecords(ctx, stream, &n) == CUPTI_SUCCESS && n)
+		atomic_fetch_add_explicit(&dropped, n, memory_order_relaxed);
+	struct buf *b = (struct buf *)(void *)(buffer - BUF_HEADER);
+	b->valid = valid;
+	struct buf *head = atomic_load_explicit(&done, memory_order_relaxed);
+	do
+		b->next = head;
+	/* Release: the buffer's contents before its publication; pairs with the
+	 * acquire exchange in take_done(). */
+	while (!atomic_compare_exchange_weak_explicit(&done, &head, b, memory_order_release,
+						      memory_order_relaxed));
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static const char *result_str(CUptiResult r)
+{
+	const char *s = NULL;
+	if (C.GetResultString && C.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+		return s;
+	return "unknown CUPTI error";
+}
+
+/* Host-only mode from now on, with the one message of the process. */
+static void give_up(const char *why)
+{
+	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+	for (int i = nenabled; i-- > 0;)
+		C.Disable(kinds[i]);
+	nenabled = 0;
+	tp_format(status, sizeof(status), "unavailable: %s", why);
+	if (mode == TP_CUPTI_ON)
+		tp_error("TRACEPROF_CUPTI=on: no GPU timeline: %s; recording host-side CUDA calls "
+			 "only",
+			 why);
+	else
+		tp_warn("no GPU timeline (%s); recording host-side CUDA calls only "
+			"(TRACEPROF_CUPTI=off silences this)",
+			why);
+	atomic_store_explicit(&state, ST_FAILED, memory_order_release);
+}
+
+static void *open_cupti(char *err, size_t errlen)
+{
+	const char *env_home = getenv("CUDA_HOME");
+	char p1[600], p2[600];
+	tp_format(p1, sizeof(p1), "%s/lib64/libcupti.so", env_home ? env_home : TRACEPROF_CUDA_HOME);
+	tp_format(p2, sizeof(p2), "%s/extras/CUPTI/lib64/libcupti.so",
+		  env_home ? env_home : TRACEPROF_CUDA_HOME);
+	/* The toolkit this library was built against first: its record layouts
+	 * are the ones collector/gpu.c reads. */
+	const char *const tries[] = { TRACEPROF_CUDA_HOME "/lib64/libcupti.so.13", "libcupti.so.13",
+				      p1, p2, "libcupti.so" };
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		void *h = dlopen(tries[i], RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			return h;
+	}
+	const char *e = dlerror();
+	tp_format(err, (int)errlen, "cannot load libcupti (%s)", e ? e : "not found");
+	return NULL;
+}
+
+#define RESOLVE(field, sym, required)                                                   \
+	do {                                                                            \
+		C.field = (__typeof__(C.field))dlsym(C.h, #sym);                        \
+		if (!C.field && (required)) {                                           \
+			tp_format(err, sizeof(err), "libcupti lacks %s", #sym);         \
+			give_up(err);                                           \
+			return;                                                 \
+		}                                                                       \
+	} while (0)
+
+static void at_exit(void);
+static void after_fork_child(void);
+
+static void load(void)
+{
+	char err[300];
+	CUptiResult r;
+	C.h = open_cupti(err, sizeof(err));
+	if (!C.h) {
+		give_up(err);
+		return;
+	}
+	RESOLVE(GetVersion, cuptiGetVersion, 1);
+	RESOLVE(GetResultString, cuptiGetResultString, 0);
+	RESOLVE(RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback, 0);
+	RESOLVE(RegisterCallbacks, cuptiActivityRegisterCallbacks, 1);
+	RESOLVE(Enable, cuptiActivityEnable, 1);
+	RESOLVE(Disable, cuptiActivityDisable, 1);
+	RESOLVE(FlushAll, cuptiActivityFlushAll, 1);
+	RESOLVE(GetNextRecord, cuptiActivityGetNextRecord, 1);
+	RESOLVE(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 1);
+	RESOLVE(PushExternalCorrelationId, cuptiActivityPushExternalCorrelationId, 1);
+	RESOLVE(PopExternalCorrelationId, cuptiActivityPopExternalCorrelationId, 1);
+	if ((r = C.GetVersion(&version)) != CUPTI_SUCCESS) {
+		tp_format(err, sizeof(err), "cuptiGetVersion: %s", result_str(r));
+		give_up(err);
+		return;
+	}
+	/* Record layouts change between CUDA major versions. */
+	if (version / 10000 != CUPTI_API_VERSION / 10000) {
+		tp_format(err, sizeof(err), "libcupti API version %u, traceprof was built for %u",
+			  version, (unsigned)CUPTI_API_VERSION);
+		give_up(err);
+		return;
+	}
+	/* Before any kind is enabled, so that every record uses it; without it
+	 * CUPTI's clock is CLOCK_REALTIME, shifted back to ours when parsed. */
+	if (!C.RegisterTimestampCallback ||
+	    C.RegisterTimestampCallback(timestamp) != CUPTI_SUCCESS)
+		tp_gpu_set_clock_offset(tp_clock_wall_offset_ns());
+	if ((r = C.RegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+		tp_format(err, sizeof(err), "cuptiActivityRegisterCallbacks: %s", result_str(r));
+		give_up(err);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if ((r = C.Enable(kinds[i])) != CUPTI_SUCCESS) {
+			tp_format(err, sizeof(err), "cuptiActivityEnable(%d): %s", (int)kinds[i],
+				  result_str(r));
+			give_up(err);
+			return;
+		}
+		nenabled++;
+	}
+	tp_format(status, sizeof(status), "active");
+	atexit(at_exit);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	atomic_store_explicit(&tp_cupti_corr_on, 1, memory_order_relaxed);
+	/* Release pairs with the acquire loads of the flush thread. */
+	atomic_store_explicit(&state, ST_ACTIVE, memory_order_release);
+	tp_debug("CUPTI %u: GPU activity tracing on", version);
+}
+
+void tp_cupti_on_cuinit(int result)
+{
+	if (mode == TP_CUPTI_OFF || !tp_preload_active())
+		return;
+	if (atomic_load_explicit(&state, memory_order_relaxed) != ST_IDLE)
+		return;
+	if (result != 0 && mode != TP_CUPTI_ON)
+		return; /* no GPU here: a later successful cuInit may still come */
+	int expect = ST_IDLE;
+	/* Exactly one caller loads; a cuInit re-entered from CUPTI's own set-up
+	 * sees ST_LOADING and returns. */
+	if (!atomic_compare_exchange_strong_explicit(&state, &expect, ST_LOADING,
+						     memory_order_acq_rel, memory_order_relaxed))
+		return;
+	if (result != 0) {
+		/* TRACEPROF_CUPTI=on: try anyway, so the message names the cause. */
+		tp_debug("cuInit returned %d; loading CUPTI anyway (TRACEPROF_CUPTI=on)", result);
+	}
+	load();
+}
+
+int tp_cupti_push_slow(uint64_t ext)
+{
+	return C.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext) ==
+	       CUPTI_SUCCESS;
+}
+
+void tp_cupti_pop_slow(void)
+{
+	uint64_t last;
+	C.PopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+/* ---- exit and fork ------------------------------------------------------ */
+
+/* Copies the records of one CUPTI buffer into slots (exit only). */
+static void flatten(struct buf *b)
+{
+	uint8_t *data = (uint8_t *)b + BUF_HEADER;
+	size_t n = 0;
+	CUpti_Activity *rec = NULL;
+	while (C.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS)
+		n++;
+	struct flat *f = malloc(sizeof(*f) + n * SLOT);
+	if (f) {
+		f->n = 0;
+		rec = NULL;
+		while (f->n < n && C.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS) {
+			size_t sz = 0;
+			switch (rec->kind) {
+			case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			case CUPTI_ACTIVITY_KIND_KERNEL:
+				sz = sizeof(CUpti_ActivityKernel10);
+				break;
+			case CUPTI_ACTIVITY_KIND_MEMCPY:
+				sz = sizeof(CUpti_ActivityMemcpy6);
+				break;
+			case CUPTI_ACTIVITY_KIND_MEMSET:
+				sz = sizeof(CUpti_ActivityMemset4);
+				break;
+			case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+				sz = sizeof(CUpti_ActivitySynchronization2);
+				break;
+			case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+				sz = sizeof(CUpti_ActivityExternalCorrelation);
+				break;
+			default:
+				continue;
+			}
+			memcpy(f->slots[f->n++], rec, sz);
+		}
+		struct flat *head = atomic_load_explicit(&flats, memory_order_relaxed);
+		do
+			f->next = head;
+		/* Pairs with the acquire exchange in parse_flats(). */
+		while (!atomic_compare_exchange_weak_explicit(&flats, &head, f,
+							      memory_order_release,
+							      memory_order_relaxed));
+	}
+	free(b);
+	atomic_fetch_sub_explicit(&nbufs, 1, memory_order_relaxed);
+}
+
+static void at_exit(void)
+{
+	int expect = ST_ACTIVE;
+	if (!atomic_compare_exchange_strong_explicit(&state, &expect, ST_STOPPED,
+						     memory_order_acq_rel, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+	/* Wait (bounded: a pass parses at most a few buffers) until the flush
+	 * thread is out of cuptiActivityGetNextRecord; it sees ST_STOPPED next. */
+	struct timespec ms = { 0, 1000000 };
+	for (int i = 0; i < 2000 && atomic_load_explicit(&flush_parsing, memory_order_acquire); i++)
+		nanosleep(&ms, NULL);
+	C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	for (int i = nenabled; i-- > 0;)
+		C.Disable(kinds[i]);
+	nenabled = 0;
+	/* Pairs with the release CAS in buffer_completed(). */
+	struct buf *b = atomic_exchange_explicit(&done, NULL, memory_order_acquire);
+	struct buf *rev = NULL;
+	while (b) {
+		struct buf *next = b->next;
+		b->next = rev;
+		rev = b;
+		b = next;
+	}
+	/* Oldest first; flats is a stack, so push the newest first. */
+	struct buf *order[4 * MAX_BUFS];
+	int n = 0;
+	for (b = rev; b && n < (int)(sizeof(order) / sizeof(order[0])); b = b->next)
+		order[n++] = b;
+	while (n-- > 0)
+		flatten(order[n]);
+}
+
+static void after_fork_child(void)
+{
+	/* CUDA does not survive fork: the child records host events only. */
+	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+	atomic_store_explicit(&state, ST_FAILED, memory_order_relaxed);
+	atomic_store_explicit(&done, NULL, memory_order_relaxed);
+	atomic_store_explicit(&flats, NULL, memory_order_relaxed);
+	tp_gpu_reset();
+	tp_format(status, sizeof(status), "off in forked child");
+}
+
+/* ---- flush thread ------------------------------------------------------- */
+
+static void parse_done(void)
+{
+	/* Pairs with the release CAS in buffer_completed(). */
+	struct buf *b = atomic_exchange_explicit(&done, NULL, memory_order_acquire);
+	struct buf *rev = NULL;
+	while (b) {
+		struct buf *next = b->next;
+		b->next = rev;
+		rev = b;
+		b = next;
+	}
+	for (b = rev; b;) {
+		struct buf *next = b->next;
+		CUpti_Activity *rec = NULL;
+		uint8_t *data = (uint8_t *)b + BUF_HEADER;
+		while (C.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS)
+			tp_gpu_parse_record(rec);
+		free(b);
+		atomic_fetch_sub_explicit(&nbufs, 1, memory_order_relaxed);
+		b = next;
+	}
+}
+
+static void parse_flats(void)
+{
+	/* Pairs with the release CAS in flatten(). */
+	struct flat *f = atomic_exchange_explicit(&flats, NULL, memory_order_acquire);
+	struct flat *rev = NULL;
+	while (f) {
+		struct flat *next = f->next;
+		f->next = rev;
+		rev = f;
+		f = next;
+	}
+	for (f = rev; f;) {
+		struct flat *next = f->next;
+		for (size_t i = 0; i < f->n; i++)
+			tp_gpu_parse_record(f->slots[i]);
+		free(f);
+		f = next;
+	}
+}
+
+/* Parses whatever CUPTI handed over; flush = 1 forces CUPTI to hand over
+ * its partly filled buffers first. */
+static void collect(int flush)
+{
+	atomic_store_explicit(&flush_parsing, 1, memory_order_seq_cst);
+	/* Seq-cst against the exit handler's state change: either it sees
+	 * flush_parsing set and waits, or we see ST_STOPPED and stay out. */
+	if (atomic_load_explicit(&state, memory_order_seq_cst) == ST_ACTIVE) {
+		if (flush)
+			C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		parse_done();
+	}
+	atomic_store_explicit(&flush_parsing, 0, memory_order_release);
+	parse_flats();
+}
+
+static void cupti_pass(uint64_t now_ns)
+{
+	int st = atomic_load_explicit(&state, memory_order_acquire);
+	if (st != ST_ACTIVE && st != ST_STOPPED)
+		return;
+	tp_gpu_flows_on = 1;
+	/* Completed buffers only; CUPTI fills one before handing it over, and a
+	 * window forces the rest out when it closes. */
+	if (st == ST_ACTIVE && now_ns - last_flush_ns > 500000000ull) {
+		last_flush_ns = now_ns;
+		C.FlushAll(0);
+	}
+	collect(0);
+	/* Nothing records: GPU events older than 10 s cannot belong to a window
+	 * still waiting to be written. */
+	if (!tp_action_records(tp_control_action(tp_control_current_step())))
+		tp_gpu_prune(now_ns, 10000000000ull);
+}
+
+static void cupti_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+				int64_t pid)
+{
+	int st = atomic_load_explicit(&state, memory_order_acquire);
+	if (st != ST_ACTIVE && st != ST_STOPPED)
+		return;
+	collect(1);
+	tp_gpu_window_events(out, first_ns, last_ns, pid);
+}
+
+static void cupti_footer(struct tp_json *j)
+{
+	tp_json_lit(j, ",\"gpu\":{\"cupti\":");
+	tp_json_str(j, status);
+	if (version) {
+		tp_json_lit(j, ",\"cupti_version\":");
+		tp_json_u64(j, version);
+	}
+	tp_json_lit(j, ",\"cupti_records_dropped\":");
+	tp_json_u64(j, atomic_load_explicit(&dropped, memory_order_relaxed));
+	tp_json_lit(j, ",\"cupti_buffers_refused\":");
+	tp_json_u64(j, atomic_load_explicit(&refused, memory_order_relaxed));
+	tp_json_lit(j, ",\"gpu_events_lost\":");
+	tp_json_u64(j, tp_gpu_lost());
+	tp_json_char(j, '}');
+}
+
+/* The real driver, never our wrappers: dlsym itself may be interposed, so
+ * the next one (libc's) is looked up by version. */
+static void *real_sym(void *h, const char *name)
+{
+	typedef void *(*dlsym_fn)(void *, const char *);
+	static dlsym_fn real;
+	if (!real) {
+		const char *const vers[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17" };
+		for (size_t i = 0; i < 3 && !real; i++)
+			real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", vers[i]);
+	}
+	return real ? real(h, name) : NULL;
+}
+
+static void query_devices(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return;
+	__typeof__(&cuDeviceGetCount) get_count = real_sym(h, "cuDeviceGetCount");
+	__typeof__(&cuDeviceGet) get = real_sym(h, "cuDeviceGet");
+	__typeof__(&cuDeviceGetName) get_name = real_sym(h, "cuDeviceGetName");
+	__typeof__(&cuDeviceTotalMem) total = real_sym(h, "cuDeviceTotalMem_v2");
+	__typeof__(&cuDeviceGetAttribute) attr = real_sym(h, "cuDeviceGetAttribute");
+	int n = 0;
+	if (!get_count || !get || !get_name || !total || !attr || get_count(&n) != CUDA_SUCCESS) {
+		dlclose(h);
+		return;
+	}
+	for (int i = 0; i < n && i < TP_GPU_MAX_DEVICES; i++) {
+		CUdevice dev;
+		if (get(&dev, i) != CUDA_SUCCESS)
+			continue;
+		struct tp_gpu_device d;
+		memset(&d, 0, sizeof(d));
+		get_name(d.name, sizeof(d.name), dev);
+		size_t mem = 0;
+		if (total(&mem, dev) == CUDA_SUCCESS)
+			d.total_global_mem = mem;
+		const struct {
+			int *out;
+			CUdevice_attribute a;
+		} q[] = {
+			{ &d.compute_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR },
+			{ &d.compute_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR },
+			{ &d.max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK },
+			{ &d.max_threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR },
+			{ &d.regs_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK },
+			{ &d.warp_size, CU_DEVICE_ATTRIBUTE_WARP_SIZE },
+			{ &d.shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK },
+			{ &d.num_sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT },
+			{ &d.regs_per_sm, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR },
+			{ &d.shared_per_block_optin,
+			  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN },
+			{ &d.shared_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR },
+			{ &d.max_blocks_per_sm, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR },
+		};
+		for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+			if (attr(q[k].out, q[k].a, dev) != CUDA_SUCCESS)
+				*q[k].out = 0;
+		tp_gpu_set_device(i, &d);
+	}
+	dlclose(h);
+}
+
+static const char *cupti_device_properties(void)
+{
+	if (atomic_load_explicit(&state, memory_order_acquire) != ST_ACTIVE)
+		return props_done ? tp_gpu_device_properties_json() : NULL;
+	if (!props_done) {
+		props_done = 1;
+		query_devices();
+	}
+	return tp_gpu_device_properties_json();
+}
+
+static int cupti_init(const struct tp_config *cfg)
+{
+	mode = cfg->cupti;
+	if (mode == TP_CUPTI_OFF) {
+		tp_format(status, sizeof(status), "off");
+		return 0;
+	}
+	tp_format(status, sizeof(status), "not loaded: no successful cuInit");
+	return 0;
+}
+
+static const struct tp_flush_plugin cupti_plugin = {
+	.name = "cupti",
+	.init = cupti_init,
+	.pass = cupti_pass,
+	.window_events = cupti_window_events,
+	.footer = cupti_footer,
+	.device_properties = cupti_device_properties,
+};
+
+__attribute__((constructor(200))) static void cupti_register(void)
+{
+	tp_flush_register(&cupti_plugin);
+}

@@ -1,0 +1,56 @@
+# TRACEPROF_COMPRESS round trip: the same run written plain, zstd and gzip;
+# the compressed files end in .zst / .gz, the real zstd -d / gzip -d tools
+# decompress them, the JSON parses, the events match the plain run's, and no
+# temporary file is left behind.
+. "$TP_TOP/test/lib/common.sh"
+command -v zstd >/dev/null || skip "no zstd tool"
+command -v gzip >/dev/null || skip "no gzip tool"
+prog="$BUILD/test/prog_steps"
+[ -x "$prog" ] || skip "$prog not built"
+
+for mode in none zstd gzip; do
+	out=$(TRACEPROF_COMPRESS=$mode TRACEPROF_SAMPLE_MS=0 TRACEPROF_FOLDER="$TP_TMP/$mode" \
+		TRACEPROF_BUFFER_EVENTS=1048576 traced "$prog" 6 2 200)
+	[ "$out" = done ] || die "$mode: program output '$out'"
+done
+
+# No temporary files ('.NAME.tmp.PID.N') anywhere.
+left=$(find "$TP_TMP" -name '.*tmp*' | head -5)
+[ -z "$left" ] || die "temporary files left: $left"
+
+n_plain=$(ls "$TP_TMP/none" | wc -l)
+[ "$n_plain" = 1 ] || die "expected one plain file, got: $(ls "$TP_TMP/none")"
+ls "$TP_TMP/none"/*.json >/dev/null || die "plain file does not end in .json"
+zst=$(ls "$TP_TMP/zstd"/*.json.zst) || die "zstd: no file ending .json.zst: $(ls "$TP_TMP/zstd")"
+gz=$(ls "$TP_TMP/gzip"/*.json.gz) || die "gzip: no file ending .json.gz: $(ls "$TP_TMP/gzip")"
+[ "$(ls "$TP_TMP/zstd" | wc -l)" = 1 ] || die "zstd: extra files: $(ls "$TP_TMP/zstd")"
+[ "$(ls "$TP_TMP/gzip" | wc -l)" = 1 ] || die "gzip: extra files: $(ls "$TP_TMP/gzip")"
+
+# The real tools, with their integrity checks.
+zstd -q -t "$zst" || die "zstd -t rejects $zst"
+gzip -t "$gz" || die "gzip -t rejects $gz"
+zstd -q -d "$zst" -o "$TP_TMP/from_zstd.json" || die "zstd -d failed"
+gzip -dc "$gz" >"$TP_TMP/from_gzip.json" || die "gzip -d failed"
+
+"$PYTHON" - "$TP_TMP"/none/*.json "$TP_TMP/from_zstd.json" "$TP_TMP/from_gzip.json" <<'PY'
+import json, sys
+from collections import Counter
+
+def load(path):
+    with open(path) as f:
+        d = json.load(f)
+    ev = d["traceEvents"]
+    assert d["traceprof"]["events_dropped"] == 0, (path, "dropped events")
+    # Timestamps differ between runs; names, phases and categories do not.
+    return Counter((e["ph"], e.get("cat"), e["name"]) for e in ev if e["ph"] != "M"), d
+
+plain, dp = load(sys.argv[1])
+assert sum(plain.values()) > 6 * 200, sum(plain.values())
+for path, mode in zip(sys.argv[2:], ("zstd", "gzip")):
+    got, d = load(path)
+    assert got == plain, (mode, sum(got.values()), sum(plain.values()), (got - plain), (plain - got))
+    assert d["traceprof"]["configuration"]["TRACEPROF_COMPRESS"] == mode, d["traceprof"]["configuration"]
+print("events per file:", sum(plain.values()))
+PY
+echo "compress round trip ok: $(du -b "$TP_TMP"/none/*.json | cut -f1) bytes plain," \
+	"$(du -b "$zst" | cut -f1) zstd, $(du -b "$gz" | cut -f1) gzip"

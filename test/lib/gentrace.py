@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Writes a synthetic trace in traceprof's layout (format/trace.c), for the
+CLI tests and the merge benchmark.
+
+    gentrace.py OUT [--rank R] [--world W] [--base NS] [--pid P] [--events N]
+                    [--mb MB] [--t0 US] [--step-us US] [--dropped N]
+
+Events: per step a ProfilerStep#N complete event, a marker "forward" inside
+it, and cudaLaunchKernel calls inside the marker, each --step-us apart from
+--t0 (microseconds relative to --base).  --mb writes events until the file
+is about that size.  OUT may end in .gz or .zst.
+"""
+import argparse
+import gzip
+import json
+import subprocess
+import sys
+
+
+def events(a, pid, tid):
+    step = 0
+    t = a.t0
+    while True:
+        yield {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step,
+               "pid": pid, "tid": tid, "ts": round(t, 3), "dur": a.step_us - 1.0}
+        yield {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": pid, "tid": tid,
+               "ts": round(t + 1.0, 3), "dur": a.step_us / 2}
+        for k in range(8):
+            yield {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid,
+                   "tid": tid, "ts": round(t + 2.0 + k * 10.0, 3), "dur": 4.125,
+                   "args": {"cbid": 211, "correlation": step * 8 + k + 1}}
+        yield {"ph": "i", "s": "t", "cat": "user_annotation", "name": "tick", "pid": pid,
+               "tid": tid, "ts": round(t + 3.5, 3)}
+        yield {"ph": "C", "name": "loss", "pid": pid, "tid": tid, "ts": round(t + 4.0, 3),
+               "args": {"value": 1.0 / (step + 1)}}
+        step += 1
+        t += a.step_us
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--rank", type=int, default=0)
+    p.add_argument("--world", type=int, default=1)
+    p.add_argument("--base", type=int, default=1700000000000000000)
+    p.add_argument("--pid", type=int, default=1000)
+    p.add_argument("--events", type=int, default=100)
+    p.add_argument("--mb", type=float, default=0)
+    p.add_argument("--t0", type=float, default=100.0)
+    p.add_argument("--step-us", type=float, default=1000.0)
+    p.add_argument("--dropped", type=int, default=0)
+    a = p.parse_args()
+    pid, tid = a.pid, a.pid
+    head = ('{\n  "schemaVersion": 1,\n  "traceName": %s,\n  "displayTimeUnit": "ms",\n'
+            '  "baseTimeNanoseconds": %d,\n  "distributedInfo": {"backend": "torchrun", '
+            '"rank": %d, "world_size": %d, "local_rank": %d, "local_world_size": %d, '
+            '"node_rank": 0},\n  "deviceProperties": [],\n  "traceEvents": [\n'
+            % (json.dumps(a.out.rsplit("/", 1)[-1]), a.base, a.rank, a.world, a.rank, a.world))
+    parts = [head]
+    meta = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+             "args": {"name": "rank %d: train (pid %d)" % (a.rank, pid)}},
+            {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+             "args": {"sort_index": a.rank}},
+            {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+             "args": {"name": "main"}}]
+    n = 0
+    size = len(head)
+    limit = a.mb * 1e6
+    gen = events(a, pid, tid)
+    body = []
+    first = True
+    while (limit and size < limit) or (not limit and n < a.events):
+        s = json.dumps(next(gen), separators=(",", ":"))
+        body.append(s if first else ",\n" + s)
+        first = False
+        size += len(s) + 2
+        n += 1
+    for m in meta:
+        body.append(",\n" + json.dumps(m, separators=(",", ":")))
+    parts.append("".join(body))
+    parts.append('\n  ],\n  "traceprof": {"version":"0.1.0","steps":[0,%d],'
+                 '"events_written":%d,"events_dropped":%d,"threads":[{"tid":%d,"name":"main",'
+                 '"events_written":%d,"events_dropped":%d}],"configuration":{}}\n}\n'
+                 % (max(0, n // 12 - 1), n, a.dropped, tid, n, a.dropped))
+    data = "".join(parts).encode()
+    if a.out.endswith(".gz"):
+        with gzip.open(a.out, "wb") as f:
+            f.write(data)
+    elif a.out.endswith(".zst"):
+        subprocess.run(["zstd", "-q", "-f", "-o", a.out], input=data, check=True)
+    else:
+        with open(a.out, "wb") as f:
+            f.write(data)
+    sys.stderr.write("gentrace: %s: %d events, %d bytes\n" % (a.out, n, len(data)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Helpers for the reliability tests (test/integration/rel_*.sh).
+
+Import from a test's inline Python (sys.path.insert(0, TP_TOP/test/lib)) or
+run `rel.py matrix` for the never-break-the-host matrix.  Every trace is read
+strictly: the bytes must be UTF-8, the text must parse with json.loads and
+no NaN/Infinity, and the object must end with its traceprof footer.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def _no_constants(name):
+    raise ValueError("non-JSON constant %s" % name)
+
+
+def load_trace(path):
+    """Reads one trace strictly; returns the object or raises ValueError."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if path.endswith(".gz"):
+        import gzip
+        raw = gzip.decompress(raw)
+    elif path.endswith(".zst"):
+        import subprocess
+        raw = subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True,
+                             check=True).stdout
+    text = raw.decode("utf-8")  # strict: invalid UTF-8 raises
+    obj = json.loads(text, parse_constant=_no_constants)
+    if not isinstance(obj, dict):
+        raise ValueError("top level is not an object")
+    for key in ("schemaVersion", "traceEvents", "traceprof", "distributedInfo",
+                "baseTimeNanoseconds"):
+        if key not in obj:
+            raise ValueError("no %r" % key)
+    return obj
+
+
+def trace_files(folder):
+    """Final trace files under folder (recursively), not temporary ones."""
+    out = []
+    for root, _dirs, files in os.walk(folder):
+        for f in files:
+            if f.startswith("."):
+                continue
+            if ".json" in f:
+                out.append(os.path.join(root, f))
+    return sorted(out)
+
+
+def temp_files(folder):
+    out = []
+    for root, _dirs, files in os.walk(folder):
+        for f in files:
+            if f.startswith(".") and ".tmp." in f:
+                out.append(os.path.join(root, f))
+    return sorted(out)
+
+
+def load_all(folder):
+    traces = {}
+    for p in trace_files(folder):
+        try:
+            traces[p] = load_trace(p)
+        except (ValueError, UnicodeDecodeError) as e:
+            fail("%s: not a valid, complete trace: %s" % (p, e))
+    return traces
+
+
+def thread_totals(traces):
+    """{tid: [written, dropped]} summed over the footers of all traces."""
+    tot = {}
+    for t in traces.values():
+        for th in t["traceprof"]["threads"]:
+            w = tot.setdefault(th["tid"], [0, 0])
+            w[0] += th["events_written"]
+            w[1] += th["events_dropped"]
+    return tot
+
+
+def tp_lines(stderr):
+    """(traceprof lines, the program's own stderr) from raw stderr bytes."""
+    mine, prog = [], []
+    for line in stderr.split(b"\n"):
+        (mine if line.startswith(b"traceprof:") else prog).append(line)
+    return mine, b"\n".join(prog)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    if len(sys.argv) > 1 and sys.argv[1] == "matrix":
+        import rel_matrix
+        sys.exit(rel_matrix.main(sys.argv[2:]))
+    if len(sys.argv) > 2 and sys.argv[1] == "check":
+        tr = load_all(sys.argv[2])
+        for p in tr:
+            print(p)
+        sys.exit(0)
+    print("usage: rel.py matrix ... | rel.py check FOLDER", file=sys.stderr)
+    sys.exit(2)

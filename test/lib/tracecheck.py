@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Validates trace files written by traceprof (or merged by `traceprof
+merge`): plain, .gz or .zst.
+
+    tracecheck.py FILE...      one summary line per file; exit 1 on any problem
+
+As a module:
+    from tracecheck import load_trace, check_trace
+    trace = load_trace(path)            # the parsed JSON object
+    problems = check_trace(trace)       # [] when valid
+
+Checks: a JSON object with schemaVersion, traceName, baseTimeNanoseconds,
+distributedInfo (with rank and world_size), deviceProperties and
+traceEvents; a `traceprof` footer (or `traceprof_merge` for merged files)
+with version, steps, events_written, events_dropped, threads; each event has
+ph, pid and tid, a numeric ts with at most 3 decimals (M events excepted),
+and X events a numeric dur >= 0.
+"""
+import gzip
+import json
+import re
+import subprocess
+import sys
+
+REQUIRED = ("schemaVersion", "traceName", "baseTimeNanoseconds", "distributedInfo",
+            "deviceProperties", "traceEvents")
+FOOTER = ("version", "steps", "events_written", "events_dropped", "threads")
+# ts/dur as written: at most 3 decimals (checked on the raw text, since the
+# parsed float forgets how it was written).
+_TS_TEXT = re.compile(r'"(ts|dur)":\s*(-?[0-9]+(?:\.([0-9]+))?(?:[eE][-+]?[0-9]+)?)')
+
+
+def read_bytes(path):
+    if path.endswith(".zst"):
+        return subprocess.run(["zstd", "-dc", "--", path], check=True,
+                              stdout=subprocess.PIPE).stdout
+    if path.endswith(".gz"):
+        with gzip.open(path, "rb") as f:
+            return f.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def load_trace(path):
+    """The parsed trace (plain, .gz or .zst)."""
+    return json.loads(read_bytes(path).decode("utf-8"))
+
+
+def check_trace(t, text=None):
+    """Problems found in the parsed trace t (a list of strings)."""
+    p = []
+    if not isinstance(t, dict):
+        return ["not a JSON object (a bare array?)"]
+    for k in REQUIRED:
+        if k not in t:
+            p.append("missing top-level key %r" % k)
+    di = t.get("distributedInfo")
+    if isinstance(di, dict):
+        for k in ("rank", "world_size"):
+            if not isinstance(di.get(k), int):
+                p.append("distributedInfo.%s missing or not an integer" % k)
+    elif "distributedInfo" in t:
+        p.append("distributedInfo is not an object")
+    if not isinstance(t.get("baseTimeNanoseconds", 0), int):
+        p.append("baseTimeNanoseconds is not an integer")
+    if "traceprof" in t:
+        f = t["traceprof"]
+        for k in FOOTER:
+            if k not in f:
+                p.append("traceprof.%s missing" % k)
+    elif "traceprof_merge" not in t:
+        p.append("neither a traceprof nor a traceprof_merge object")
+    evs = t.get("traceEvents")
+    if not isinstance(evs, list):
+        p.append("traceEvents is not an array")
+        evs = []
+    bad = 0
+    for i, e in enumerate(evs):
+        why = None
+        if not isinstance(e, dict):
+            why = "not an object"
+        elif not isinstance(e.get("ph"), str):
+            why = "no ph"
+        elif "pid" not in e or "tid" not in e:
+            why = "no pid/tid"
+        elif e["ph"] != "M" and not isinstance(e.get("ts"), (int, float)):
+            why = "ts missing or not a number"
+        elif e["ph"] == "X" and (not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0):
+            why = "X event with dur missing or < 0"
+        if why:
+            bad += 1
+            if bad <= 5:
+                p.append("event %d: %s: %s" % (i, why, json.dumps(e)[:200]))
+    if bad > 5:
+        p.append("... %d bad events in all" % bad)
+    if text is not None:
+        for m in _TS_TEXT.finditer(text):
+            if m.group(3) and len(m.group(3)) > 3:
+                p.append("%s written with more than 3 decimals: %s" % (m.group(1), m.group(2)))
+                break
+    return p
+
+
+def main(argv):
+    if not argv:
+        sys.stderr.write("usage: tracecheck.py FILE...\n")
+        return 2
+    rc = 0
+    for path in argv:
+        try:
+            text = read_bytes(path).decode("utf-8")
+            t = json.loads(text)
+        except (OSError, ValueError, subprocess.CalledProcessError) as e:
+            print("%s: INVALID: %s" % (path, e))
+            rc = 1
+            continue
+        problems = check_trace(t, text)
+        evs = t.get("traceEvents") if isinstance(t, dict) else None
+        n = len(evs) if isinstance(evs, list) else 0
+        if problems:
+            rc = 1
+            print("%s: INVALID: %d events; %s" % (path, n, "; ".join(problems)))
+            continue
+        kinds = {}
+        for e in evs:
+            kinds[e["ph"]] = kinds.get(e["ph"], 0) + 1
+        f = t.get("traceprof") or {}
+        di = t.get("distributedInfo") or {}
+        print("%s: ok: rank %s/%s, %d events (%s), steps %s, dropped %s" % (
+            path, di.get("rank"), di.get("world_size"), n,
+            " ".join("%s=%d" % kv for kv in sorted(kinds.items())), f.get("steps", "-"),
+            f.get("events_dropped", "-")))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

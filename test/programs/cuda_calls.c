@@ -1,0 +1,53 @@
+/* Drives intercepted CUDA entry points through dlopen + dlsym, as the CUDA
+ * runtime and PyTorch reach them (the library's dlsym hook hands out its
+ * wrappers):
+ *   prog_cuda_calls cuinit        dlopen libcuda.so.1, call cuInit(0) once
+ *   prog_cuda_calls count N       dlopen libcudart.so.13, N x cudaGetDeviceCount
+ * Prints what the calls returned; the output must be the same with and
+ * without the library. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "cuinit")) {
+		void *h = dlopen("libcuda.so.1", RTLD_NOW);
+		if (!h) {
+			printf("no libcuda.so.1\n");
+			return 3;
+		}
+		int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+		if (!init) {
+			printf("no cuInit\n");
+			return 4;
+		}
+		int r = init(0);
+		usleep(20000);
+		printf("cuInit=%d\n", r);
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "count")) {
+		void *h = dlopen("libcudart.so.13", RTLD_NOW);
+		if (!h) {
+			printf("no libcudart.so.13\n");
+			return 3;
+		}
+		int (*count)(int *) = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
+		if (!count) {
+			printf("no cudaGetDeviceCount\n");
+			return 4;
+		}
+		int n = atoi(argv[2]), r = 0, devs = 0;
+		for (int i = 0; i < n; i++) {
+			r |= count(&devs);
+			usleep(2000);
+		}
+		printf("calls=%d result=%d\n", n, r);
+		return 0;
+	}
+	fprintf(stderr, "usage: %s cuinit | count N\n", argv[0]);
+	return 2;
+}

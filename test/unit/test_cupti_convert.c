@@ -1,0 +1,316 @@
+/* Unit tests for collector/gpu.c: CUPTI activity records (built by hand from
+ * the toolkit's cupti_activity.h) become Kineto-style GPU events, ac2g flows
+ * and GPU track metadata, on the host clock, in the right window. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti_activity.h>
+
+#include "collector/gpu.h"
+#include "format/trace.h"
+
+#define HOST_PID 4242
+#define HOST_TID 77
+
+static struct tp_trace tr;
+
+static void trace_new(void)
+{
+	memset(&tr, 0, sizeof(tr));
+	ck_assert_int_eq(tp_json_init(&tr.j, NULL), 0);
+	tr.mono_base = 0; /* ts = monotonic ns / 1000 */
+}
+
+static const char *trace_text(void)
+{
+	tp_json_char(&tr.j, '\0');
+	tr.j.len--;
+	return tr.j.buf;
+}
+
+static void setup(void)
+{
+	tp_gpu_reset();
+	trace_new();
+}
+
+static void teardown(void)
+{
+	tp_json_free(&tr.j);
+	tp_gpu_reset();
+}
+
+static void ext_corr(uint32_t corr, uint64_t ext)
+{
+	CUpti_ActivityExternalCorrelation x;
+	memset(&x, 0, sizeof(x));
+	x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+	x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+	x.externalId = ext;
+	x.correlationId = corr;
+	ck_assert_int_eq(tp_gpu_parse_record(&x), 1);
+}
+
+static void kernel(const char *name, uint64_t start, uint64_t end, uint32_t stream,
+		   uint32_t corr)
+{
+	CUpti_ActivityKernel10 k;
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.start = start;
+	k.end = end;
+	k.deviceId = 0;
+	k.contextId = 1;
+	k.streamId = stream;
+	k.correlationId = corr;
+	k.name = name;
+	k.gridX = 132;
+	k.gridY = 2;
+	k.gridZ = 1;
+	k.blockX = 256;
+	k.blockY = 1;
+	k.blockZ = 1;
+	k.registersPerThread = 32;
+	k.staticSharedMemory = 1024;
+	k.dynamicSharedMemory = 3072;
+	ck_assert_int_eq(tp_gpu_parse_record(&k), 1);
+}
+
+#define HAS(s) ck_assert_msg(strstr(trace_text(), (s)) != NULL, "missing %s in %s", (s), \
+			     trace_text())
+#define HASNT(s) ck_assert_msg(strstr(trace_text(), (s)) == NULL, "unexpected %s in %s", \
+			       (s), trace_text())
+
+START_TEST(test_kernel_event_and_flow)
+{
+	uint64_t api_ticks = 0x123456789ull;
+	uint64_t ext = tp_gpu_ext_id(HOST_TID, api_ticks);
+	/* The API record was converted (convert.c) at 1000 ns. */
+	tp_gpu_note_api(HOST_TID, api_ticks, 1000);
+	ext_corr(9, ext);
+	kernel("my_kernel", 5000, 7500, 7, 9);
+	ck_assert_uint_eq(tp_gpu_pending(), 1);
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"my_kernel\",\"pid\":0,\"tid\":7,"
+	    "\"ts\":5.000,\"dur\":2.500,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
+	    "\"correlation\":9,\"registers per thread\":32,\"shared memory\":4096,"
+	    "\"grid\":[132,2,1],\"block\":[256,1,1]");
+	/* The flow starts at the API event's start on its host thread and ends
+	 * at the kernel, bound to the enclosing slice. */
+	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":9,\"pid\":4242,\"tid\":77,"
+	    "\"ts\":1.000}");
+	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":9,\"pid\":0,"
+	    "\"tid\":7,\"ts\":5.000}");
+	HAS("\"name\":\"process_name\"");
+	HAS("\"GPU 0\"");
+	HAS("\"stream 7\"");
+	HAS("\"process_sort_index\"");
+	ck_assert_uint_eq(tp_gpu_pending(), 0);
+}
+END_TEST
+
+START_TEST(test_no_flow_without_api)
+{
+	/* No external correlation: the kernel is written by its time, alone. */
+	kernel("lonely", 2000, 3000, 3, 11);
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("\"name\":\"lonely\"");
+	HASNT("\"ph\":\"s\"");
+	HASNT("\"ph\":\"f\"");
+}
+END_TEST
+
+START_TEST(test_kernel_after_window_follows_its_launch)
+{
+	/* Launched inside the window, run after its end: it belongs to it. */
+	uint64_t ext = tp_gpu_ext_id(HOST_TID, 42);
+	tp_gpu_note_api(HOST_TID, 42, 9000);
+	ext_corr(5, ext);
+	kernel("late", 20000, 21000, 7, 5);
+	tp_gpu_window_events(&tr, 1000, 10000, HOST_PID);
+	HAS("\"name\":\"late\"");
+	HAS("\"ph\":\"s\"");
+}
+END_TEST
+
+START_TEST(test_windows_split_events)
+{
+	kernel("before", 100, 200, 1, 1);
+	kernel("inside", 2000, 2100, 1, 2);
+	kernel("after", 50000, 50100, 1, 3);
+	tp_gpu_window_events(&tr, 1000, 10000, HOST_PID);
+	HAS("\"name\":\"inside\"");
+	HASNT("\"name\":\"before\"");
+	HASNT("\"name\":\"after\"");
+	/* "before" is older than the window: gone; "after" waits. */
+	ck_assert_uint_eq(tp_gpu_pending(), 1);
+	tp_json_free(&tr.j);
+	trace_new();
+	tp_gpu_window_events(&tr, 40000, 60000, HOST_PID);
+	HAS("\"name\":\"after\"");
+	ck_assert_uint_eq(tp_gpu_pending(), 0);
+}
+END_TEST
+
+START_TEST(test_memcpy_memset_sync)
+{
+	CUpti_ActivityMemcpy6 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = 4000;
+	m.start = 1000;
+	m.end = 3000;
+	m.deviceId = 1;
+	m.contextId = 2;
+	m.streamId = 13;
+	m.correlationId = 21;
+	ck_assert_int_eq(tp_gpu_parse_record(&m), 1);
+	CUpti_ActivityMemset4 s;
+	memset(&s, 0, sizeof(s));
+	s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	s.bytes = 100;
+	s.start = 4000;
+	s.end = 4000;
+	s.deviceId = 1;
+	s.contextId = 2;
+	s.streamId = 13;
+	s.correlationId = 22;
+	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	ck_assert_int_eq(tp_gpu_parse_record(&s), 1);
+	CUpti_ActivitySynchronization2 y;
+	memset(&y, 0, sizeof(y));
+	y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	y.start = 5000;
+	y.end = 6000;
+	y.contextId = 2; /* device 1, learned from the copy */
+	y.streamId = 13;
+	y.correlationId = 23;
+	ck_assert_int_eq(tp_gpu_parse_record(&y), 1);
+	/* API records are not ours. */
+	CUpti_ActivityAPI a;
+	memset(&a, 0, sizeof(a));
+	a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	ck_assert_int_eq(tp_gpu_parse_record(&a), 0);
+
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":1,"
+	    "\"tid\":13,\"ts\":1.000,\"dur\":2.000,\"args\":{\"device\":1,\"context\":2,"
+	    "\"stream\":13,\"correlation\":21,\"bytes\":4000,\"memory bandwidth (GB/s)\":2}");
+	HAS("\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":1,\"tid\":13,"
+	    "\"ts\":4.000,\"dur\":0.000,\"args\":{\"device\":1,\"context\":2,\"stream\":13,"
+	    "\"correlation\":22,\"bytes\":100,\"memory bandwidth (GB/s)\":\"N/A\"}");
+	HAS("\"cat\":\"cuda_sync\",\"name\":\"Stream Sync\",\"pid\":1,\"tid\":13,"
+	    "\"ts\":5.000,\"dur\":1.000,\"args\":{\"device\":1,\"context\":2,\"stream\":13,"
+	    "\"correlation\":23,\"cuda_sync_kind\":\"Stream Sync\"}");
+	HAS("\"GPU 1\"");
+}
+END_TEST
+
+START_TEST(test_clock_offset)
+{
+	/* Without our timestamp callback CUPTI reports CLOCK_REALTIME: the
+	 * offset brings it back onto the host events' monotonic clock. */
+	tp_gpu_set_clock_offset(1000000);
+	kernel("shifted", 1003000, 1004000, 1, 1);
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("\"name\":\"shifted\",\"pid\":0,\"tid\":1,\"ts\":3.000,\"dur\":1.000");
+}
+END_TEST
+
+START_TEST(test_device_properties_and_occupancy)
+{
+	ck_assert_ptr_null(tp_gpu_device_properties_json());
+	struct tp_gpu_device d;
+	memset(&d, 0, sizeof(d));
+	strcpy(d.name, "NVIDIA H100 80GB HBM3");
+	d.total_global_mem = 85520809984ull;
+	d.compute_major = 9;
+	d.compute_minor = 0;
+	d.max_threads_per_block = 1024;
+	d.max_threads_per_sm = 2048;
+	d.regs_per_block = 65536;
+	d.warp_size = 32;
+	d.shared_per_block = 49152;
+	d.num_sms = 132;
+	d.regs_per_sm = 65536;
+	d.shared_per_block_optin = 232448;
+	d.shared_per_sm = 233472;
+	d.max_blocks_per_sm = 32;
+	tp_gpu_set_device(0, &d);
+	const char *p = tp_gpu_device_properties_json();
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p, "[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+			    "\"totalGlobalMem\":85520809984,\"computeMajor\":9,\"computeMinor\":0,"
+			    "\"maxThreadsPerBlock\":1024,\"maxThreadsPerMultiprocessor\":2048,"
+			    "\"regsPerBlock\":65536,\"warpSize\":32,\"sharedMemPerBlock\":49152,"
+			    "\"numSms\":132,\"regsPerMultiprocessor\":65536,"
+			    "\"sharedMemPerBlockOptin\":232448,"
+			    "\"sharedMemPerMultiprocessor\":233472}]");
+	/* 264 blocks of 256 threads on 132 SMs: 2 blocks, 16 warps per SM; 8
+	 * blocks could fit (threads), so all 16 of 64 warps run: 25 %. */
+	kernel("occ", 1000, 2000, 7, 1);
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("\"blocks per SM\":2,\"warps per SM\":16,\"est. achieved occupancy %\":25}");
+}
+END_TEST
+
+START_TEST(test_kernel_names_interned)
+{
+	char a[] = "kernel_a";
+	const char *n1 = tp_gpu_intern_kernel_name(a);
+	const char *n2 = tp_gpu_intern_kernel_name(a);
+	ck_assert_ptr_eq(n1, n2);
+	ck_assert_str_eq(n1, "kernel_a");
+	/* The same address reused for another name. */
+	strcpy(a, "kernel_b");
+	ck_assert_str_eq(tp_gpu_intern_kernel_name(a), "kernel_b");
+	ck_assert_str_eq(tp_gpu_intern_kernel_name(NULL), "kernel");
+}
+END_TEST
+
+START_TEST(test_prune_and_ext_id)
+{
+	kernel("old", 1000, 2000, 1, 1);
+	kernel("new", 900000000, 900001000, 1, 2);
+	tp_gpu_prune(905000000, 10000000);
+	ck_assert_uint_eq(tp_gpu_pending(), 1);
+	/* Thread id and the low tick bits, recoverable on the flush side. */
+	uint64_t e = tp_gpu_ext_id(4194303, ~0ull);
+	ck_assert_uint_eq(e >> TP_GPU_EXT_TICK_BITS, 4194303);
+	ck_assert_uint_eq(e & ((1ull << TP_GPU_EXT_TICK_BITS) - 1),
+			  (1ull << TP_GPU_EXT_TICK_BITS) - 1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cupti_convert");
+	TCase *tc = tcase_create("gpu");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_kernel_event_and_flow);
+	tcase_add_test(tc, test_no_flow_without_api);
+	tcase_add_test(tc, test_kernel_after_window_follows_its_launch);
+	tcase_add_test(tc, test_windows_split_events);
+	tcase_add_test(tc, test_memcpy_memset_sync);
+	tcase_add_test(tc, test_clock_offset);
+	tcase_add_test(tc, test_device_properties_and_occupancy);
+	tcase_add_test(tc, test_kernel_names_interned);
+	tcase_add_test(tc, test_prune_and_ext_id);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
