@@ -4,14 +4,18 @@
  *
  * The command is spawned with posix_spawn from the flush thread (only the
  * flush thread is suspended, and only until the child has exec'd), so the
- * program's threads never wait for it.  Children are reaped by pid, never
- * with waitpid(-1): the program's own children are not ours to reap.  Each
- * flush pass polls them with WNOHANG; at normal process exit the destructor
- * below waits up to TP_ONSAVE_FINAL_WAIT_S for uploads still running.  A
- * failing command is logged, never fatal.
+ * program's threads never wait for it.  Each flush pass polls the status
+ * pipes without blocking and reaps finished shells by pid (WNOHANG), never
+ * with waitpid(-1): the program's own children are not ours to reap.  At
+ * normal process exit the destructor below waits up to
+ * TP_ONSAVE_FINAL_WAIT_S for uploads still running.  A failing command is
+ * logged, never fatal.
  *
- * The child runs `/bin/sh -c CMD traceprof-on-save PATH`: "{path}" in CMD is
- * replaced by the shell-quoted path, and $1 is the path as well.  It gets
+ * The child runs CMD with /bin/sh ("{path}" in CMD is replaced by the
+ * shell-quoted path, and $1 is the path as well) under an outer shell that
+ * writes CMD's exit status to a pipe: the status comes back even when the
+ * program reaps every child itself (bash, servers with a SIGCHLD handler
+ * calling waitpid(-1)) or ignores SIGCHLD.  It gets
  * stdin from /dev/null, its own process group (a Ctrl-C meant for the
  * program does not cut an upload short), default signal dispositions, an
  * empty signal mask, and an environment without libtraceprof in LD_PRELOAD
@@ -45,8 +49,11 @@ extern char **environ;
 
 struct onsave_child {
 	pid_t pid;
+	int status_fd; /* read end of the status pipe, non-blocking */
 	char *path;
 	uint64_t started_ns;
+	char status[16]; /* "N\n" as the outer shell writes it */
+	size_t slen;
 };
 
 static struct {
@@ -54,7 +61,25 @@ static struct {
 	int64_t keep;
 	struct onsave_child *kids;
 	size_t nkids, capkids;
+	/* Shells whose status is in but that were not yet zombies when
+	 * asked: reaped by pid on later passes. */
+	pid_t zombies[64];
+	size_t nzombies;
 } S;
+
+static void onsave_reap_zombies(void)
+{
+	for (size_t i = 0; i < S.nzombies;) {
+		int status;
+		pid_t r = waitpid(S.zombies[i], &status, WNOHANG);
+		if (r == 0) {
+			i++;
+			continue;
+		}
+		/* Reaped now, or already by the program (ECHILD). */
+		S.zombies[i] = S.zombies[--S.nzombies];
+	}
+}
 
 /* The file name of this library, to recognise it in LD_PRELOAD. */
 static const char *onsave_self_base(void)
@@ -172,7 +197,7 @@ static char *onsave_expand(const char *cmd, const char *path)
 	return out;
 }
 
-static int onsave_remember(pid_t pid, const char *path)
+static int onsave_remember(pid_t pid, int status_fd, const char *path)
 {
 	if (S.nkids == S.capkids) {
 		size_t cap = S.capkids ? S.capkids * 2 : 8;
@@ -185,18 +210,42 @@ static int onsave_remember(pid_t pid, const char *path)
 	char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	S.kids[S.nkids++] = (struct onsave_child){ pid, copy, tp_clock_monotonic_ns() };
+	S.kids[S.nkids++] = (struct onsave_child){ .pid = pid,
+						   .status_fd = status_fd,
+						   .path = copy,
+						   .started_ns = tp_clock_monotonic_ns() };
 	return 0;
 }
 
-static int onsave_spawn(const char *path, pid_t *pid)
+/* The outer shell: runs CMD ($0) with the path ($1), without the status
+ * pipe, then writes CMD's exit status to the pipe (fd 3). */
+#define ONSAVE_OUTER "/bin/sh -c \"$0\" traceprof-on-save \"$1\" 3>&-; echo $? >&3"
+
+static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
 {
 	char *cmd = onsave_expand(S.cmd, path);
 	char *extra = NULL;
 	char **env = onsave_child_env(&extra);
 	int rc = -ENOMEM;
+	int pfd[2] = { -1, -1 };
+	*status_fd = -1;
 	if (!cmd || !env)
 		goto out;
+	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	/* The write end must not be fd 3 itself: dup2(3, 3) would leave it
+	 * close-on-exec. */
+	if (pfd[1] <= 3) {
+		int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
+		if (moved < 0) {
+			rc = -errno;
+			goto out;
+		}
+		close(pfd[1]);
+		pfd[1] = moved;
+	}
 	posix_spawnattr_t attr;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_init(&attr);
@@ -213,26 +262,34 @@ static int onsave_spawn(const char *path, pid_t *pid)
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
 						POSIX_SPAWN_SETPGROUP);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	char *argv[] = { "sh", "-c", cmd, "traceprof-on-save", (char *)path, NULL };
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
+	char *argv[] = { "sh", "-c", ONSAVE_OUTER, cmd, (char *)path, NULL };
 	rc = -posix_spawn(pid, "/bin/sh", &fa, &attr, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	if (rc == 0) {
+		*status_fd = pfd[0];
+		pfd[0] = -1;
+	}
 out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
 	free(cmd);
 	free(env);
 	free(extra);
 	return rc;
 }
 
-/* The child at index i ended with status (or unknown when known == 0:
- * someone else reaped it, e.g. the program's SIGCHLD handler). */
-static void onsave_finished(size_t i, int known, int status)
+/* The child at index i is done: code is CMD's exit status, or -1 when the
+ * outer shell died without writing one. */
+static void onsave_finished(size_t i, int code)
 {
 	struct onsave_child *k = &S.kids[i];
-	double secs = (double)(tp_clock_monotonic_ns() - k->started_ns) / 1e9;
-	int ok = known && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	if (ok) {
-		tp_info("TRACEPROF_ON_SAVE: done for %s (%d ms)", k->path, (int)(secs * 1000));
+	int ms = (int)((tp_clock_monotonic_ns() - k->started_ns) / 1000000);
+	if (code == 0) {
+		tp_info("TRACEPROF_ON_SAVE: done for %s (%d ms)", k->path, ms);
 		if (S.keep == 0) {
 			int rc = tp_rotate_remove(k->path);
 			if (rc < 0 && rc != -ENOENT)
@@ -242,38 +299,58 @@ static void onsave_finished(size_t i, int known, int status)
 				tp_info("deleted %s after its upload (TRACEPROF_NUM_TRACES_TO_KEEP=0)",
 					k->path);
 		}
-	} else if (!known) {
-		tp_info("TRACEPROF_ON_SAVE: the command for %s was reaped by the program; its "
-			"result is unknown, the file is kept",
-			k->path);
-	} else if (WIFEXITED(status)) {
-		tp_warn("TRACEPROF_ON_SAVE: the command for %s failed with exit status %d; the file "
-			"is kept",
-			k->path, WEXITSTATUS(status));
-	} else {
+	} else if (code > 128) {
 		tp_warn("TRACEPROF_ON_SAVE: the command for %s was killed by signal %d; the file is "
 			"kept",
-			k->path, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+			k->path, code - 128);
+	} else if (code > 0) {
+		tp_warn("TRACEPROF_ON_SAVE: the command for %s failed with exit status %d; the file "
+			"is kept",
+			k->path, code);
+	} else {
+		tp_warn("TRACEPROF_ON_SAVE: the shell running the command for %s ended without a "
+			"status; the file is kept",
+			k->path);
 	}
+	/* Reap it when it is ours to reap (the program may have done so); the
+	 * status pipe can close just before the shell becomes a zombie. */
+	int status;
+	if (waitpid(k->pid, &status, WNOHANG) == 0 &&
+	    S.nzombies < sizeof(S.zombies) / sizeof(S.zombies[0]))
+		S.zombies[S.nzombies++] = k->pid;
+	close(k->status_fd);
 	free(k->path);
 	S.kids[i] = S.kids[--S.nkids];
 }
 
-/* Reaps the children that have ended, without blocking.  Returns how many
- * are still running. */
+/* Collects the statuses written so far, without blocking.  Returns how
+ * many commands are still running. */
 static size_t onsave_reap(void)
 {
 	for (size_t i = 0; i < S.nkids;) {
-		int status = 0;
-		pid_t r = waitpid(S.kids[i].pid, &status, WNOHANG);
-		if (r == S.kids[i].pid) {
-			onsave_finished(i, 1, status);
-		} else if (r < 0 && errno == ECHILD) {
-			onsave_finished(i, 0, 0);
-		} else {
-			i++;
+		struct onsave_child *k = &S.kids[i];
+		char buf[16];
+		ssize_t n = read(k->status_fd, buf, sizeof(buf));
+		if (n > 0) {
+			size_t room = sizeof(k->status) - 1 - k->slen;
+			size_t take = (size_t)n < room ? (size_t)n : room;
+			memcpy(k->status + k->slen, buf, take);
+			k->slen += take;
+			continue; /* read until EOF */
 		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			/* Still running; reap a zombie whose status we already have. */
+			i++;
+			continue;
+		}
+		/* EOF (or an error): the outer shell is gone. */
+		k->status[k->slen] = '\0';
+		int code = -1;
+		if (k->slen && k->status[0] >= '0' && k->status[0] <= '9')
+			code = atoi(k->status);
+		onsave_finished(i, code);
 	}
+	onsave_reap_zombies();
 	return S.nkids;
 }
 
@@ -293,7 +370,7 @@ static int onsave_init(const struct tp_config *cfg)
 static void onsave_pass(uint64_t now_ns)
 {
 	(void)now_ns;
-	if (S.nkids)
+	if (S.nkids || S.nzombies)
 		onsave_reap();
 }
 
@@ -311,16 +388,19 @@ static void onsave_saved(const char *path)
 		return;
 	}
 	pid_t pid;
-	int rc = onsave_spawn(path, &pid);
+	int fd;
+	int rc = onsave_spawn(path, &pid, &fd);
 	if (rc < 0) {
 		tp_warn("TRACEPROF_ON_SAVE: cannot start /bin/sh for %s: %s; the file is kept", path,
 			strerror(-rc));
 		return;
 	}
 	tp_debug("TRACEPROF_ON_SAVE: started pid %d for %s", (int)pid, path);
-	if (onsave_remember(pid, path) < 0)
-		tp_warn("TRACEPROF_ON_SAVE: out of memory; pid %d for %s will not be reaped",
+	if (onsave_remember(pid, fd, path) < 0) {
+		tp_warn("TRACEPROF_ON_SAVE: out of memory; pid %d for %s will not be followed",
 			(int)pid, path);
+		close(fd);
+	}
 }
 
 static const struct tp_flush_plugin onsave_plugin = {
@@ -335,6 +415,7 @@ static void onsave_atfork_child(void)
 {
 	S.kids = NULL; /* the parent's list; possibly mid-update, so not freed */
 	S.nkids = S.capkids = 0;
+	S.nzombies = 0;
 }
 
 static void onsave_register(void)
@@ -356,7 +437,7 @@ __attribute__((constructor(200))) static void onsave_ctor(void)
  * commands; wait a bounded time for uploads still running. */
 __attribute__((destructor(200))) static void onsave_dtor(void)
 {
-	if (!S.nkids)
+	if (!S.nkids && !S.nzombies)
 		return;
 	int saved = errno;
 	uint64_t deadline = tp_clock_monotonic_ns() + TP_ONSAVE_FINAL_WAIT_S * 1000000000ULL;

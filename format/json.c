@@ -18,7 +18,6 @@
  * the buffer check is a single comparison on the common path. */
 
 #define JS_LIKELY(x) __builtin_expect(!!(x), 1)
-#define JS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* "00" "01" ... "99": integers are printed two digits per division, which
  * halves the number of (slow) 64-bit divisions. */

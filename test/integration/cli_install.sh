@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make install / uninstall into a temporary PREFIX.
+. "$TP_TOP/test/lib/common.sh"
+command -v make >/dev/null || skip "make not installed"
+pfx=$TP_TMP/prefix
+make -s -C "$TP_TOP" BUILD="$BUILD" install PREFIX="$pfx" >install.log 2>&1 || { cat install.log; die "make install failed"; }
+for f in lib/libtraceprof.so include/traceprof.h bin/traceprof lib/python3/dist-packages/traceprof.py \
+	lib/pkgconfig/traceprof.pc; do
+	[ -f "$pfx/$f" ] || die "not installed: $f"
+done
+"$pfx/bin/traceprof" --version | grep -q "^traceprof $(cat "$TP_TOP/VERSION")$" || die "installed --version"
+PKG_CONFIG_PATH=$pfx/lib/pkgconfig pkg-config --cflags --libs traceprof | grep -q -- "-ltraceprof" \
+	|| die "pkg-config file"
+# The installed command finds the installed library (../lib).
+env -u TRACEPROF_LIB "$pfx/bin/traceprof" run --folder "$PWD/t" -- "$BUILD/test/prog_demo_train" 2 1 >/dev/null 2>err.txt \
+	|| { cat err.txt; die "installed run failed"; }
+ls t/*.json >/dev/null || die "installed run wrote no trace"
+PYTHONPATH=$pfx/lib/python3/dist-packages "$PYTHON" -c 'import traceprof; traceprof.step()' || die "installed module"
+make -s -C "$TP_TOP" BUILD="$BUILD" uninstall PREFIX="$pfx" >>install.log 2>&1 || die "make uninstall failed"
+left=$(find "$pfx" -type f)
+[ -z "$left" ] || die "left after uninstall: $left"
+echo "install ok"
