@@ -17,11 +17,8 @@
 #include "collector/flush.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "preload/cuda_pack.h"
 #include "preload/init.h"
-
-/* The CUDA module's name -> API id lookup; weak so that the library links
- * (and call: reports a clear error) without it. */
-extern int tp_cuda_api_id(const char *name) __attribute__((weak));
 
 uint32_t tp_steps_call_id = UINT32_MAX;
 int tp_steps_nvtx_on;
@@ -118,13 +115,12 @@ static int steps_init(const struct tp_config *cfg)
 		break;
 	}
 	case TP_STEP_CALL: {
-		int id = tp_cuda_api_id ? tp_cuda_api_id(cfg->step_arg) : -1;
+		int id = tp_cuda_find(cfg->step_arg);
 		if (id < 0) {
-			tp_error("TRACEPROF_STEP: 'call:%s': %s; no steps will be counted "
-				 "(use a CUDA function name such as call:cudaGraphLaunch)",
-				 cfg->step_arg,
-				 tp_cuda_api_id ? "not a CUDA function traceprof intercepts"
-						: "this build has no CUDA interposition");
+			tp_error("TRACEPROF_STEP: 'call:%s': not a CUDA function traceprof "
+				 "intercepts; no steps will be counted (use an exact name such as "
+				 "call:cudaGraphLaunch; `scripts/gen-cuda-wrappers --list` lists them)",
+				 cfg->step_arg);
 			break;
 		}
 		call_every = cfg->step_every ? cfg->step_every : 1;
