@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collector/convert.h"
+#include "collector/stacks.h"
 #include "format/json.h"
 #include "format/trace.h"
 #include "preload/cuda_kernels.h"
@@ -269,7 +270,9 @@ static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t
 	tp_json_lit(&out->j, ",\"args\":{\"result\":");
 	tp_json_i64(&out->j, r->result);
 	write_args(&out->j, fn, r);
+	tp_stacks_write_args(out, r); /* ,"stack":[...] with TRACEPROF_WITH_STACK */
 	tp_json_char(&out->j, '}');
+	tp_stacks_write_sf(out, r);
 	tp_trace_event_close(out);
 
 	if (r->result != 0)
