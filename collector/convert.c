@@ -98,19 +98,32 @@ static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struc
 void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t pid,
 			      uint64_t end_ns)
 {
+	/* Only markers that started inside this window: the stack may already
+	 * hold starts of a later window, drained before this one is written.
+	 * Closed markers leave the stack; their finish, if it ever comes, shows
+	 * as an instant in its own window. */
 	struct tp_marker_stack *s = t->markers;
+	size_t k = 0;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct tp_marker *m = &s->items[i];
+		uint64_t start = tp_clock_to_ns(m->rec[0].start);
+		if (start > end_ns) {
+			if (k != i)
+				s->items[k] = *m;
+			k++;
+			continue;
+		}
 		size_t len;
 		const char *name = tp_record_string(m->rec, &len);
-		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
-				       tp_clock_to_ns(m->rec[0].start), end_ns);
+		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid, start, end_ns);
 		tp_json_lit(&out->j, ",\"args\":{\"unfinished\":true");
 		tp_stacks_write_args(out, m->rec);
 		tp_json_char(&out->j, '}');
 		tp_stacks_write_sf(out, m->rec);
 		tp_trace_event_close(out);
 	}
+	if (s)
+		s->n = k;
 	tp_nvtx_close(out, t, pid, end_ns);
 }
 
