@@ -187,3 +187,33 @@ install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+
+# ---- sanitizers ----
+# `make check-asan` (ASan + UBSan) and `make check-tsan` run the whole suite
+# against a library, unit tests and test programs built with the sanitizer, in
+# their own build folders (build-asan, build-tsan).  TP_SANITIZER tells
+# test/lib/common.sh to preload the sanitizer's runtime before the library.
+# Leak detection is off: test programs and forked children exit without
+# freeing on purpose.  Nightly instructions: docs/README-guarantees.md.
+SAN_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
+
+# The sanitizer runtimes call dlsym() while they initialise, before their
+# shadow memory exists; traceprof interposes dlsym, so the code that a dlsym
+# call reaches first (preload/cuda_dlsym.c, the name lookup in
+# preload/cuda_match.c) must not be instrumented.
+ifneq ($(filter build-asan build-tsan,$(BUILD)),)
+$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o: \
+    override ALL_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS))
+endif
+
+check-asan:
+	TP_SANITIZER=asan ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g' EXTRA_CFLAGS='$(SAN_ASAN)' \
+	    EXTRA_LDFLAGS='$(SAN_ASAN)' check
+
+check-tsan:
+	TP_SANITIZER=tsan TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:report_signal_unsafe=0 \
+	$(MAKE) BUILD=build-tsan CFLAGS='-O1 -g' EXTRA_CFLAGS='$(SAN_TSAN)' \
+	    EXTRA_LDFLAGS='$(SAN_TSAN)' check

@@ -12,7 +12,7 @@
 
 /* The calling thread's state, created on first use; NULL when it cannot
  * record (thread exiting, out of memory). */
-static inline struct tp_thread *tp_emit_self(void)
+static inline __attribute__((always_inline)) struct tp_thread *tp_emit_self(void)
 {
 	struct tp_thread *t = tp_self;
 	if (__builtin_expect((uintptr_t)t <= (uintptr_t)TP_THREAD_GONE, 0))
@@ -52,6 +52,52 @@ static inline void tp_emit(struct tp_thread *t, const struct tp_record *rec, con
 		}
 		tp_ring_commit(&t->ring, (uint64_t)h, 1 + nextra);
 	}
+	atomic_signal_fence(memory_order_seq_cst);
+	t->writing = 0;
+}
+
+/* The hot path's split form of tp_emit() for one record without extras, so
+ * that the caller writes the record's fields straight into its slot instead
+ * of building it on the stack and copying it:
+ *
+ *   uint64_t h;
+ *   struct tp_record *r = tp_emit_reserve1(t, &h);
+ *   if (r) { ...fill every field of *r...; tp_emit_commit1(t, h); }
+ *
+ * tp_emit_reserve1() returns NULL when the record is dropped and counted
+ * (ring full, or a write interrupted by a signal handler that records too,
+ * as in tp_emit()); nothing else may be emitted on this thread between the
+ * two calls.  r->nextra must be written as 0. */
+static inline __attribute__((always_inline)) struct tp_record *tp_emit_reserve1(struct tp_thread *t,
+										uint64_t *h)
+{
+	if (__builtin_expect(t->writing, 0)) {
+		tp_ring_drop(&t->ring);
+		return NULL;
+	}
+	t->writing = 1;
+	/* A compiler barrier is enough: only a signal handler on this same
+	 * thread can observe `writing`. */
+	atomic_signal_fence(memory_order_seq_cst);
+	int64_t c = tp_ring_reserve(&t->ring, 1);
+	if (__builtin_expect(c < 0, 0)) {
+		tp_ring_drop(&t->ring);
+		/* Pairs with the fence above: the drop is counted before a signal
+		 * handler may write again. */
+		atomic_signal_fence(memory_order_seq_cst);
+		t->writing = 0;
+		return NULL;
+	}
+	*h = (uint64_t)c;
+	tp_ring_prefetch(&t->ring, (uint64_t)c + TP_RING_PREFETCH_AHEAD);
+	return tp_ring_slot(&t->ring, (uint64_t)c);
+}
+
+static inline __attribute__((always_inline)) void tp_emit_commit1(struct tp_thread *t, uint64_t h)
+{
+	tp_ring_commit(&t->ring, h, 1);
+	/* Compiler barrier, as in tp_emit(): the slot and head are written
+	 * before `writing` clears for a signal handler on this thread. */
 	atomic_signal_fence(memory_order_seq_cst);
 	t->writing = 0;
 }

@@ -617,14 +617,40 @@ static void final_save(void)
 	atomic_store_explicit(&F.saved, 1, memory_order_release);
 }
 
+/* True when the program's threads are all gone and only this one is left:
+ * main called pthread_exit() (it stays a zombie, counted in "Threads:") and
+ * every other thread ended.  glibc would then exit(0) from the last thread;
+ * the flush thread must not keep such a process alive forever. */
+static int only_flush_thread_left(void)
+{
+	char path[64], buf[2048];
+	tp_format(path, sizeof(path), "/proc/self/task/%lld/stat", (long long)F.pid);
+	read_proc_text(path, buf, sizeof(buf), 0);
+	const char *st = strrchr(buf, ')');
+	if (!st || st[1] != ' ' || (st[2] != 'Z' && st[2] != 'X'))
+		return 0; /* the main thread runs: the common case, one read */
+	read_proc_text("/proc/self/status", buf, sizeof(buf), 0);
+	const char *th = strstr(buf, "\nThreads:");
+	return th && atoi(th + 10) <= 2; /* the zombie main thread and us */
+}
+
 static void *flush_main(void *arg)
 {
 	(void)arg;
 	struct pollfd pfd = { .fd = F.wake_fd, .events = POLLIN };
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
+	uint64_t last_alone_check = F.last_recal_ns;
 	/* Pairs with the release stores in tp_flush_finish*(). */
 	while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
+		uint64_t now = tp_clock_monotonic_ns();
+		if (now - last_alone_check > 100000000ULL) {
+			last_alone_check = now;
+			/* exit() runs the destructor on this thread, which saves
+			 * the trace. */
+			if (only_flush_thread_left())
+				exit(0);
+		}
 		int r = poll(&pfd, 1, (int)F.cfg.flush_ms);
 		if (r > 0) {
 			uint64_t v;
@@ -714,7 +740,10 @@ static void stop_thread(void)
 	uint64_t one = 1;
 	ssize_t n = write(F.wake_fd, &one, sizeof(one));
 	(void)n;
-	pthread_join(F.thread, NULL);
+	/* Not when the flush thread itself exits the process (see
+	 * only_flush_thread_left()): it cannot wait for itself. */
+	if (!pthread_equal(pthread_self(), F.thread))
+		pthread_join(F.thread, NULL);
 	F.running = 0;
 }
 

@@ -29,7 +29,9 @@ static inline uint64_t tp_clock_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t tp_clock_now(void)
+/* always_inline: the wrappers are in one very large generated file, where
+ * GCC's unit-growth limits otherwise leave these calls out of line. */
+static inline __attribute__((always_inline)) uint64_t tp_clock_now(void)
 {
 #if defined(__x86_64__)
 	if (__builtin_expect(tp_clock_source_cur == TP_CLOCK_TSC, 1)) {

@@ -8,9 +8,9 @@ for f in lib/libtraceprof.so include/traceprof.h bin/traceprof lib/python3/dist-
 	lib/pkgconfig/traceprof.pc; do
 	[ -f "$pfx/$f" ] || die "not installed: $f"
 done
-"$pfx/bin/traceprof" --version | grep -q "^traceprof $(cat "$TP_TOP/VERSION")$" || die "installed --version"
-PKG_CONFIG_PATH=$pfx/lib/pkgconfig pkg-config --cflags --libs traceprof | grep -q -- "-ltraceprof" \
-	|| die "pkg-config file"
+[ "$("$pfx/bin/traceprof" --version)" = "traceprof $(cat "$TP_TOP/VERSION")" ] || die "installed --version"
+pc=$(PKG_CONFIG_PATH=$pfx/lib/pkgconfig pkg-config --cflags --libs traceprof) || die "pkg-config failed"
+case "$pc" in *-ltraceprof*) ;; *) die "pkg-config file: $pc" ;; esac
 # The installed command finds the installed library (../lib).
 env -u TRACEPROF_LIB "$pfx/bin/traceprof" run --folder "$PWD/t" -- "$BUILD/test/prog_demo_train" 2 1 >/dev/null 2>err.txt \
 	|| { cat err.txt; die "installed run failed"; }

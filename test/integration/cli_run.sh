@@ -5,7 +5,7 @@
 T="$BUILD/traceprof"
 [ -x "$T" ] || die "$T not built"
 
-"$T" --version | grep -q "^traceprof $(cat "$TP_TOP/VERSION")$" || die "--version: $("$T" --version)"
+[ "$("$T" --version)" = "traceprof $(cat "$TP_TOP/VERSION")" ] || die "--version: $("$T" --version)"
 
 # Every variable of common/config.c has an option, named in --help with its default.
 "$T" run --help | tr -s " \n" "  " >help.txt
@@ -31,9 +31,9 @@ bash -c '"$0" run -q --folder "$1" -- sh -c "kill -SEGV \$\$"; exit $?' "$T" "$P
 set -e
 [ $rc = $((128 + 11)) ] || die "a child killed by SIGSEGV came back as $rc"
 # A signal sent to `traceprof run` reaches the program (which then saves its trace).
-"$T" run --folder "$PWD/t3" -- "$BUILD/test/prog_demo_train" 200 1 >/dev/null 2>t3.err &
+"$T" run --folder "$PWD/t3" -- "$BUILD/test/prog_demo_train" 3000 1 >t3.out 2>t3.err &
 pid=$!
-sleep 1
+for i in $(seq 100); do grep -q "step 1 done" t3.out && break; sleep 0.1; done
 kill -TERM $pid
 set +e
 wait $pid; rc=$?
@@ -54,7 +54,8 @@ cat err.txt
 grep -q "trace files\? written" err.txt || die "no list of files"
 grep -q "t4/myrun/r0.s3.json.gz" err.txt || die "file list: $(cat err.txt)"
 check_trace t4/myrun/*.json.gz
-"$T" summary t4/myrun/r0.s3.json.gz --by step | grep -q "ProfilerStep#2" || die "summary of the run's file"
+"$T" summary t4/myrun/r0.s3.json.gz --by step >steps.txt
+grep -q "ProfilerStep#2" steps.txt || die "summary of the run's file: $(cat steps.txt)"
 # A bad value: the library's message, the program still runs.
 "$T" run --folder "$PWD/t5" --buffer-events 100 -- true 2>err.txt || die "bad option value broke the program"
 grep -q "TRACEPROF_BUFFER_EVENTS" err.txt || die "no message for a bad value: $(cat err.txt)"
