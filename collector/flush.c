@@ -659,6 +659,9 @@ static void *flush_main(void *arg)
 		}
 		if (atomic_load_explicit(&F.signal_finish, memory_order_acquire)) {
 			final_save();
+			/* Nobody joins a thread that saved for a signal: the process
+			 * ends in the signal's action (stop_thread() skips it). */
+			pthread_detach(pthread_self());
 			break;
 		}
 		run_pass();
@@ -741,8 +744,10 @@ static void stop_thread(void)
 	ssize_t n = write(F.wake_fd, &one, sizeof(one));
 	(void)n;
 	/* Not when the flush thread itself exits the process (see
-	 * only_flush_thread_left()): it cannot wait for itself. */
-	if (!pthread_equal(pthread_self(), F.thread))
+	 * only_flush_thread_left()): it cannot wait for itself; nor after a
+	 * save for a signal: that thread detached itself. */
+	if (!pthread_equal(pthread_self(), F.thread) &&
+	    !atomic_load_explicit(&F.signal_finish, memory_order_acquire))
 		pthread_join(F.thread, NULL);
 	F.running = 0;
 }

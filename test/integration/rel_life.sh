@@ -66,8 +66,12 @@ def names(trace):
 def pids(trace):
     return {ev["pid"] for ev in trace["traceEvents"] if ev.get("ph") in ("i", "X")}
 
+TSAN = os.environ.get("TP_SANITIZER") == "tsan"
 # ---- fork in a multi-threaded parent ------------------------------------
-for follow in ("1", "0"):
+# TSan cannot start threads in the child of a multi-threaded fork ("dup
+# thread with used id"), and the child's flush thread is one: the followed
+# child is left out under TSan.
+for follow in (("0",) if TSAN else ("1", "0")):
     folder = "fork" + follow
     p = subprocess.run([prog, "fork", "4"], env=env({"TRACEPROF_FOLDER": folder,
                        "TRACEPROF_FOLLOW_FORK": follow}), capture_output=True, timeout=60)
@@ -130,7 +134,10 @@ for follow in ("1", "0"):
         check(len(files) == 1, "exec with TRACEPROF_FOLLOW_EXEC=0: one file (%s)" % sorted(files))
 
 # ---- exit from a non-main thread; pthread_exit from main ------------------
-for mode, args, code, event in (("thread-exit", ["7"], 7, "exiter"), ("main-exit", [], 0, "last")):
+# main-exit relies on counting the process's threads in /proc; TSan's own
+# background thread is counted too, so it is left out under TSan.
+for mode, args, code, event in (("thread-exit", ["7"], 7, "exiter"),) + ((() if TSAN else
+                                (("main-exit", [], 0, "last"),))):
     folder = mode
     base = subprocess.run([prog, mode] + args, env=env(preload=False), capture_output=True, timeout=60)
     p = subprocess.run([prog, mode] + args, env=env({"TRACEPROF_FOLDER": folder}),
@@ -156,14 +163,15 @@ def finish(p):
     out, err = p.communicate(timeout=30)
     return p.returncode, b"ready\n" + out, err
 
-def signal_case(name, args, sig, extra_env, expect_rc, preexec=None, pre_value=None, second=None,
+def signal_case(name, args, sig, extra_env, expect_rc, preexec=None, extra_pre=None, second=None,
                 expect_file=True):
     results = []
     for lib in (False, True):
         folder = "sig-%s-%d" % (name, lib)
-        e = env(dict(extra_env, TRACEPROF_FOLDER=folder), preload=lib, pre_value=pre_value)
-        if not lib and pre_value:
-            e["LD_PRELOAD"] = pre_value.split(":", 1)[1] if ":" in pre_value else ""
+        e = env(dict(extra_env, TRACEPROF_FOLDER=folder), preload=lib,
+                pre_value=PRELOAD + ":" + extra_pre if extra_pre else None)
+        if not lib and extra_pre:
+            e["LD_PRELOAD"] = extra_pre
         p = run_until_ready(args, e, preexec)
         p.send_signal(sig)
         if second:
@@ -198,10 +206,10 @@ signal_case("ignored SIGINT", [prog, "loop"], signal.SIGINT, sched, -signal.SIGT
 if os.environ.get("have_helper") == "1":
     helper = os.path.abspath("helper.so")
     signal_case("chained sa_handler", [prog, "loop"], signal.SIGINT, sched, 42,
-                pre_value=PRELOAD + ":" + helper,
+                extra_pre=helper,
                 preexec=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     signal_case("chained sa_sigaction", [prog, "loop"], signal.SIGTERM, sched, 43,
-                pre_value=PRELOAD + ":" + helper)
+                extra_pre=helper)
 
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)
