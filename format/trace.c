@@ -54,31 +54,14 @@ void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns)
 	tp_json_us(&t->j, (int64_t)mono_ns - t->mono_base);
 }
 
-void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
-			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns)
+/* The fields every complete and instant event starts with, after its
+ * "ph" (and "s") literal: "cat", "name", "pid", "tid", "ts". */
+static void event_head(struct tp_trace *t, const char *ph, const char *cat, const char *name,
+		       size_t nlen, int64_t pid, int64_t tid, uint64_t ts_ns)
 {
 	struct tp_json *j = &t->j;
 	tp_trace_event_open(t);
-	tp_json_raw(j, "\"ph\":\"X\",\"cat\":\"", 16);
-	tp_json_lit(j, cat);
-	tp_json_raw(j, "\",\"name\":", 9);
-	tp_json_strn(j, name, nlen);
-	tp_json_raw(j, ",\"pid\":", 7);
-	tp_json_i64(j, pid);
-	tp_json_raw(j, ",\"tid\":", 7);
-	tp_json_i64(j, tid);
-	tp_json_char(j, ',');
-	tp_trace_ts(t, start_ns);
-	tp_json_raw(j, ",\"dur\":", 7);
-	tp_json_us(j, end_ns >= start_ns ? (int64_t)(end_ns - start_ns) : 0);
-}
-
-void tp_trace_instant_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
-			   int64_t pid, int64_t tid, uint64_t ts_ns)
-{
-	struct tp_json *j = &t->j;
-	tp_trace_event_open(t);
-	tp_json_lit(j, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"");
+	tp_json_lit(j, ph);
 	tp_json_lit(j, cat);
 	tp_json_raw(j, "\",\"name\":", 9);
 	tp_json_strn(j, name, nlen);
@@ -88,6 +71,20 @@ void tp_trace_instant_open(struct tp_trace *t, const char *cat, const char *name
 	tp_json_i64(j, tid);
 	tp_json_char(j, ',');
 	tp_trace_ts(t, ts_ns);
+}
+
+void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns)
+{
+	event_head(t, "\"ph\":\"X\",\"cat\":\"", cat, name, nlen, pid, tid, start_ns);
+	tp_json_raw(&t->j, ",\"dur\":", 7);
+	tp_json_us(&t->j, end_ns >= start_ns ? (int64_t)(end_ns - start_ns) : 0);
+}
+
+void tp_trace_instant_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			   int64_t pid, int64_t tid, uint64_t ts_ns)
+{
+	event_head(t, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"", cat, name, nlen, pid, tid, ts_ns);
 }
 
 void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,

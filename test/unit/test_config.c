@@ -6,6 +6,8 @@
 
 #include "common/config.h"
 
+#include "test/unit/check_main.h"
+
 struct env {
 	const char *k[8];
 	const char *v[8];
@@ -160,9 +162,5 @@ int main(void)
 	tcase_add_test(tc, test_errors_name_variable_value_and_fix);
 	tcase_add_test(tc, test_visit_covers_every_variable);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tp_check_run(su);
 }

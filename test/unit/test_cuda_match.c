@@ -8,6 +8,8 @@
 
 #include "preload/cuda_match.c"
 
+#include "test/unit/check_main.h"
+
 START_TEST(test_table_sorted_and_consistent)
 {
 	ck_assert_int_gt(TP_CUDA_NFUNCS, 0);
@@ -142,9 +144,5 @@ int main(void)
 	tcase_add_test(tc, test_match_never_null_or_other_function);
 	tcase_add_test(tc, test_packing);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tp_check_run(su);
 }

@@ -11,6 +11,8 @@
 #include "collector/gpu.h"
 #include "format/trace.h"
 
+#include "test/unit/check_main.h"
+
 #define HOST_PID 4242
 #define HOST_TID 77
 
@@ -308,9 +310,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tp_check_run(suite());
 }

@@ -17,6 +17,8 @@
 #include "format/json.h"
 #include "format/sink.h"
 
+#include "test/unit/check_main.h"
+
 /* The buffer as a C string (the writer does not NUL-terminate). */
 static const char *jout(struct tp_json *j)
 {
@@ -594,9 +596,5 @@ static Suite *json_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(json_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tp_check_run(json_suite());
 }

@@ -8,6 +8,8 @@
 #include "collector/emit.h"
 #include "collector/ring.h"
 
+#include "test/unit/check_main.h"
+
 struct sink {
 	uint64_t n;
 	uint64_t next_seq;
@@ -193,9 +195,5 @@ int main(void)
 	tcase_add_test(tc, test_stress_read_plus_dropped_equals_produced);
 	tcase_add_test(tc, test_emit_named_truncates_and_flags);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tp_check_run(su);
 }

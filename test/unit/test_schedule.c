@@ -7,6 +7,8 @@
 
 #include "collector/schedule.h"
 
+#include "test/unit/check_main.h"
+
 static void expect_actions(const char *spec, const char *want)
 {
 	struct tp_schedule s;
@@ -104,9 +106,5 @@ int main(void)
 	tcase_add_test(tc, test_transitions);
 	tcase_add_test(tc, test_parse_errors);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tp_check_run(su);
 }

@@ -15,6 +15,8 @@
 
 #include "format/sink.h"
 
+#include "test/unit/check_main.h"
+
 static char *make_dir(void)
 {
 	char *d = strdup("/tmp/tp-sink-test.XXXXXX");
@@ -460,9 +462,5 @@ static Suite *sink_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sink_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tp_check_run(sink_suite());
 }

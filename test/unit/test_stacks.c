@@ -9,6 +9,8 @@
 
 #include "collector/stacks.h"
 
+#include "test/unit/check_main.h"
+
 /* A record group: the record and its extras, laid out as
  * preload/stack.c writes them. */
 struct group {
@@ -236,9 +238,5 @@ static Suite *stacks_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(stacks_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tp_check_run(stacks_suite());
 }

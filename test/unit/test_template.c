@@ -15,6 +15,8 @@
 
 #include "format/template.h"
 
+#include "test/unit/check_main.h"
+
 static const char *const launcher_vars[] = {
 	"RANK",
 	"LOCAL_RANK",
@@ -392,9 +394,5 @@ static Suite *template_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(template_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tp_check_run(template_suite());
 }
