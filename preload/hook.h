@@ -12,11 +12,13 @@
  * capture of TRACEPROF_WITH_STACK saves and restores it itself).
  *
  * The cheapest wrapper shape when nothing has to run after the real call
- * while not recording (measured by `make bench`, see bench/RESULTS.md): test
- * with tp_span_idle() first and tail-call the real function, so that the
- * not-recording path saves no register and no errno:
+ * while not recording (measured in bench/RESULTS.md: 1.0 ns instead of 3.6
+ * added per idle call): test with tp_span_idle() first and tail-call the real
+ * function, so that the not-recording path saves no register and no errno.
+ * Checks that must run on every call (step counting by API call) join the
+ * test:
  *
- *   if (__builtin_expect(real && tp_span_idle(), 1))
+ *   if (__builtin_expect(real && tp_span_idle() && id != tp_steps_call_id, 1))
  *           return real_fn(args...);          // a jmp
  *   return recording_fn(args...);             // noinline, the form above
  *
