@@ -16,6 +16,7 @@
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,16 +300,23 @@ void tp_cupti_on_cuinit(int result)
 	load();
 }
 
+/* Both preserve errno: the generated wrappers do not save it around them
+ * (the program must see the errno its CUDA call left). */
 int tp_cupti_push_slow(uint64_t ext)
 {
-	return C.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext) ==
-	       CUPTI_SUCCESS;
+	int saved = errno;
+	int ok = C.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext) ==
+		 CUPTI_SUCCESS;
+	errno = saved;
+	return ok;
 }
 
 void tp_cupti_pop_slow(void)
 {
+	int saved = errno;
 	uint64_t last;
 	C.PopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+	errno = saved;
 }
 
 /* ---- exit and fork ------------------------------------------------------ */

@@ -12,6 +12,7 @@ export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TRACEPROF_FOLDER="$TP_TMP/t1" traced "$SI/standin_app" >traced.out 2>traced.err ||
 	die "stand-in program failed with traceprof: $(cat traced.err)"
 diff plain.out traced.out || die "the program's output changed under traceprof"
+grep -qx "errno-after-first-call=4242" traced.out && grep -qx "errno-after-call=77" traced.out || die "errno changed by the wrappers: $(grep errno traced.out)"
 grep -q 'variant=cuMemcpyHtoD_v2_ptds' traced.out || die "per-thread variant not kept"
 grep -q 'pa(cuCtxSynchronize)=0 null=1' traced.out || die "a NULL pfn was replaced"
 grep -q 'pa(cuGetProcAddress)=0 self=1' traced.out || die "cuGetProcAddress did not return itself"

@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,7 +64,15 @@ int main(void)
 	void *stream = (void *)0x5000;
 	void *d = NULL, *a = NULL;
 	static char host[4096];
-	printf("cudaMalloc=%d\n", cudaMalloc(&d, 1 << 20));
+	/* errno passes through the wrappers untouched, also on the first
+	 * recorded call of a thread (which creates its ring). */
+	errno = 4242;
+	int rc = cudaMalloc(&d, 1 << 20);
+	printf("errno-after-first-call=%d\n", errno);
+	printf("cudaMalloc=%d\n", rc);
+	errno = 77;
+	rc = cudaMemset(d, 1, 8);
+	printf("errno-after-call=%d\n", errno);
 	printf("cudaMallocAsync=%d\n", cudaMallocAsync(&a, 8192, stream));
 	printf("cudaMemcpy=%d\n", cudaMemcpy(d, host, sizeof(host), 1));
 	printf("cudaMemcpyAsync=%d\n", cudaMemcpyAsync(host, d, 512, 2, stream));
