@@ -194,9 +194,11 @@ uninstall:
 # their own build folders (build-asan, build-tsan).  TP_SANITIZER tells
 # test/lib/common.sh to preload the sanitizer's runtime before the library.
 # Leak detection is off: test programs and forked children exit without
-# freeing on purpose.  verify_asan_link_order=0 lets tests that set
-# LD_PRELOAD to the library alone still run (the runtime then loads as its
-# dependency, not first).  Nightly instructions: docs/README-guarantees.md.
+# freeing on purpose.  Tests preload "$TP_PRELOAD" (runtime first) and
+# `traceprof run` puts a sanitizer build's runtime first itself;
+# verify_asan_link_order=0 is still needed where a test preloads another,
+# uninstrumented library alone into an instrumented program (rel_life's runs
+# without traceprof).  Nightly instructions: docs/README-guarantees.md.
 SAN_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 

@@ -93,8 +93,27 @@ static const char *onsave_self_base(void)
 	return base;
 }
 
+/* A sanitizer build of the library (make check-asan / check-tsan) is
+ * preloaded behind its sanitizer's runtime (scripts/traceprof and
+ * test/lib/common.sh put it first), which is there only for the library, so
+ * it leaves with it: gcc 12's TSan runtime preloaded alone into an
+ * uninstrumented /bin/sh crashes the shell before it runs the command.
+ * Normal builds define no TP_SAN_RUNTIME and keep every other entry. */
+#if defined(__SANITIZE_THREAD__)
+#define TP_SAN_RUNTIME "libtsan.so"
+#elif defined(__SANITIZE_ADDRESS__)
+#define TP_SAN_RUNTIME "libasan.so"
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TP_SAN_RUNTIME "libtsan.so"
+#elif __has_feature(address_sanitizer)
+#define TP_SAN_RUNTIME "libasan.so"
+#endif
+#endif
+
 /* One LD_PRELOAD entry (len bytes at p) is ours when its file name is this
- * library's, or starts with "libtraceprof" (an installed copy elsewhere). */
+ * library's, or starts with "libtraceprof" (an installed copy elsewhere), or
+ * is the runtime of the sanitizer this library was built with. */
 static int onsave_preload_is_ours(const char *p, size_t len)
 {
 	const char *b = p + len;
@@ -105,6 +124,11 @@ static int onsave_preload_is_ours(const char *p, size_t len)
 	size_t slen = strlen(self);
 	if (slen && blen == slen && !memcmp(b, self, slen))
 		return 1;
+#ifdef TP_SAN_RUNTIME
+	if (blen >= sizeof(TP_SAN_RUNTIME) - 1 &&
+	    !memcmp(b, TP_SAN_RUNTIME, sizeof(TP_SAN_RUNTIME) - 1))
+		return 1;
+#endif
 	return blen >= 12 && !memcmp(b, "libtraceprof", 12);
 }
 

@@ -19,7 +19,7 @@ for sched in ["wait=1,warmup=1,active=2", "wait=1,warmup=1,active=2,repeat=1",
 fails = 0
 for i, (sched, n) in enumerate(cases):
     folder = f"out{i}"
-    env = dict(os.environ, LD_PRELOAD=os.environ["TP_LIB"], TRACEPROF_FOLDER=folder,
+    env = dict(os.environ, LD_PRELOAD=os.environ["TP_PRELOAD"], TRACEPROF_FOLDER=folder,
                TRACEPROF_LOG="error")
     if sched:
         env["TRACEPROF_SCHEDULE"] = sched

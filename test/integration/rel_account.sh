@@ -76,7 +76,7 @@ PY
 }
 
 # 1. A small ring: most of the 8 million events are dropped, all counted.
-TRACEPROF_BUFFER_EVENTS=1024 TRACEPROF_FOLDER=small timeout 120 env LD_PRELOAD="$(tp_preload_value)" "$prog" burst 8 1000000 >small.out 2>small.err ||
+TRACEPROF_BUFFER_EVENTS=1024 TRACEPROF_FOLDER=small timeout 120 env LD_PRELOAD="$TP_PRELOAD" "$prog" burst 8 1000000 >small.out 2>small.err ||
 	die "burst with a small ring failed: $(tail -3 small.err)"
 [ "$(grep -c '^tid' small.out)" = 8 ] || die "expected 8 threads: $(cat small.out)"
 check small small.out "" | tee small.check
@@ -85,14 +85,14 @@ grep -q 'events were dropped' small.err || die "no drop warning on stderr: $(cat
 
 # 2. A large ring drained every millisecond.
 TRACEPROF_BUFFER_EVENTS=1048576 TRACEPROF_FLUSH_MS=1 TRACEPROF_FOLDER=large \
-	timeout 120 env LD_PRELOAD="$(tp_preload_value)" "$prog" burst 8 200000 >large.out 2>large.err ||
+	timeout 120 env LD_PRELOAD="$TP_PRELOAD" "$prog" burst 8 200000 >large.out 2>large.err ||
 	die "burst with a large ring failed: $(tail -3 large.err)"
 check large large.out ""
 
 # 3. Windows open and close while threads start and exit.
 sched="wait=1,warmup=1,active=2"
 TRACEPROF_SCHEDULE=$sched TRACEPROF_BUFFER_EVENTS=1024 TRACEPROF_FLUSH_MS=1 TRACEPROF_FOLDER=churn \
-	timeout 120 env LD_PRELOAD="$(tp_preload_value)" "$prog" churn 16 8 3000 >churn.out 2>churn.err ||
+	timeout 120 env LD_PRELOAD="$TP_PRELOAD" "$prog" churn 16 8 3000 >churn.out 2>churn.err ||
 	die "churn failed or hung (exit $?): $(tail -3 churn.err)"
 grep -q '^churned [1-9]' churn.out || die "the churning thread did not run: $(tail -2 churn.out)"
 check churn churn.out "$sched"

@@ -6,7 +6,7 @@
 life="$BUILD/test/prog_rel_life"
 host="$BUILD/test/prog_rel_host"
 [ -x "$life" ] && [ -x "$host" ] || die "test programs not built"
-PRE="$(tp_preload_value)"
+PRE="$TP_PRELOAD"
 
 # 1. A symlink at the final name, without and with overwrite.
 echo precious >victim
@@ -63,11 +63,11 @@ echo "ok   temporary files removed on error paths"
 
 # 5. SIGKILL at random moments, while recording and while saving a large
 #    trace: never a final file that is not a complete trace.
-"$PYTHON" - "$life" "$PRE" <<'PY'
+"$PYTHON" - "$life" <<'PY'
 import os, random, signal, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
 import rel
-life, pre = sys.argv[1], sys.argv[2]
+life, pre = sys.argv[1], os.environ["TP_PRELOAD"]
 random.seed(1234)
 finals = temps = 0
 for i in range(12):

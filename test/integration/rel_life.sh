@@ -34,13 +34,13 @@ have_helper=0
 if $CC_FOR_TEST -shared -fPIC -o helper.so helper.c 2>cc.err; then have_helper=1; else
 	echo "note: cannot build the helper library ($(head -1 cc.err)); chaining tests skipped"; fi
 export have_helper
-PRELOAD="$(tp_preload_value)" "$PYTHON" - "$prog" <<'PY'
+"$PYTHON" - "$prog" <<'PY'
 import os, signal, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
 import rel
 
 prog = sys.argv[1]
-PRELOAD = os.environ["PRELOAD"]
+PRELOAD = os.environ["TP_PRELOAD"]
 fails = []
 
 def env(extra=None, preload=True, pre_value=None):
@@ -67,11 +67,21 @@ def pids(trace):
     return {ev["pid"] for ev in trace["traceEvents"] if ev.get("ph") in ("i", "X")}
 
 TSAN = os.environ.get("TP_SANITIZER") == "tsan"
+ASAN = os.environ.get("TP_SANITIZER") == "asan"
 # ---- fork in a multi-threaded parent ------------------------------------
 # TSan cannot start threads in the child of a multi-threaded fork ("dup
 # thread with used id"), and the child's flush thread is one: the followed
 # child is left out under TSan.
-for follow in (("0",) if TSAN else ("1", "0")):
+# ASan runtimes older than LLVM 18 (gcc 12's libasan among them) do not lock
+# their allocator around fork (llvm-project PR 75290): a child forked while
+# another thread (here the parent's flush thread) is inside malloc hangs in
+# its first malloc.  glibc's malloc is fork-safe, so this is the runtime's
+# limit, not traceprof's: the fork cases are left out under ASan.
+fork_cases = () if ASAN else (("0",) if TSAN else ("1", "0"))
+if ASAN:
+    print("SKIP fork cases under ASan: this runtime's allocator is not fork-safe "
+          "in a multi-threaded parent (the child can hang in malloc)")
+for follow in fork_cases:
     folder = "fork" + follow
     p = subprocess.run([prog, "fork", "4"], env=env({"TRACEPROF_FOLDER": folder,
                        "TRACEPROF_FOLLOW_FORK": follow}), capture_output=True, timeout=60)

@@ -4,4 +4,4 @@
 . "$TP_TOP/test/lib/common.sh"
 prog="$BUILD/test/prog_rel_host"
 [ -x "$prog" ] || die "$prog not built"
-TP_PRELOAD="$(tp_preload_value)" "$PYTHON" "$TP_TOP/test/lib/rel.py" matrix "$prog" "$TP_LIB" "$TP_TMP"
+"$PYTHON" "$TP_TOP/test/lib/rel.py" matrix "$prog" "$TP_LIB" "$TP_TMP"

@@ -54,7 +54,7 @@ root=""
 [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
 # shellcheck disable=SC2086
 timeout 120 mpirun $root --oversubscribe -np 4 \
-	-x LD_PRELOAD="$(tp_preload_value)" -x TRACEPROF_FOLDER=mpi \
+	-x LD_PRELOAD="$TP_PRELOAD" -x TRACEPROF_FOLDER=mpi \
 	${TP_SANITIZER:+-x ASAN_OPTIONS -x TSAN_OPTIONS} \
 	"$prog" 3 1 >mpi.out 2>mpi.err || {
 	tail -20 mpi.err

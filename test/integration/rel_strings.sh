@@ -14,7 +14,7 @@ cp "$src" "$exe"
 run() { # FOLDER [ENV...]
 	local folder=$1
 	shift
-	env "$@" TRACEPROF_FOLDER="$folder" LD_PRELOAD="$(tp_preload_value)" "$exe" >out.txt 2>err.txt ||
+	env "$@" TRACEPROF_FOLDER="$folder" LD_PRELOAD="$TP_PRELOAD" "$exe" >out.txt 2>err.txt ||
 		die "the program failed: $(cat err.txt)"
 	grep -q names out.txt || die "no output"
 }

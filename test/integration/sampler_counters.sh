@@ -7,13 +7,14 @@
 prog="$BUILD/test/prog_stack_chain"
 [ -x "$prog" ] || skip "$prog not built"
 
-"$PYTHON" - "$TP_TMP" "$TP_LIB" "$prog" <<'PY'
+"$PYTHON" - "$TP_TMP" "$prog" <<'PY'
 import glob, json, os, subprocess, sys, time
-tmp, lib, prog = sys.argv[1:4]
+tmp, prog = sys.argv[1:3]
+preload = os.environ["TP_PRELOAD"]  # test/lib/common.sh
 ncpu = os.cpu_count() or 1
 
 def run(folder, sample_ms):
-    env = dict(os.environ, LD_PRELOAD=lib, TRACEPROF_FOLDER=os.path.join(tmp, folder),
+    env = dict(os.environ, LD_PRELOAD=preload, TRACEPROF_FOLDER=os.path.join(tmp, folder),
                TRACEPROF_SAMPLE_MS=str(sample_ms))
     # 12 steps of 50 ms of CPU each; /proc watched meanwhile.
     p = subprocess.Popen([prog, "12", "50"], env=env, stdout=subprocess.PIPE)

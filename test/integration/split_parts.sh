@@ -10,7 +10,7 @@ run() { # folder, extra variables...
 	local dir=$1
 	shift
 	out=$(env TRACEPROF_SAMPLE_MS=0 TRACEPROF_BUFFER_EVENTS=1048576 TRACEPROF_FOLDER="$dir" "$@" \
-		LD_PRELOAD="$TP_LIB" "$prog" 4 2 12000)
+		LD_PRELOAD="$TP_PRELOAD" "$prog" 4 2 12000)
 	[ "$out" = done ] || die "program output '$out'"
 }
 run "$TP_TMP/split" TRACEPROF_MAX_FILE_MB=1

@@ -7,7 +7,7 @@ command -v sleep >/dev/null || skip "no sleep"
 run() { # folder, extra env...
 	local folder=$1; shift
 	env "$@" TRACEPROF_STEP=time:20 TRACEPROF_TRIGGER=SIGUSR2 TRACEPROF_FOLDER="$folder" \
-		LD_PRELOAD="$(tp_preload_value)" sleep 1.5 &
+		LD_PRELOAD="$TP_PRELOAD" sleep 1.5 &
 	local pid=$!
 	sleep 0.5
 	kill -USR2 "$pid"

@@ -20,8 +20,13 @@ tp_preload_value() {
 	esac
 }
 
+# The same value, exported for the Python parts of tests: they set
+# LD_PRELOAD=os.environ["TP_PRELOAD"] and never build it themselves.
+TP_PRELOAD="$(tp_preload_value)"
+export TP_PRELOAD
+
 # Runs a command with the library preloaded.
-traced() { LD_PRELOAD="$(tp_preload_value)" "$@"; }
+traced() { LD_PRELOAD="$TP_PRELOAD" "$@"; }
 
 # Validates every trace file given with the real JSON parser and the trace
 # checker (test/lib/tracecheck.py), printing a summary.

@@ -310,7 +310,7 @@ def try_mount(path, opts):
 
 def main(argv):
     prog, lib, work = argv[0], argv[1], argv[2]
-    preload = os.environ.get("TP_PRELOAD") or lib
+    preload = os.environ["TP_PRELOAD"]  # test/lib/common.sh
     mounts, mounted = {}, []
     if os.geteuid() == 0:
         if try_mount(os.path.join(work, "tiny"), "size=16k"):

@@ -11,8 +11,10 @@
 #include "preload/traceprof.h"
 
 /* Keeps the compiler from turning the calls below into tail calls, which
- * would take the caller's frame off the stack. */
-static volatile int chain_sink;
+ * would take the caller's frame off the stack.  Unsigned: the busy loop
+ * below adds to it for as long as it runs, and a signed int overflowed
+ * (undefined behaviour, reported by UBSan under make check-asan). */
+static volatile unsigned chain_sink;
 
 __attribute__((noinline)) void chain_c(int i);
 __attribute__((noinline)) void chain_b(int i);
@@ -22,21 +24,21 @@ __attribute__((noinline)) void chain_c(int i)
 {
 	traceprof_marker_instant("leaf");
 	traceprof_marker_start("leaf_range");
-	chain_sink += i;
+	chain_sink += (unsigned)i;
 	traceprof_marker_finish("leaf_range");
-	chain_sink += i;
+	chain_sink += (unsigned)i;
 }
 
 __attribute__((noinline)) void chain_b(int i)
 {
 	chain_c(i + 1);
-	chain_sink += i;
+	chain_sink += (unsigned)i;
 }
 
 __attribute__((noinline)) void chain_a(int i)
 {
 	chain_b(i + 1);
-	chain_sink += i;
+	chain_sink += (unsigned)i;
 }
 
 static double now_ms(void)
@@ -55,7 +57,7 @@ int main(int argc, char **argv)
 		double end = now_ms() + busy_ms;
 		while (now_ms() < end)
 			for (int k = 0; k < 1000; k++)
-				chain_sink += k;
+				chain_sink += (unsigned)k;
 		traceprof_step();
 	}
 	printf("done\n");
