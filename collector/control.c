@@ -133,16 +133,20 @@ void tp_control_step(void)
 	enum tp_action cur_action = tp_control_action(step + 1);
 	if (tp_schedule_transition(prev_action, cur_action) & TP_TR_WARN)
 		atomic_fetch_or_explicit(&tp_control_warnings, 1u, memory_order_relaxed);
-	if (old & TP_STATE_RECORDING) {
-		struct tp_thread *t = tp_emit_self();
-		if (t) {
-			struct tp_record r = { 0 };
-			r.kind = TP_REC_STEP;
-			r.start = start;
-			r.end = now;
-			r.step = (uint32_t)step;
-			r.arg[0] = step;
-			tp_emit(t, &r, NULL, 0);
-		}
-	}
+	if (old & TP_STATE_RECORDING)
+		tp_control_emit_step(step, start, now);
+}
+
+void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end)
+{
+	struct tp_thread *t = tp_emit_self();
+	if (!t)
+		return;
+	struct tp_record r = { 0 };
+	r.kind = TP_REC_STEP;
+	r.start = start;
+	r.end = end;
+	r.step = (uint32_t)step;
+	r.arg[0] = step;
+	tp_emit(t, &r, NULL, 0);
 }

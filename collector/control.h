@@ -51,6 +51,10 @@ static inline uint64_t tp_control_current_step(void)
 	return atomic_load_explicit(&tp_state, memory_order_relaxed) >> TP_STATE_STEP_SHIFT;
 }
 
+/* Writes the ProfilerStep#N record of `step` (start..end, clock ticks) on
+ * the calling thread. */
+void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end);
+
 /* Clock ticks at which the current step started. */
 uint64_t tp_control_step_start(void);
 

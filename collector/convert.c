@@ -198,13 +198,6 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 	case TP_REC_MARKER_END:
 		marker_finish(out, t, r, pid);
 		break;
-	case TP_REC_MARKER:
-		s = tp_record_string(r, &len);
-		tp_trace_complete_open(out, "user_annotation", s, len, pid, t->tid,
-				       tp_clock_to_ns(r->start), tp_clock_to_ns(r->end));
-		tp_stacks_write_fields(out, r);
-		tp_trace_event_close(out);
-		break;
 	case TP_REC_RANGE:
 		/* NVTX: pushes, pops, starts, ends and marks (collector/nvtx_conv.h). */
 		tp_nvtx_convert(out, t, r, pid);

@@ -587,18 +587,9 @@ static void final_save(void)
 		return;
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	/* torch's stop(): the current step's ProfilerStep record ends now. */
-	if (s & TP_STATE_RECORDING) {
-		struct tp_thread *t = tp_emit_self();
-		if (t) {
-			struct tp_record r = { 0 };
-			r.kind = TP_REC_STEP;
-			r.start = tp_control_step_start();
-			r.end = tp_clock_now();
-			r.step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
-			r.arg[0] = s >> TP_STATE_STEP_SHIFT;
-			tp_emit(t, &r, NULL, 0);
-		}
-	}
+	if (s & TP_STATE_RECORDING)
+		tp_control_emit_step(s >> TP_STATE_STEP_SHIFT, tp_control_step_start(),
+				     tp_clock_now());
 	tp_control_disable();
 	uint64_t step = tp_control_current_step();
 	for (int i = 0; i < F.nplugins; i++)
@@ -672,8 +663,6 @@ static void *flush_main(void *arg)
 static void read_identity(void)
 {
 	read_proc_text("/proc/self/cmdline", F.cmdline, sizeof(F.cmdline), 1);
-	const char *p = F.vars.run_name;
-	(void)p;
 	char exe[256];
 	read_proc_text("/proc/self/comm", exe, sizeof(exe), 0);
 	tp_format(F.program, sizeof(F.program), "%s", exe[0] ? exe : "program");
@@ -828,15 +817,4 @@ void tp_flush_after_fork_child(int follow)
 	}
 }
 
-void tp_flush_visit_files(void (*fn)(const char *path, void *ctx), void *ctx)
-{
-	tp_rotate_visit(fn, ctx);
-}
 
-uint64_t tp_flush_total_dropped(void)
-{
-	uint64_t total = atomic_load_explicit(&tp_threads_lost, memory_order_relaxed);
-	for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
-		total += atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
-	return total;
-}

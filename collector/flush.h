@@ -60,11 +60,4 @@ int tp_flush_finish_from_signal(int timeout_ms);
  * flush thread for the child (follow=1) or disable recording (follow=0). */
 void tp_flush_after_fork_child(int follow);
 
-/* Paths written so far by this process (for the CLI's summary at exit and
- * tests); calls fn for each file still on disk, oldest first. */
-void tp_flush_visit_files(void (*fn)(const char *path, void *ctx), void *ctx);
-
-/* Total records dropped (full rings) and lost (exited threads) so far. */
-uint64_t tp_flush_total_dropped(void);
-
 #endif

@@ -13,7 +13,8 @@ enum tp_rec_kind {
 	TP_REC_NONE = 0,
 	TP_REC_API = 1,		 /* an intercepted CUDA call: id = API id */
 	TP_REC_STEP = 2,	 /* ProfilerStep#N: arg[0] = N, start..end */
-	TP_REC_MARKER = 3,	 /* traceprof_marker_start/finish pair, name in extras */
+	/* 3 was a paired marker record, never written: markers pair on the
+	 * flush thread from BEGIN/END. */
 	TP_REC_MARKER_BEGIN = 4, /* traceprof_marker_start; name in extras */
 	TP_REC_MARKER_END = 5,	 /* traceprof_marker_finish; name in extras */
 	TP_REC_INSTANT = 6,	 /* traceprof_marker_instant; name in extras */

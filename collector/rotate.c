@@ -63,11 +63,6 @@ int tp_rotate_remove(const char *path)
 	return -ENOENT;
 }
 
-void tp_rotate_visit(void (*fn)(const char *path, void *ctx), void *ctx)
-{
-	for (size_t i = 0; i < nfiles; i++)
-		fn(files[i], ctx);
-}
 
 void tp_rotate_forget(void)
 {

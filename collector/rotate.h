@@ -14,9 +14,6 @@ void tp_rotate_saved(const char *path, int64_t keep);
  * keep == 0).  Returns 0 or -errno. */
 int tp_rotate_remove(const char *path);
 
-/* Calls fn for each remembered file still kept, oldest first. */
-void tp_rotate_visit(void (*fn)(const char *path, void *ctx), void *ctx);
-
 /* In a forked child: the parent's files are the parent's. */
 void tp_rotate_forget(void);
 

@@ -55,12 +55,6 @@ unsigned tp_schedule_transition(enum tp_action prev, enum tp_action cur)
 	}
 }
 
-const char *tp_action_name(enum tp_action a)
-{
-	static const char *const names[] = { "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE",
-					     "EXIT" };
-	return (unsigned)a < 5 ? names[a] : "?";
-}
 
 static int parse_u64(const char *s, size_t n, uint64_t *out)
 {

@@ -109,7 +109,3 @@ int64_t tp_clock_wall_offset_ns(void)
 	return wall_offset;
 }
 
-double tp_clock_ns_per_tick(void)
-{
-	return ns_per_tick;
-}

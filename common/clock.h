@@ -57,7 +57,4 @@ uint64_t tp_clock_to_ns(uint64_t ticks);
  * monotonic time to give wall-clock time. */
 int64_t tp_clock_wall_offset_ns(void);
 
-/* Nanoseconds per tick as calibrated now (1.0 for the monotonic source). */
-double tp_clock_ns_per_tick(void);
-
 #endif
