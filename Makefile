@@ -211,10 +211,14 @@ $(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o: \
     override ALL_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS))
 endif
 
+# check-asan also builds the CUDA wrappers in their portable C form
+# (TP_C_WRAPPERS: what builds for other architectures than x86-64 use), so
+# that both forms run the whole suite: the assembly form under make check and
+# check-tsan, the C form here.
 check-asan:
 	TP_SANITIZER=asan ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:verify_asan_link_order=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g' EXTRA_CFLAGS='$(SAN_ASAN)' \
+	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g' EXTRA_CFLAGS='$(SAN_ASAN) -DTP_C_WRAPPERS' \
 	    EXTRA_LDFLAGS='$(SAN_ASAN)' check
 
 check-tsan:

@@ -9,6 +9,9 @@ _Atomic uint64_t tp_state;
 _Atomic unsigned tp_control_warnings;
 
 static struct tp_schedule sched;
+/* The reasons for TP_STATE_FULL (enum tp_full_reason); tp_state's bit is
+ * their OR, kept up to date by tp_control_set_full(). */
+static _Atomic unsigned full_reasons;
 /* Steps after this one never record (tp_control_disable); UINT64_MAX while
  * enabled.  Relaxed: it only ever moves from UINT64_MAX to a step once. */
 static _Atomic uint64_t disabled_after = UINT64_MAX;
@@ -27,12 +30,35 @@ static uint64_t capture_base[TP_MAX_CAPTURES];
 static _Atomic unsigned capture_count;
 static _Atomic int trigger_pending;
 
+static uint64_t state_full(void)
+{
+	return atomic_load_explicit(&full_reasons, memory_order_relaxed) ? TP_STATE_FULL : 0;
+}
+
+void tp_control_set_full(unsigned reason, int on)
+{
+	if (on)
+		atomic_fetch_or_explicit(&full_reasons, reason, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&full_reasons, ~reason, memory_order_relaxed);
+	/* The bit is recomputed from full_reasons inside the loop, so that of two
+	 * racing callers the last CAS writes the OR of both; tp_control_step()'s
+	 * CAS carries the bit over, so neither loses the other's update.
+	 * Relaxed: the flags guard nothing but the hot path's choice of path,
+	 * and both paths write correct records. */
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&tp_state, &s,
+						      (s & ~TP_STATE_FULL) | state_full(),
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
 void tp_control_init(const struct tp_schedule *s)
 {
 	sched = *s;
 	atomic_store_explicit(&step_start_ticks, tp_clock_now(), memory_order_relaxed);
 	uint64_t st = tp_control_action(0) >= TP_ACT_RECORD ? TP_STATE_RECORDING : 0;
-	atomic_store_explicit(&tp_state, st, memory_order_release);
+	atomic_store_explicit(&tp_state, st | state_full(), memory_order_release);
 }
 
 void tp_control_set_trigger(uint64_t warmup, uint64_t active)
@@ -41,7 +67,7 @@ void tp_control_set_trigger(uint64_t warmup, uint64_t active)
 	capture_warmup = warmup;
 	capture_active = active;
 	/* Nothing records until the first signal. */
-	atomic_store_explicit(&tp_state, 0, memory_order_release);
+	atomic_store_explicit(&tp_state, state_full(), memory_order_release);
 }
 
 void tp_control_disable(void)
@@ -121,7 +147,7 @@ void tp_control_step(void)
 		 * step+1 is registered first; a losing racer then simply sees it. */
 		maybe_start_capture(step + 1);
 		enum tp_action a = tp_control_action(step + 1);
-		next = ((step + 1) << TP_STATE_STEP_SHIFT) |
+		next = ((step + 1) << TP_STATE_STEP_SHIFT) | (old & TP_STATE_FULL) |
 		       (a >= TP_ACT_RECORD && a <= TP_ACT_RECORD_AND_SAVE ? TP_STATE_RECORDING : 0);
 		if (atomic_compare_exchange_weak_explicit(&tp_state, &old, next,
 							  memory_order_relaxed,

@@ -2,6 +2,10 @@
  *
  * tp_state packs the current step and whether that step records:
  *   bits 63..8  step number (starts at 0 when the process starts)
+ *   bit 1       TP_STATE_FULL: a recorded call must take the full path
+ *               (clock_gettime clock, call stacks, CUPTI correlation: see
+ *               tp_control_set_full()); clear, it may take the short one
+ *               (rdtsc, one ring write), which tests nothing else
  *   bit 0       TP_STATE_RECORDING: the current step's action is RECORD or
  *               RECORD_AND_SAVE
  * The hot path does one relaxed load of it: a record carries the step it was
@@ -16,6 +20,7 @@
 #include "collector/schedule.h"
 
 #define TP_STATE_RECORDING 1ull
+#define TP_STATE_FULL 2ull
 #define TP_STATE_STEP_SHIFT 8
 
 extern _Atomic uint64_t tp_state;
@@ -28,6 +33,18 @@ void tp_control_init(const struct tp_schedule *s);
  * tp_control_trigger(); each trigger then runs one capture of `warmup`
  * WARMUP steps and `active` recording steps from the next step on. */
 void tp_control_set_trigger(uint64_t warmup, uint64_t active);
+
+/* Why recorded calls take the full path (any of them sets TP_STATE_FULL). */
+enum tp_full_reason {
+	TP_FULL_CLOCK = 1u << 0, /* the clock is not the TSC */
+	TP_FULL_STACK = 1u << 1, /* TRACEPROF_WITH_STACK */
+	TP_FULL_CUPTI = 1u << 2, /* CUPTI links GPU activity to launches */
+};
+
+/* Adds (on != 0) or removes a reason for the full path.  Safe from any
+ * thread at any time: calls already past their test finish on the path they
+ * took. */
+void tp_control_set_full(unsigned reason, int on);
 
 /* Stops all recording for good (exit, fatal internal error). */
 void tp_control_disable(void);

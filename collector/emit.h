@@ -61,36 +61,37 @@ static inline void tp_emit(struct tp_thread *t, const struct tp_record *rec, con
  * of building it on the stack and copying it:
  *
  *   uint64_t h;
- *   struct tp_record *r = tp_emit_reserve1(t, &h);
- *   if (r) { ...fill every field of *r...; tp_emit_commit1(t, h); }
+ *   struct tp_record *r;
+ *   if (tp_emit_reserve1(t, &h, &r)) { ...fill every field of *r...; tp_emit_commit1(t, h); }
  *
- * tp_emit_reserve1() returns NULL when the record is dropped and counted
- * (ring full, or a write interrupted by a signal handler that records too,
- * as in tp_emit()); nothing else may be emitted on this thread between the
- * two calls.  r->nextra must be written as 0. */
-static inline __attribute__((always_inline)) struct tp_record *tp_emit_reserve1(struct tp_thread *t,
-										uint64_t *h)
+ * tp_emit_reserve1() returns 0 when the record is dropped and counted (ring
+ * full, or a write interrupted by a signal handler that records too, as in
+ * tp_emit()); nothing else may be emitted on this thread between the two
+ * calls.  r->nextra must be written as 0. */
+static inline __attribute__((always_inline)) int tp_emit_reserve1(struct tp_thread *t, uint64_t *h,
+								  struct tp_record **slot)
 {
 	if (__builtin_expect(t->writing, 0)) {
 		tp_ring_drop(&t->ring);
-		return NULL;
+		return 0;
 	}
 	t->writing = 1;
 	/* A compiler barrier is enough: only a signal handler on this same
 	 * thread can observe `writing`. */
 	atomic_signal_fence(memory_order_seq_cst);
-	int64_t c = tp_ring_reserve(&t->ring, 1);
-	if (__builtin_expect(c < 0, 0)) {
+	uint64_t c = atomic_load_explicit(&t->ring.head, memory_order_relaxed);
+	if (__builtin_expect(!tp_ring_room(&t->ring, c, 1), 0)) {
 		tp_ring_drop(&t->ring);
 		/* Pairs with the fence above: the drop is counted before a signal
 		 * handler may write again. */
 		atomic_signal_fence(memory_order_seq_cst);
 		t->writing = 0;
-		return NULL;
+		return 0;
 	}
-	*h = (uint64_t)c;
-	tp_ring_prefetch(&t->ring, (uint64_t)c + TP_RING_PREFETCH_AHEAD);
-	return tp_ring_slot(&t->ring, (uint64_t)c);
+	*h = c;
+	*slot = tp_ring_slot(&t->ring, c);
+	tp_ring_prefetch(*slot);
+	return 1;
 }
 
 static inline __attribute__((always_inline)) void tp_emit_commit1(struct tp_thread *t, uint64_t h)

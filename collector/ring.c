@@ -19,6 +19,7 @@ int tp_ring_init(struct tp_ring *r, uint64_t nslots)
 		return -errno;
 	r->slots = p;
 	r->mask = nslots - 1;
+	r->limit = nslots;
 	return 0;
 }
 
@@ -34,11 +35,16 @@ uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx)
 	/* Acquire pairs with the release store of head in tp_ring_commit(). */
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	/* mask and slots share the producer's cache line: read them once, so
+	 * that the loop below does not pull that line away from the producer
+	 * after each of its stores of head. */
+	const uint64_t mask = r->mask;
+	const struct tp_record *slots = r->slots;
 	uint64_t groups = 0;
 	struct tp_record copy[1 + TP_REC_MAX_EXTRA];
 
 	while (t < h) {
-		const struct tp_record *rec = tp_ring_slot(r, t);
+		const struct tp_record *rec = &slots[t & mask];
 		unsigned n = 1u + rec->nextra;
 		if (n > 1 + TP_REC_MAX_EXTRA || t + n > h) {
 			/* Cannot happen with a correct producer: a group is published at
@@ -46,11 +52,11 @@ uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx)
 			t++;
 			continue;
 		}
-		if (((t + n - 1) & r->mask) < (t & r->mask)) {
+		if (((t + n - 1) & mask) < (t & mask)) {
 			/* The group wraps around the end of the slots: hand the
 			 * callback a contiguous copy. */
 			for (unsigned i = 0; i < n; i++)
-				copy[i] = *tp_ring_slot(r, t + i);
+				copy[i] = slots[(t + i) & mask];
 			rec = copy;
 		}
 		fn(rec, ctx);
@@ -58,7 +64,7 @@ uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx)
 		groups++;
 	}
 	/* Release pairs with the producer's acquire load of tail in
-	 * tp_ring_reserve(): we are done reading the slots before the producer
+	 * tp_ring_room(): we are done reading the slots before the producer
 	 * may reuse them. */
 	atomic_store_explicit(&r->tail, t, memory_order_release);
 	return groups;

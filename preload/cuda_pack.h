@@ -98,6 +98,13 @@ static inline void *tp_cuda_real(uint32_t id)
 	return tp_cuda_resolve(id);
 }
 
+/* The real function if it is already known, else NULL (the wrappers' first
+ * test: their slow path then calls tp_cuda_real()).  Relaxed, as above. */
+static inline __attribute__((always_inline)) void *tp_cuda_real_known(uint32_t id)
+{
+	return atomic_load_explicit(&tp_cuda_reals[id], memory_order_relaxed);
+}
+
 /* Records p as the real function of id if none is known yet.  Returns the
  * real function now known (p, or the one seen before). */
 void *tp_cuda_set_real(uint32_t id, void *p);

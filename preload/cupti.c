@@ -170,6 +170,7 @@ static const char *result_str(CUptiResult r)
 static void give_up(const char *why)
 {
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+	tp_control_set_full(TP_FULL_CUPTI, 0);
 	for (int i = nenabled; i-- > 0;)
 		C.Disable(kinds[i]);
 	nenabled = 0;
@@ -274,6 +275,8 @@ static void load(void)
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	atomic_store_explicit(&tp_cupti_corr_on, 1, memory_order_relaxed);
+	/* Launches and copies then take the path that pushes their ids. */
+	tp_control_set_full(TP_FULL_CUPTI, 1);
 	/* Release pairs with the acquire loads of the flush thread. */
 	atomic_store_explicit(&state, ST_ACTIVE, memory_order_release);
 	tp_debug("CUPTI %u: GPU activity tracing on", version);
@@ -376,6 +379,7 @@ static void at_exit(void)
 						     memory_order_acq_rel, memory_order_relaxed))
 		return;
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+	tp_control_set_full(TP_FULL_CUPTI, 0);
 	/* Wait (bounded: a pass parses at most a few buffers) until the flush
 	 * thread is out of cuptiActivityGetNextRecord; it sees ST_STOPPED next. */
 	struct timespec ms = { 0, 1000000 };
@@ -407,6 +411,7 @@ static void after_fork_child(void)
 {
 	/* CUDA does not survive fork: the child records host events only. */
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+	tp_control_set_full(TP_FULL_CUPTI, 0);
 	atomic_store_explicit(&state, ST_FAILED, memory_order_relaxed);
 	atomic_store_explicit(&done, NULL, memory_order_relaxed);
 	atomic_store_explicit(&flats, NULL, memory_order_relaxed);

@@ -29,7 +29,7 @@ int tp_cupti_push_slow(uint64_t ext);
 void tp_cupti_pop_slow(void);
 
 /* Around the real call of a launch or copy whose span is open (after
- * tp_span_begin() returned 1):
+ * tp_span_begin() returned TP_SPAN_FULL, the only form CUPTI uses):
  *
  *   int pushed = tp_cupti_push_span(&sp);
  *   ret = real(...);

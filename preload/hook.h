@@ -4,23 +4,26 @@
  *   struct tp_span sp;
  *   int on = tp_span_begin(&sp);
  *   ret = real_fn(args...);
- *   if (on) tp_span_end_api(&sp, id, (int32_t)ret, a0, a1, a2, a3);
+ *   if (on) tp_span_end_api(&sp, on, id, (int32_t)ret, a0, a1, a2, a3);
  *
- * While the schedule is not recording, tp_span_begin() is one relaxed load
- * and one compare.  While recording, a call costs two clock reads and one
- * 64-byte ring write, filled in place.  errno is never touched (the stack
- * capture of TRACEPROF_WITH_STACK saves and restores it itself).
+ * tp_span_begin() returns 0 while the schedule is not recording (one relaxed
+ * load and one compare), else the path the span takes:
+ *   TP_SPAN_SHORT  the common case: two rdtsc reads and one 64-byte ring
+ *                  write filled in place, testing nothing else;
+ *   TP_SPAN_FULL   when tp_state's TP_STATE_FULL bit asks for more (another
+ *                  clock, call stacks, CUPTI correlation: their flags are
+ *                  read only on this path), or on the thread's first event.
+ * errno is never touched (the stack capture saves and restores it itself).
  *
  * The cheapest wrapper shape when nothing has to run after the real call
- * while not recording (measured in bench/RESULTS.md: 1.0 ns instead of 3.6
- * added per idle call): test with tp_span_idle() first and tail-call the real
- * function, so that the not-recording path saves no register and no errno.
- * Checks that must run on every call (step counting by API call) join the
- * test:
+ * while not recording (bench/RESULTS.md): test with tp_span_idle() first and
+ * jump to the real function, so that the not-recording path saves no
+ * register and no errno; otherwise jump to an out-of-line recording function
+ * of the same signature, the form above:
  *
  *   if (__builtin_expect(real && tp_span_idle() && id != tp_steps_call_id, 1))
  *           return real_fn(args...);          // a jmp
- *   return recording_fn(args...);             // noinline, the form above
+ *   return recording_fn(args...);             // a jmp too
  *
  * Everything here is always_inline: the wrappers live in one very large
  * generated file, where GCC's unit-growth limits otherwise leave these small
@@ -36,12 +39,19 @@ struct tp_span {
 	struct tp_thread *t;
 };
 
+enum { TP_SPAN_OFF = 0, TP_SPAN_SHORT = 1, TP_SPAN_FULL = 2 };
+
 /* Non-zero when TRACEPROF_WITH_STACK asks for call stacks (set once at start). */
 extern int tp_hook_stack_depth;
 
 /* Captures the caller's stack into extras and emits (preload/stack.c). */
 void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const char *str,
 			     size_t len);
+
+/* The full path's begin (preload/span.c): creates the thread's state on its
+ * first event and reads the configured clock.  Returns TP_SPAN_FULL, or
+ * TP_SPAN_OFF when the thread cannot record. */
+int tp_span_begin_full(struct tp_span *sp, uint64_t state);
 
 /* Non-zero when the current step does not record: one relaxed load of
  * tp_state (see collector/control.h for why no ordering is needed). */
@@ -54,14 +64,14 @@ static inline __attribute__((always_inline)) int tp_span_begin(struct tp_span *s
 {
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	if (__builtin_expect(!(s & TP_STATE_RECORDING), 1))
-		return 0;
-	struct tp_thread *t = tp_emit_self();
-	if (!t)
-		return 0;
+		return TP_SPAN_OFF;
+	struct tp_thread *t = tp_self;
+	if (__builtin_expect((s & TP_STATE_FULL) || (uintptr_t)t <= (uintptr_t)TP_THREAD_GONE, 0))
+		return tp_span_begin_full(sp, s);
 	sp->t = t;
 	sp->step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
-	sp->start = tp_clock_now();
-	return 1;
+	sp->start = tp_clock_tsc();
+	return TP_SPAN_SHORT;
 }
 
 /* The end of a span with TRACEPROF_WITH_STACK: the record goes through the
@@ -88,20 +98,26 @@ static __attribute__((noinline, cold, unused)) void tp_span_end_api_stack(struct
 	tp_hook_emit_with_stack(sp->t, &r, NULL, 0);
 }
 
+/* `on` is what tp_span_begin() returned (not TP_SPAN_OFF). */
 static inline __attribute__((always_inline)) void
-tp_span_end_api(struct tp_span *sp, uint32_t id, int32_t result, uint64_t a0, uint64_t a1,
+tp_span_end_api(struct tp_span *sp, int on, uint32_t id, int32_t result, uint64_t a0, uint64_t a1,
 		uint64_t a2, uint64_t a3)
 {
-	uint64_t end = tp_clock_now();
-	if (__builtin_expect(tp_hook_stack_depth != 0, 0)) {
-		tp_span_end_api_stack(sp, end, id, result, a0, a1, a2, a3);
-		return;
+	uint64_t end;
+	if (__builtin_expect(on == TP_SPAN_SHORT, 1)) {
+		end = tp_clock_tsc();
+	} else {
+		end = tp_clock_now();
+		if (tp_hook_stack_depth != 0) {
+			tp_span_end_api_stack(sp, end, id, result, a0, a1, a2, a3);
+			return;
+		}
 	}
 	/* Written field by field into the slot: no copy through the stack. */
 	struct tp_thread *t = sp->t;
 	uint64_t h;
-	struct tp_record *r = tp_emit_reserve1(t, &h);
-	if (__builtin_expect(!r, 0))
+	struct tp_record *r;
+	if (__builtin_expect(!tp_emit_reserve1(t, &h, &r), 0))
 		return;
 	r->start = sp->start;
 	r->end = end;

@@ -191,7 +191,11 @@ __attribute__((constructor)) static void tp_preload_init(void)
 			 cfg.filename, err);
 		goto out;
 	}
-	tp_clock_init(cfg.clock);
+	/* Before tp_control_init(), which starts the state with these reasons. */
+	if (tp_clock_init(cfg.clock) != TP_CLOCK_TSC)
+		tp_control_set_full(TP_FULL_CLOCK, 1);
+	if (tp_hook_stack_depth)
+		tp_control_set_full(TP_FULL_STACK, 1);
 	tp_threads_configure(cfg.buffer_events);
 	tp_control_init(&cfg.schedule);
 	if (cfg.trigger_signal) {
