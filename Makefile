@@ -63,9 +63,14 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h)
 
 # The CUDA wrappers are generated from the toolkit's headers on every build of
 # a new toolkit; see scripts/gen-cuda-wrappers.
-$(BUILD)/gen/cuda_wrappers.c $(BUILD)/gen/cuda_table.h: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h)
+# One run writes both files: the table depends on the wrappers, so that a
+# parallel make runs the generator once (two targets of one rule would be two
+# runs racing on the same temporary files).
+$(BUILD)/gen/cuda_wrappers.c: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h)
 	@mkdir -p $(BUILD)/gen
 	$(PYTHON) scripts/gen-cuda-wrappers --cuda-home "$(CUDA_HOME)" --out $(BUILD)/gen
+
+$(BUILD)/gen/cuda_table.h: $(BUILD)/gen/cuda_wrappers.c
 
 $(LIB): $(CORE_OBJS) $(PRELOAD_OBJS) preload/exports.map
 	@echo "  LD      $@"
