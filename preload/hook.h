@@ -4,7 +4,8 @@
  *   struct tp_span sp;
  *   int on = tp_span_begin(&sp);
  *   ret = real_fn(args...);
- *   if (on) tp_span_end_api(&sp, on, id, (int32_t)ret, a0, a1, a2, a3);
+ *   uint64_t end = tp_span_end_time(on);
+ *   if (on) tp_span_end_api(&sp, on, end, id, (int32_t)ret, a0, a1, a2, a3);
  *
  * tp_span_begin() returns 0 while the schedule is not recording (one relaxed
  * load and one compare), else the path the span takes:
@@ -98,20 +99,24 @@ static __attribute__((noinline, cold, unused)) void tp_span_end_api_stack(struct
 	tp_hook_emit_with_stack(sp->t, &r, NULL, 0);
 }
 
-/* `on` is what tp_span_begin() returned (not TP_SPAN_OFF). */
-static inline __attribute__((always_inline)) void
-tp_span_end_api(struct tp_span *sp, int on, uint32_t id, int32_t result, uint64_t a0, uint64_t a1,
-		uint64_t a2, uint64_t a3)
+/* The span's end time, read right after the real call; 0 when `on` is
+ * TP_SPAN_OFF (no clock read). */
+static inline __attribute__((always_inline)) uint64_t tp_span_end_time(int on)
 {
-	uint64_t end;
-	if (__builtin_expect(on == TP_SPAN_SHORT, 1)) {
-		end = tp_clock_tsc();
-	} else {
-		end = tp_clock_now();
-		if (tp_hook_stack_depth != 0) {
-			tp_span_end_api_stack(sp, end, id, result, a0, a1, a2, a3);
-			return;
-		}
+	if (__builtin_expect(on == TP_SPAN_SHORT, 1))
+		return tp_clock_tsc();
+	return on ? tp_clock_now() : 0;
+}
+
+/* `on` is what tp_span_begin() returned (not TP_SPAN_OFF), `end` what
+ * tp_span_end_time() returned. */
+static inline __attribute__((always_inline)) void
+tp_span_end_api(struct tp_span *sp, int on, uint64_t end, uint32_t id, int32_t result, uint64_t a0,
+		uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	if (__builtin_expect(on != TP_SPAN_SHORT && tp_hook_stack_depth != 0, 0)) {
+		tp_span_end_api_stack(sp, end, id, result, a0, a1, a2, a3);
+		return;
 	}
 	/* Written field by field into the slot: no copy through the stack. */
 	struct tp_thread *t = sp->t;
