@@ -1,26 +1,59 @@
 /* Writing speed and size of traces, per output mode, and the cost of a
  * stack capture.
  *
- *   bench_compress [EVENTS] [RUNS] [FOLDER]
+ *   bench_compress [EVENTS] [RUNS] [FOLDER] [ONLY]
  *
- * Writes EVENTS (default 2000000) CUDA API events through format/trace.h and
- * format/json.h into a real sink (format/sink.h) in FOLDER (default /dev/shm,
- * else /tmp, so that the disk does not set the pace), RUNS times (default 5)
- * per setting, and prints the median and the spread (min..max) of events per
- * second (one core: the flush thread's) and bytes per event:
+ * Writes EVENTS (default 2000000) CUDA API events through the real trace
+ * writer (format/trace.h, format/api_args.h, format/json.h) into a real sink
+ * (format/sink.h) in FOLDER (default /dev/shm, else /tmp, so that the disk
+ * does not set the pace), RUNS times (default 5) per setting, and prints the
+ * median and the spread (min..max) of events per second (one core: the flush
+ * thread's; CPU time, see bc_cpu) and bytes per event.  ONLY, when given,
+ * runs the settings whose label contains it (and skips the stack capture).
+ *
+ * The events are the bytes a real trace holds: tp_trace_api_open() and the
+ * tp_api_args_*() writers are what preload/cuda_events.c writes a record
+ * with, and kernel names are escaped once per kernel through a
+ * tp_json_strcache as there.  Sizes are the largest real runs give: pid and
+ * tid of 7 digits (pid_max is 4194304 on current distributions) and times
+ * 45 days after the base (the middle of Kineto's 90-day bucket: 13 digits of
+ * microseconds, 3 decimals).
+ *
+ * Settings:
  *   - "result only": the smallest API event, whose only arg is its result
- *     (the bound of the issue: <= 130 bytes, >= 15M events/s in plain JSON);
- *   - "mix": a realistic mix of a training step's host calls (kernel launches
- *     with names, grids and blocks, async copies with sizes, driver
- *     launches, synchronizations, ProfilerStep ranges) in plain JSON, zstd at
- *     levels 1, 3 and 6 (and the fast level -3, for comparison), and gzip.
+ *     (cudaEventRecord and friends; the bound of the issue: <= 130 bytes,
+ *     >= 15 M events/s in plain JSON).  One of 4 API names per event.
+ *   - "iid mix": every event drawn independently, so that no two steps look
+ *     alike: the worst case for a compressor.  Per event: 60% cudaLaunchKernel
+ *     (one of 10 PyTorch/cuBLAS/NCCL kernel names, grid x 1..4096 and y 1..8,
+ *     block 128/256/512, dynamic shared memory 0 or 48 KiB (1 in 4)),
+ *     15% cudaMemcpyAsync (4 B..32 MiB, HtoD/DtoH/DtoD, device-like
+ *     addresses), 10% cuLaunchKernel (flash_fwd_kernel, grid x 1..1024),
+ *     7% cudaStreamSynchronize, 8% cudaEventRecord (result only).  Streams:
+ *     the default stream (0x0) or one created stream, 50/50.  Durations
+ *     1-10 us (syncs up to 0.9 ms), gaps 0.5-4.5 us, and a ProfilerStep#N
+ *     range every 2000 events.  These draws are the previous bench's, kept
+ *     as they were; only the args now follow the real decoder.
+ *   - "step mix": what a training loop records.  A step runs the same ops
+ *     in the same order every time (same kernels, grids, sizes, addresses:
+ *     PyTorch's caching allocator hands out the same blocks), and only times
+ *     change; that repetition is what step-scheduled profiling records.  The
+ *     program is 2000 ops (the iid mix's step length) drawn ONCE from the
+ *     iid mix's distributions above, then replayed every step with each
+ *     op's duration jittered +-10% and every gap drawn afresh, and a
+ *     ProfilerStep#N range around each step.  2000 host calls per step is
+ *     a small model's step (a ResNet-50 training step is of that order);
+ *     larger models lengthen the program.  zstd only profits from the
+ *     repetition while a whole step's JSON (about 630 KB here) fits its
+ *     window: 512 KiB at level 1, 1 MiB at level 2, 2 MiB at level 3; a
+ *     longer step compresses like the iid mix.
+ *   Plain JSON, zstd at several levels (the default of TRACEPROF_ZSTD_LEVEL
+ *   is marked; --fast=3 is zstd's, not selectable, for comparison), and
+ *   gzip (the iid mix only: its level is fixed).
  * Then times unw_backtrace() at depth 16, which TRACEPROF_WITH_STACK adds to
  * every recorded call.
  *
- * Build: make build/libtpcore.a, then
- *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -I. bench/bench_compress.c build/libtpcore.a \
- *       -lzstd -lz -lm -lpthread -o build/bench/bench_compress
- * (libunwind is found at run time, so -lunwind is optional). */
+ * Build: make build/bench/bench_compress (links build/libtpcore.a). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +63,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/config.h"
+#include "format/api_args.h"
 #include "format/json.h"
 #include "format/sink.h"
 #include "format/trace.h"
@@ -87,89 +122,153 @@ static const char *const bc_kernels[] = {
 	"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
 };
 #define BC_NKERNELS (sizeof(bc_kernels) / sizeof(bc_kernels[0]))
+#define BC_FLASH 6 /* the kernel the driver launches */
 
-struct bc_state {
-	uint64_t ns;	 /* monotonic time of the next event */
-	uint64_t corr;	 /* correlation ids */
-	uint64_t step;
-	uint64_t in_step; /* events since the step started */
-	int64_t pid, tid;
+/* A created stream and device memory, as cudaStreamCreate and the caching
+ * allocator hand them out (14 hex digits). */
+#define BC_STREAM 0x55d0c3a4e2f0ull
+#define BC_DEVMEM 0x7f2c4a000000ull
+
+/* Host calls between two ProfilerStep ranges, in both mixes. */
+#define BC_STEP_OPS 2000
+
+enum bc_kind { BC_LAUNCH, BC_MEMCPY, BC_DRV_LAUNCH, BC_SYNC, BC_EVENT };
+
+static const char *const bc_api_names[] = { "cudaLaunchKernel", "cudaMemcpyAsync",
+					    "cuLaunchKernel", "cudaStreamSynchronize",
+					    "cudaEventRecord" };
+
+/* One host call: what a record holds, once decoded. */
+struct bc_op {
+	enum bc_kind kind;
+	uint64_t dur; /* ns */
+	struct tp_api_launch launch;
+	uint64_t bytes, dst, src, stream;
+	unsigned copy_kind;
 };
 
-static void bc_api_open(struct tp_trace *t, struct bc_state *s, const char *cat,
-			const char *name, uint64_t dur)
+/* The iid mix's distribution of one call (see the header comment). */
+static void bc_draw(struct bc_op *o)
 {
-	tp_trace_complete_open(t, cat, name, strlen(name), s->pid, s->tid, s->ns, s->ns + dur);
+	uint64_t r = bc_rand();
+	unsigned pick = (unsigned)(r % 100);
+	memset(o, 0, sizeof(*o));
+	o->stream = (r >> 50) & 1 ? BC_STREAM : 0;
+	if (pick < 60) {
+		const char *k = bc_kernels[(r >> 8) % BC_NKERNELS];
+		o->kind = BC_LAUNCH;
+		o->dur = 2000 + (r >> 20) % 3000;
+		o->launch = (struct tp_api_launch){
+			.name = k,
+			.grid = { (uint32_t)(1 + (r >> 24) % 4096), (uint32_t)(1 + (r >> 36) % 8), 1 },
+			.block = { 128u << ((r >> 40) % 3), 1, 1 },
+			.shared = (r >> 44) % 4 == 0 ? 49152 : 0,
+			.stream = o->stream,
+		};
+	} else if (pick < 75) {
+		o->kind = BC_MEMCPY;
+		o->dur = 3000 + (r >> 20) % 5000;
+		o->bytes = (uint64_t)4 << ((r >> 30) % 24);
+		o->copy_kind = 1 + (unsigned)((r >> 54) % 3);
+		o->dst = BC_DEVMEM + ((r >> 8) % (1u << 20)) * 512;
+		o->src = BC_DEVMEM + ((r >> 28) % (1u << 20)) * 512;
+	} else if (pick < 85) {
+		const char *k = bc_kernels[BC_FLASH];
+		o->kind = BC_DRV_LAUNCH;
+		o->dur = 1500 + (r >> 20) % 2000;
+		o->launch = (struct tp_api_launch){
+			.name = k,
+			.grid = { (uint32_t)(1 + (r >> 24) % 1024), 16, 1 },
+			.block = { 128, 1, 1 },
+			.shared = 49152,
+			.stream = o->stream,
+		};
+	} else if (pick < 92) {
+		o->kind = BC_SYNC;
+		o->dur = 10000 + (r >> 20) % 900000;
+	} else {
+		o->kind = BC_EVENT;
+		o->dur = 1000 + (r >> 20) % 1000;
+	}
+}
+
+struct bc_state {
+	uint64_t ns;	   /* monotonic time of the next event */
+	uint64_t step;
+	uint64_t in_step;  /* calls since the step started */
+	uint64_t step_ns;  /* when the step started */
+	int64_t pid, tid;
+	struct tp_json_strcache names;
+	struct bc_op *program; /* the step mix's ops, BC_STEP_OPS of them */
+};
+
+/* One call as preload/cuda_events.c writes it: the head with the result,
+ * the decoder class's args, the closing braces. */
+static void bc_write_op(struct tp_trace *t, struct bc_state *s, const struct bc_op *o,
+			uint64_t dur)
+{
+	struct tp_json *j = &t->j;
+	const char *name = bc_api_names[o->kind];
+	tp_trace_api_open(t, o->kind == BC_DRV_LAUNCH ? "cuda_driver" : "cuda_runtime", name,
+			  strlen(name), s->pid, s->tid, s->ns, s->ns + dur, 0);
+	switch (o->kind) {
+	case BC_LAUNCH:
+	case BC_DRV_LAUNCH: {
+		/* Looked up per call, as the decoder does. */
+		struct tp_api_launch l = o->launch;
+		l.cached = tp_json_strcache_get(&s->names, l.name);
+		tp_api_args_launch(j, &l);
+		break;
+	}
+	case BC_MEMCPY:
+		tp_api_args_memcpy(j, o->bytes, o->copy_kind, o->dst, o->src, 1, o->stream);
+		break;
+	case BC_SYNC:
+		tp_api_args_sync(j, 1, o->stream, 0);
+		break;
+	case BC_EVENT:
+		break;
+	}
+	tp_json_char(j, '}');
+	tp_trace_event_close(t);
 	s->ns += dur + 500 + bc_rand() % 4000;
 }
 
-static void bc_dim3(struct tp_json *j, const char *key, uint64_t x, uint64_t y, uint64_t z)
+/* The ProfilerStep#N range of the step that just ended, as collector/convert.c
+ * writes it. */
+static void bc_step_range(struct tp_trace *t, struct bc_state *s)
 {
-	tp_json_lit(j, key);
-	tp_json_u64(j, x);
-	tp_json_char(j, ',');
-	tp_json_u64(j, y);
-	tp_json_char(j, ',');
-	tp_json_u64(j, z);
-	tp_json_char(j, ']');
+	char name[40];
+	int n = snprintf(name, sizeof(name), "ProfilerStep#%llu", (unsigned long long)s->step++);
+	tp_trace_complete_open(t, "user_annotation", name, (size_t)n, s->pid, s->tid, s->step_ns,
+			       s->ns);
+	tp_trace_event_close(t);
+	s->step_ns = s->ns;
+	s->in_step = 0;
 }
 
-static void bc_common_args(struct tp_json *j, struct bc_state *s, unsigned cbid)
+static void bc_iid_event(struct tp_trace *t, struct bc_state *s)
 {
-	tp_json_lit(j, ",\"args\":{\"result\":0,\"cbid\":");
-	tp_json_u64(j, cbid);
-	tp_json_lit(j, ",\"correlation\":");
-	tp_json_u64(j, ++s->corr);
-}
-
-/* One event of a training step's host side. */
-static void bc_mix_event(struct tp_trace *t, struct bc_state *s)
-{
-	struct tp_json *j = &t->j;
-	uint64_t r = bc_rand();
-	unsigned pick = (unsigned)(r % 100);
-	if (s->in_step++ == 2000) {
-		char name[40];
-		int n = snprintf(name, sizeof(name), "ProfilerStep#%llu", (unsigned long long)s->step++);
-		tp_trace_complete_open(t, "user_annotation", name, (size_t)n, s->pid, s->tid,
-				       s->ns - 9000000, s->ns);
-		tp_trace_event_close(t);
-		s->in_step = 0;
+	if (s->in_step == BC_STEP_OPS) {
+		bc_step_range(t, s);
 		return;
 	}
-	if (pick < 60) {
-		const char *k = bc_kernels[(r >> 8) % BC_NKERNELS];
-		bc_api_open(t, s, "cuda_runtime", "cudaLaunchKernel", 2000 + (r >> 20) % 3000);
-		bc_common_args(j, s, 211);
-		tp_json_lit(j, ",\"kernel\":");
-		tp_json_str(j, k);
-		bc_dim3(j, ",\"grid\":[", 1 + (r >> 24) % 4096, 1 + (r >> 36) % 8, 1);
-		bc_dim3(j, ",\"block\":[", 128u << ((r >> 40) % 3), 1, 1);
-		tp_json_lit(j, ",\"stream\":7}");
-	} else if (pick < 75) {
-		bc_api_open(t, s, "cuda_runtime", "cudaMemcpyAsync", 3000 + (r >> 20) % 5000);
-		bc_common_args(j, s, 41);
-		tp_json_lit(j, ",\"bytes\":");
-		tp_json_u64(j, (uint64_t)4 << ((r >> 30) % 24));
-		tp_json_lit(j, ",\"kind\":\"HtoD\",\"stream\":7}");
-	} else if (pick < 85) {
-		bc_api_open(t, s, "cuda_driver", "cuLaunchKernel", 1500 + (r >> 20) % 2000);
-		bc_common_args(j, s, 307);
-		tp_json_lit(j, ",\"kernel\":");
-		tp_json_str(j, bc_kernels[6]);
-		bc_dim3(j, ",\"grid\":[", 1 + (r >> 24) % 1024, 16, 1);
-		bc_dim3(j, ",\"block\":[", 128, 1, 1);
-		tp_json_char(j, '}');
-	} else if (pick < 92) {
-		bc_api_open(t, s, "cuda_runtime", "cudaStreamSynchronize", 10000 + (r >> 20) % 900000);
-		bc_common_args(j, s, 131);
-		tp_json_char(j, '}');
-	} else {
-		bc_api_open(t, s, "cuda_runtime", "cudaEventRecord", 1000 + (r >> 20) % 1000);
-		bc_common_args(j, s, 135);
-		tp_json_char(j, '}');
+	struct bc_op o;
+	bc_draw(&o);
+	s->in_step++;
+	bc_write_op(t, s, &o, o.dur);
+}
+
+static void bc_step_event(struct tp_trace *t, struct bc_state *s)
+{
+	if (s->in_step == BC_STEP_OPS) {
+		bc_step_range(t, s);
+		return;
 	}
-	tp_trace_event_close(t);
+	const struct bc_op *o = &s->program[s->in_step++];
+	/* +-10% of the op's own duration. */
+	uint64_t dur = o->dur - o->dur / 10 + bc_rand() % (o->dur / 5 + 1);
+	bc_write_op(t, s, o, dur);
 }
 
 /* The smallest API event: its result is its only arg. */
@@ -178,10 +277,16 @@ static void bc_result_event(struct tp_trace *t, struct bc_state *s)
 	static const char *const names[] = { "cudaLaunchKernel", "cudaMemcpyAsync",
 					     "cudaStreamSynchronize", "cudaEventRecord" };
 	uint64_t r = bc_rand();
-	bc_api_open(t, s, "cuda_runtime", names[r % 4], 2000 + (r >> 20) % 3000);
-	tp_json_lit(&t->j, ",\"args\":{\"result\":0}");
+	const char *name = names[r % 4];
+	uint64_t dur = 2000 + (r >> 20) % 3000;
+	tp_trace_api_open(t, "cuda_runtime", name, strlen(name), s->pid, s->tid, s->ns,
+			  s->ns + dur, 0);
+	tp_json_char(&t->j, '}');
 	tp_trace_event_close(t);
+	s->ns += dur + 500 + bc_rand() % 4000;
 }
+
+enum bc_mix { BC_RESULT_ONLY, BC_IID, BC_STEPS };
 
 struct bc_result {
 	double evs;	  /* events per second of CPU time */
@@ -193,7 +298,7 @@ struct bc_result {
 static const char *bc_folder;
 
 /* Writes one trace file of n events and returns its figures. */
-static int bc_run(int compress, int level, int mix, uint64_t n, struct bc_result *res)
+static int bc_run(int compress, int level, enum bc_mix mix, uint64_t n, struct bc_result *res)
 {
 	struct tp_sink *sink;
 	char name[64], path[4096];
@@ -208,20 +313,29 @@ static int bc_run(int compress, int level, int mix, uint64_t n, struct bc_result
 	memset(&t, 0, sizeof(t));
 	if (tp_json_init(&t.j, sink) < 0)
 		return -1;
-	/* The sizes of real runs: times 45 days after the base (the middle of
-	 * Kineto's 90-day bucket: 13 digits of microseconds), and a pid and tid
-	 * of 7 digits (pid_max is 4194304 on current distributions). */
 	struct tp_trace_header h = { .trace_name = name, .base_wall_ns = 1775000000000000000ll,
 				     .wall_offset_ns = 1775000000000000000ll,
 				     .pid = 1234567, .rank = 0, .world_size = 1, .launcher = "none" };
 	struct bc_state s = { .ns = 45ull * 86400 * 1000000000ull, .pid = 1234567,
 			      .tid = 1234567 };
+	s.step_ns = s.ns;
 	bc_rng = 88172645463325252ull;
+	if (mix == BC_STEPS) {
+		/* Drawn before the clock starts: the program is the job's, not
+		 * the writer's. */
+		s.program = malloc(BC_STEP_OPS * sizeof(*s.program));
+		if (!s.program)
+			return -1;
+		for (int i = 0; i < BC_STEP_OPS; i++)
+			bc_draw(&s.program[i]);
+	}
 	double t0 = bc_now(), c0 = bc_cpu();
 	tp_trace_begin(&t, &h);
 	for (uint64_t i = 0; i < n; i++) {
-		if (mix)
-			bc_mix_event(&t, &s);
+		if (mix == BC_IID)
+			bc_iid_event(&t, &s);
+		else if (mix == BC_STEPS)
+			bc_step_event(&t, &s);
 		else
 			bc_result_event(&t, &s);
 	}
@@ -236,6 +350,8 @@ static int bc_run(int compress, int level, int mix, uint64_t n, struct bc_result
 		tp_sink_abort(sink);
 	double t1 = bc_now(), c1 = bc_cpu();
 	tp_json_free(&t.j);
+	tp_json_strcache_free(&s.names);
+	free(s.program);
 	if (rc) {
 		fprintf(stderr, "bench_compress: writing failed: %s\n", strerror(-rc));
 		return -1;
@@ -270,8 +386,13 @@ static struct bc_stat bc_summary(double *v, int n)
 
 #define BC_MAX_RUNS 101
 
-static int bc_setting(const char *label, int compress, int level, int mix, uint64_t n, int runs)
+static const char *bc_only;
+
+static int bc_setting(const char *label, int compress, int level, enum bc_mix mix, uint64_t n,
+		      int runs)
 {
+	if (bc_only && !strstr(label, bc_only))
+		return 0;
 	double evs[BC_MAX_RUNS], wall[BC_MAX_RUNS], bytes[BC_MAX_RUNS], json[BC_MAX_RUNS];
 	for (int i = 0; i < runs; i++) {
 		struct bc_result r;
@@ -284,8 +405,9 @@ static int bc_setting(const char *label, int compress, int level, int mix, uint6
 	}
 	struct bc_stat e = bc_summary(evs, runs), w = bc_summary(wall, runs),
 		       b = bc_summary(bytes, runs), js = bc_summary(json, runs);
-	printf("%-20s %6.2f (%.2f..%.2f) %6.2f (%.2f..%.2f) %8.2f %8.2f %6.1fx\n", label, e.med,
+	printf("%-28s %6.2f (%.2f..%.2f) %6.2f (%.2f..%.2f) %8.2f %8.2f %6.1fx\n", label, e.med,
 	       e.lo, e.hi, w.med, w.lo, w.hi, b.med, js.med, js.med / b.med);
+	fflush(stdout);
 	return 0;
 }
 
@@ -337,29 +459,75 @@ static void bc_stacks(int runs)
 	       s.lo, s.hi);
 }
 
+static const char *bc_no_env(const char *name, void *ctx)
+{
+	(void)name;
+	(void)ctx;
+	return NULL;
+}
+
+/* TRACEPROF_ZSTD_LEVEL's default, from the configuration parser itself. */
+static int bc_default_level(void)
+{
+	struct tp_config cfg;
+	char err[256];
+	return tp_config_parse(&cfg, bc_no_env, NULL, err, sizeof(err)) < 0 ? 0 : cfg.zstd_level;
+}
+
+/* A zstd setting's label: "MIX, zstd -L", "(default)" appended for the
+ * default level, negative levels as zstd's CLI names them. */
+static const char *bc_zstd_label(char *buf, size_t size, const char *mix, int level)
+{
+	if (level < 0)
+		snprintf(buf, size, "%s, zstd --fast=%d", mix, -level);
+	else
+		snprintf(buf, size, "%s, zstd -%d%s", mix, level,
+			 level == bc_default_level() ? " (default)" : "");
+	return buf;
+}
+
+static int bc_zstd(const char *mix_label, enum bc_mix mix, const int *levels, size_t nlevels,
+		   uint64_t n, int runs)
+{
+	for (size_t i = 0; i < nlevels; i++) {
+		char label[64];
+		bc_zstd_label(label, sizeof(label), mix_label, levels[i]);
+		if (bc_setting(label, TP_SINK_ZSTD, levels[i], mix, n, runs))
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 	struct stat st;
 	bc_folder = argc > 3 ? argv[3] : stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp";
+	bc_only = argc > 4 ? argv[4] : NULL;
 	if (n == 0 || runs < 1 || runs > BC_MAX_RUNS) {
-		fprintf(stderr, "usage: bench_compress [EVENTS] [RUNS 1-%d] [FOLDER]\n",
+		fprintf(stderr, "usage: bench_compress [EVENTS] [RUNS 1-%d] [FOLDER] [ONLY]\n",
 			BC_MAX_RUNS);
 		return 2;
 	}
+	/* --fast=3 is zstd's, for comparison: TRACEPROF_ZSTD_LEVEL takes
+	 * 1..19. */
+	static const int iid_levels[] = { -3, 1, 2, 3, 6 };
+	static const int step_levels[] = { -3, 1, 2, 3 };
 	printf("%llu events per file, median of %d runs (min..max), one core, files in %s\n",
 	       (unsigned long long)n, runs, bc_folder);
-	printf("%-20s %-20s %-20s %8s %8s %7s\n", "setting", "M ev/s (CPU time)",
+	printf("%-28s %-20s %-20s %8s %8s %7s\n", "setting", "M ev/s (CPU time)",
 	       "M ev/s (wall)", "B/event", "JSON B/ev", "ratio");
-	if (bc_setting("result only, plain", TP_SINK_PLAIN, 0, 0, n, runs) ||
-	    bc_setting("mix, plain", TP_SINK_PLAIN, 0, 1, n, runs) ||
-	    bc_setting("mix, zstd --fast=3", TP_SINK_ZSTD, -3, 1, n, runs) ||
-	    bc_setting("mix, zstd -1", TP_SINK_ZSTD, 1, 1, n, runs) ||
-	    bc_setting("mix, zstd -3", TP_SINK_ZSTD, 3, 1, n, runs) ||
-	    bc_setting("mix, zstd -6", TP_SINK_ZSTD, 6, 1, n, runs) ||
-	    bc_setting("mix, gzip -1", TP_SINK_GZIP, 0, 1, n, runs))
+	if (bc_setting("result only, plain", TP_SINK_PLAIN, 0, BC_RESULT_ONLY, n, runs) ||
+	    bc_setting("iid mix, plain", TP_SINK_PLAIN, 0, BC_IID, n, runs) ||
+	    bc_zstd("iid mix", BC_IID, iid_levels, sizeof(iid_levels) / sizeof(iid_levels[0]), n,
+		    runs) ||
+	    bc_setting("iid mix, gzip -1", TP_SINK_GZIP, 0, BC_IID, n, runs) ||
+	    bc_setting("step mix, plain", TP_SINK_PLAIN, 0, BC_STEPS, n, runs) ||
+	    bc_zstd("step mix", BC_STEPS, step_levels, sizeof(step_levels) / sizeof(step_levels[0]),
+		    n, runs))
 		return 1;
-	bc_stacks(runs);
+	if (!bc_only)
+		bc_stacks(runs);
 	return 0;
 }

@@ -1,21 +1,29 @@
-/* Throughput of the JSON writer on Chrome trace complete events, the shape
- * the flush thread writes most:
+/* Throughput of the JSON writer alone on the event a trace has most of, a
+ * CUDA API event whose only arg is its result, written as
+ * preload/cuda_events.c writes it (tp_trace_api_open, format/trace.h):
  *
- *   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1234,
- *    "tid":1240,"ts":123456.789,"dur":2.345,"args":{"result":0}}
+ *   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1234567,
+ *    "tid":1234567,"ts":3888000000123.456,"dur":2.345,"args":{"result":0}},
+ *
+ * with the sizes of real runs, the same as bench_compress's "result only"
+ * row: pid and tid of 7 digits, times 45 days after Kineto's 90-day base
+ * (13 digits of microseconds).  One of 4 API names and one of 8 threads per
+ * event (the flush thread drains one ring at a time, so threads come in runs
+ * of 64 events here).
  *
  * First without a sink (the buffer is emptied whenever it passes 1 MiB, as a
  * flush would, but nothing is written: the formatting cost alone; best of
- * three passes), then through zstd sinks at levels 1 and 3 into a temporary
- * folder (one pass each).  Rates are per second of this thread's CPU time.
- * Prints:
+ * three passes), then through zstd sinks at levels 1 (the default), 2 and 3
+ * into a temporary folder (one pass each).  bench_compress measures the
+ * same events through a real sink, write(2) included.  Rates are per second
+ * of this thread's CPU time.  Prints:
  *
  *   json_events_per_sec=N bytes_per_event=N
  *   zstd_level=L events_per_sec=N bytes_per_event=N
  *
  * bytes_per_event is the JSON size for the first line and the compressed
  * size for the zstd lines.  BENCH_EVENTS overrides the event count;
- * BENCH_ZSTD=0 skips the zstd runs (for perf stat on the formatter alone). */
+ * BENCH_ZSTD=0 skips the zstd runs (for profiling the formatter alone). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +35,7 @@
 
 #include "format/json.h"
 #include "format/sink.h"
+#include "format/trace.h"
 
 /* CPU time of this thread: the target is events per second per core, and
  * on a shared machine wall time mostly measures the neighbours. */
@@ -37,60 +46,67 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void write_event(struct tp_json *j, uint64_t i, int64_t *ts)
+static const char *const api_names[] = { "cudaLaunchKernel", "cudaMemcpyAsync",
+					  "cudaStreamSynchronize", "cudaEventRecord" };
+
+static void write_event(struct tp_trace *t, uint64_t i, uint64_t *ns)
 {
-	/* Roughly what launch loops on eight threads look like: each thread
-	 * launches every ~8 us, so events are ~1 us apart and ts reaches about
-	 * 20 s over 20 million events; calls take 1-10 us. */
-	int64_t dur = 1000 + (int64_t)((i * 2654435761u) % 9000);
-	tp_json_lit(j, "{\"ph\":\"X\",\"cat\":");
-	tp_json_str(j, "cuda_runtime");
-	tp_json_lit(j, ",\"name\":");
-	tp_json_str(j, "cudaLaunchKernel");
-	tp_json_lit(j, ",\"pid\":");
-	tp_json_u64(j, 1234);
-	tp_json_lit(j, ",\"tid\":");
-	tp_json_u64(j, 1240 + (i & 7));
-	tp_json_lit(j, ",\"ts\":");
-	tp_json_us(j, *ts);
-	tp_json_lit(j, ",\"dur\":");
-	tp_json_us(j, dur);
-	tp_json_lit(j, ",\"args\":{\"result\":");
-	tp_json_i64(j, 0);
-	tp_json_lit(j, "}},");
-	*ts += 200 + (int64_t)(i % 1600);
+	/* Calls take 2-5 us and follow each other 0.5-4.5 us apart. */
+	uint64_t h = i * 2654435761u;
+	uint64_t dur = 2000 + h % 3000;
+	const char *name = api_names[(h >> 12) & 3];
+	tp_trace_api_open(t, "cuda_runtime", name, strlen(name), 1234567, 1234567 + ((i >> 6) & 7),
+			  *ns, *ns + dur, 0);
+	tp_json_char(&t->j, '}');
+	tp_trace_event_close(t);
+	*ns += dur + 500 + (h >> 16) % 4000;
+}
+
+/* 45 days into Kineto's 90-day bucket, as bench_compress. */
+#define START_NS (45ull * 86400 * 1000000000ull)
+
+static void trace_init(struct tp_trace *t)
+{
+	/* No header: only the events are timed.  mono_base 0 makes ts the
+	 * monotonic time itself. */
+	t->mono_base = 0;
+	t->events = 0;
+	t->nfirst = 0;
+	t->ids_len = 0;
 }
 
 /* Best of three passes: the fastest is the one least disturbed. */
 static int bench_plain(uint64_t n)
 {
-	struct tp_json j;
-	if (tp_json_init(&j, NULL))
+	struct tp_trace t;
+	memset(&t, 0, sizeof(t));
+	if (tp_json_init(&t.j, NULL))
 		return 1;
 	double best = 0;
 	uint64_t bytes = 0;
 	for (int pass = 0; pass < 3; pass++) {
-		int64_t ts = 123456789;
+		uint64_t ns = START_NS;
+		trace_init(&t);
 		bytes = 0;
-		j.len = 0;
+		t.j.len = 0;
 		double t0 = now_s();
 		for (uint64_t i = 0; i < n; i++) {
-			write_event(&j, i, &ts);
-			if (j.len >= TP_JSON_BUF - 512) {
-				bytes += j.len;
-				j.len = 0;
+			write_event(&t, i, &ns);
+			if (t.j.len >= TP_JSON_BUF - 512) {
+				bytes += t.j.len;
+				t.j.len = 0;
 			}
 		}
 		double dt = now_s() - t0;
-		bytes += j.len;
+		bytes += t.j.len;
 		if (pass == 0 || dt < best)
 			best = dt;
 	}
-	if (tp_json_error(&j))
+	if (tp_json_error(&t.j))
 		return 1;
 	printf("json_events_per_sec=%.0f bytes_per_event=%.1f\n", (double)n / best,
 	       (double)bytes / (double)n);
-	tp_json_free(&j);
+	tp_json_free(&t.j);
 	return 0;
 }
 
@@ -102,24 +118,26 @@ static int bench_zstd(uint64_t n, int level, const char *dir)
 		fprintf(stderr, "bench_json: sink in %s: %s\n", dir, strerror(-rc));
 		return 1;
 	}
-	struct tp_json j;
-	if (tp_json_init(&j, s)) {
+	struct tp_trace t;
+	memset(&t, 0, sizeof(t));
+	if (tp_json_init(&t.j, s)) {
 		tp_sink_abort(s);
 		return 1;
 	}
-	int64_t ts = 123456789;
+	trace_init(&t);
+	uint64_t ns = START_NS;
 	double t0 = now_s();
 	for (uint64_t i = 0; i < n; i++)
-		write_event(&j, i, &ts);
-	tp_json_flush(&j);
+		write_event(&t, i, &ns);
+	tp_json_flush(&t.j);
 	char path[4096];
-	rc = tp_json_error(&j);
+	rc = tp_json_error(&t.j);
 	if (rc)
 		tp_sink_abort(s);
 	else
 		rc = tp_sink_close(s, path, sizeof(path));
 	double dt = now_s() - t0;
-	tp_json_free(&j);
+	tp_json_free(&t.j);
 	if (rc) {
 		fprintf(stderr, "bench_json: zstd: %s\n", strerror(-rc));
 		return 1;
@@ -150,10 +168,9 @@ int main(void)
 		rmdir(dir);
 		return rc;
 	}
-	if (!rc)
-		rc = bench_zstd(n, 1, dir);
-	if (!rc)
-		rc = bench_zstd(n, 3, dir);
+	/* 1 is TRACEPROF_ZSTD_LEVEL's default. */
+	for (int level = 1; level <= 3 && !rc; level++)
+		rc = bench_zstd(n, level, dir);
 	rmdir(dir);
 	return rc;
 }

@@ -180,9 +180,8 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 		if (api_decoder) {
 			api_decoder->write_event(out, r, pid, t->tid, b, e);
 		} else {
-			tp_trace_complete_open(out, "cuda_runtime", "api", 3, pid, t->tid, b, e);
-			tp_json_lit(&out->j, ",\"args\":{\"result\":");
-			tp_json_i64(&out->j, r->result);
+			tp_trace_api_open(out, "cuda_runtime", "api", 3, pid, t->tid, b, e,
+					  r->result);
 			tp_json_lit(&out->j, ",\"id\":");
 			tp_json_u64(&out->j, r->id);
 			tp_json_lit(&out->j, "}}");

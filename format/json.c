@@ -18,19 +18,20 @@
  * the buffer check is a single comparison on the common path. */
 
 #define JS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define JS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* "00" "01" ... "99": integers are printed two digits per division, which
  * halves the number of (slow) 64-bit divisions. */
-static const char js_digits2[201] = "00010203040506070809"
-				    "10111213141516171819"
-				    "20212223242526272829"
-				    "30313233343536373839"
-				    "40414243444546474849"
-				    "50515253545556575859"
-				    "60616263646566676869"
-				    "70717273747576777879"
-				    "80818283848586878889"
-				    "90919293949596979899";
+const char tp_json_digits2[201] = "00010203040506070809"
+				  "10111213141516171819"
+				  "20212223242526272829"
+				  "30313233343536373839"
+				  "40414243444546474849"
+				  "50515253545556575859"
+				  "60616263646566676869"
+				  "70717273747576777879"
+				  "80818283848586878889"
+				  "90919293949596979899";
 
 static const char js_hex[16] = "0123456789abcdef";
 
@@ -138,135 +139,63 @@ void tp_json_raw_slow(struct tp_json *j, const char *s, size_t n)
 	}
 }
 
-/* Integers are cut into groups of at most eight digits that fit in 32 bits,
- * and each group into independent two-digit pairs: 32-bit divisions by
- * constants are cheap multiplications, and the pairs do not wait on each
- * other the way a digit-by-digit loop does. */
-
-static inline void js_put2(char *d, uint32_t v) /* v < 100, two digits */
-{
-	memcpy(d, js_digits2 + 2 * v, 2);
-}
-
-static inline void js_put4(char *d, uint32_t v) /* v < 10000, four digits */
-{
-	js_put2(d, v / 100);
-	js_put2(d + 2, v % 100);
-}
-
-static inline void js_put8(char *d, uint32_t v) /* v < 10^8, eight digits */
-{
-	js_put4(d, v / 10000);
-	js_put4(d + 4, v % 10000);
-}
-
-/* v < 10000 without leading zeros; returns the end. */
-static inline char *js_put_upto4(char *d, uint32_t v)
-{
-	if (v < 100) {
-		if (v < 10) {
-			*d = (char)('0' + v);
-			return d + 1;
-		}
-		js_put2(d, v);
-		return d + 2;
-	}
-	uint32_t hi = v / 100, lo = v % 100;
-	if (hi < 10) {
-		*d = (char)('0' + hi);
-		js_put2(d + 1, lo);
-		return d + 3;
-	}
-	js_put2(d, hi);
-	js_put2(d + 2, lo);
-	return d + 4;
-}
-
-/* v < 10^8 without leading zeros; returns the end. */
-static inline char *js_put_upto8(char *d, uint32_t v)
-{
-	if (v < 10000)
-		return js_put_upto4(d, v);
-	d = js_put_upto4(d, v / 10000);
-	js_put4(d, v % 10000);
-	return d + 4;
-}
-
-/* The decimal digits of v at d (at most 20 bytes); returns the end. */
-static inline __attribute__((always_inline)) char *js_put_u64(char *d, uint64_t v)
-{
-	if (v < 100000000)
-		return js_put_upto8(d, (uint32_t)v);
-	uint64_t hi = v / 100000000;
-	uint32_t lo = (uint32_t)(v % 100000000);
-	if (hi < 100000000) {
-		d = js_put_upto8(d, (uint32_t)hi);
-	} else {
-		/* hi < 1.9 * 10^11: at most four more leading digits. */
-		d = js_put_upto4(d, (uint32_t)(hi / 100000000));
-		js_put8(d, (uint32_t)(hi % 100000000));
-		d += 8;
-	}
-	js_put8(d, lo);
-	return d + 8;
-}
-
 void tp_json_u64(struct tp_json *j, uint64_t v)
 {
 	char *d = js_reserve(j, 20);
-	if (!d)
-		return;
-	j->len = (size_t)(js_put_u64(d, v) - j->buf);
+	if (d)
+		j->len = (size_t)(tp_json_put_u64(d, v) - j->buf);
 }
 
 void tp_json_i64(struct tp_json *j, int64_t v)
 {
-	char *d = js_reserve(j, 21);
-	if (!d)
-		return;
-	uint64_t u = (uint64_t)v;
-	if (v < 0) {
-		*d++ = '-';
-		/* Negating in unsigned arithmetic is defined for INT64_MIN too. */
-		u = 0 - u;
-	}
-	j->len = (size_t)(js_put_u64(d, u) - j->buf);
+	char *d = js_reserve(j, 20);
+	if (d)
+		j->len = (size_t)(tp_json_put_i64(d, v) - j->buf);
 }
 
 void tp_json_us(struct tp_json *j, int64_t ns)
 {
-	/* Sign, 17 digits of INT64_MIN / 1000, the point and three decimals. */
 	char *d = js_reserve(j, 22);
-	if (!d)
-		return;
-	uint64_t u = (uint64_t)ns;
-	if (ns < 0) {
-		*d++ = '-';
-		u = 0 - u;
+	if (d)
+		j->len = (size_t)(tp_json_put_us(d, ns) - j->buf);
+}
+
+/* "00" "01" ... "ff": a pointer is written a byte (two digits) per step
+ * instead of a digit per step. */
+static const char js_hex2[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+char *tp_json_put_hex(char *d, uint64_t v)
+{
+	unsigned bits = v ? 64 - (unsigned)__builtin_clzll(v) : 1;
+	unsigned n = (bits + 3) / 4; /* hex digits, at least one */
+	d[0] = '"';
+	d[1] = '0';
+	d[2] = 'x';
+	char *e = d + 3 + n; /* one past the last digit */
+	while (e - (d + 3) >= 2) {
+		e -= 2;
+		memcpy(e, js_hex2 + 2 * (v & 0xff), 2);
+		v >>= 8;
 	}
-	uint32_t frac = (uint32_t)(u % 1000);
-	d = js_put_u64(d, u / 1000);
-	d[0] = '.';
-	d[1] = (char)('0' + frac / 100);
-	js_put2(d + 2, frac % 100);
-	j->len = (size_t)(d + 4 - j->buf);
+	if (e > d + 3)
+		d[3] = js_hex[v & 15];
+	d[3 + n] = '"';
+	return d + 4 + n;
 }
 
 void tp_json_hex(struct tp_json *j, uint64_t v)
 {
 	char *d = js_reserve(j, 20);
-	if (!d)
-		return;
-	unsigned n = 1;
-	for (uint64_t t = v >> 4; t; t >>= 4)
-		n++;
-	d[0] = '"';
-	d[1] = '0';
-	d[2] = 'x';
-	for (unsigned i = 0; i < n; i++)
-		d[3 + n - 1 - i] = js_hex[(v >> (4 * i)) & 15];
-	d[3 + n] = '"';
-	j->len += 4 + n;
+	if (d)
+		j->len = (size_t)(tp_json_put_hex(d, v) - j->buf);
 }
 
 void tp_json_double(struct tp_json *j, double v)
@@ -521,18 +450,23 @@ static inline int js_copy_plain(char *dst, const unsigned char *src, size_t n)
  * most 6 * (JS_CHUNK + 3) + 2 bytes of buffer (well below TP_JSON_BUF). */
 #define JS_CHUNK 65536
 
+char *tp_json_put_strn(char *d, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t used;
+	*d++ = '"';
+	d += js_copy_plain(d, u, n) ? n : js_escape_core(d, u, n, n, &used);
+	*d++ = '"';
+	return d;
+}
+
 void tp_json_strn(struct tp_json *j, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	if (JS_LIKELY(n <= JS_CHUNK)) {
-		char *d = js_reserve(j, 6 * n + 2);
-		if (!d)
-			return;
-		size_t used;
-		d[0] = '"';
-		size_t w = js_copy_plain(d + 1, u, n) ? n : js_escape_core(d + 1, u, n, n, &used);
-		d[1 + w] = '"';
-		j->len += w + 2;
+		char *d = js_reserve(j, tp_json_strn_max(n));
+		if (d)
+			j->len = (size_t)(tp_json_put_strn(d, s, n) - j->buf);
 		return;
 	}
 	tp_json_char(j, '"');
@@ -556,4 +490,110 @@ void tp_json_str(struct tp_json *j, const char *s)
 		return;
 	}
 	tp_json_strn(j, s, strlen(s));
+}
+
+/* ---- Strings escaped once ------------------------------------------------ */
+
+static size_t js_cache_slot(const struct tp_json_strcache *c, const char *key)
+{
+	uint64_t k = (uint64_t)(uintptr_t)key;
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	size_t i = (size_t)k & (c->cap - 1);
+	while (c->slots[i].key && c->slots[i].key != key)
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+static int js_cache_grow(struct tp_json_strcache *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 256;
+	struct tp_json_cached *old = c->slots;
+	size_t ocap = c->cap;
+	c->slots = calloc(cap, sizeof(*c->slots));
+	if (!c->slots) {
+		c->slots = old;
+		return -1;
+	}
+	c->cap = cap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].key)
+			c->slots[js_cache_slot(c, old[i].key)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Frees what a slot holds; the slot keeps its key, so that the probe chains
+ * through it stay whole (entries are never deleted). */
+static void js_cache_forget(struct tp_json_strcache *c, struct tp_json_cached *e)
+{
+	c->bytes -= strlen(e->src) + 1 + e->len + 1;
+	free(e->src);
+	free(e->json);
+	e->src = NULL;
+	e->json = NULL;
+	e->len = 0;
+}
+
+/* The slow half of tp_json_strcache_get(): s is not what slot e holds (e is
+ * empty, or its address now holds another string). */
+static const struct tp_json_cached *js_cache_fill(struct tp_json_strcache *c,
+						  struct tp_json_cached *e, const char *s)
+{
+	if (e->src)
+		js_cache_forget(c, e);
+	size_t n = strlen(s);
+	if (n > JS_CHUNK || c->bytes + n + 1 + tp_json_strn_max(n) + 1 > TP_JSON_STRCACHE_MAX)
+		return NULL;
+	if (!e->key && (c->n + 1) * 2 > c->cap) {
+		if (js_cache_grow(c) < 0)
+			return NULL;
+		e = &c->slots[js_cache_slot(c, s)];
+	}
+	char *src = malloc(n + 1);
+	char *tmp = malloc(tp_json_strn_max(n) + 1);
+	if (!src || !tmp) {
+		free(src);
+		free(tmp);
+		return NULL;
+	}
+	memcpy(src, s, n + 1);
+	size_t len = (size_t)(tp_json_put_strn(tmp, s, n) - tmp);
+	/* Keep only what the escaped form needs, not the worst case. */
+	char *json = realloc(tmp, len + 1);
+	if (!json)
+		json = tmp;
+	json[len] = '\0';
+	if (!e->key) {
+		e->key = s;
+		c->n++;
+	}
+	e->src = src;
+	e->json = json;
+	e->len = (uint32_t)len;
+	c->bytes += n + 1 + len + 1;
+	return e;
+}
+
+const struct tp_json_cached *tp_json_strcache_get(struct tp_json_strcache *c, const char *s)
+{
+	if (!s)
+		return NULL;
+	if (JS_UNLIKELY(!c->cap) && js_cache_grow(c) < 0)
+		return NULL;
+	struct tp_json_cached *e = &c->slots[js_cache_slot(c, s)];
+	if (JS_LIKELY(e->src != NULL && strcmp(e->src, s) == 0))
+		return e;
+	return js_cache_fill(c, e, s);
+}
+
+void tp_json_strcache_free(struct tp_json_strcache *c)
+{
+	for (size_t i = 0; i < c->cap; i++) {
+		free(c->slots[i].src);
+		free(c->slots[i].json);
+	}
+	free(c->slots);
+	memset(c, 0, sizeof(*c));
 }

@@ -18,6 +18,7 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	t->pid = h->pid;
 	t->events = 0;
 	t->nfirst = 0;
+	t->ids_len = 0;
 	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n  \"traceName\": ");
 	tp_json_str(j, h->trace_name);
 	tp_json_lit(j, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
@@ -54,37 +55,130 @@ void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns)
 	tp_json_us(&t->j, (int64_t)mono_ns - t->mono_base);
 }
 
-/* The fields every complete and instant event starts with, after its
- * "ph" (and "s") literal: "cat", "name", "pid", "tid", "ts". */
-static void event_head(struct tp_trace *t, const char *ph, const char *cat, const char *name,
-		       size_t nlen, int64_t pid, int64_t tid, uint64_t ts_ns)
+/* ---- Event heads: one reservation per event ----------------------------
+ *
+ * A head is written with the tp_json_put_*() functions into room reserved
+ * once (see format/json.h).  TR_HEAD_MAX bounds everything but the category
+ * and the name: the separator and brace (3), the fixed keys and quotes of
+ * the longest head (the API event's, under 64), the ids (TP_TRACE_IDS_MAX),
+ * two times (22 each) and a result (20). */
+#define TR_HEAD_MAX 200
+
+/* Names longer than this go through tp_json_strn(), which escapes huge
+ * strings in pieces instead of reserving six times their length at once. */
+#define TR_NAME_INLINE_MAX 4096
+
+/* Reserves room for a head of `need` bytes and writes the separator and the
+ * opening brace; NULL after an error (nothing is written then). */
+static char *tr_begin(struct tp_trace *t, size_t need)
 {
-	struct tp_json *j = &t->j;
-	tp_trace_event_open(t);
-	tp_json_lit(j, ph);
-	tp_json_lit(j, cat);
-	tp_json_raw(j, "\",\"name\":", 9);
-	tp_json_strn(j, name, nlen);
-	tp_json_raw(j, ",\"pid\":", 7);
-	tp_json_i64(j, pid);
-	tp_json_raw(j, ",\"tid\":", 7);
-	tp_json_i64(j, tid);
-	tp_json_char(j, ',');
-	tp_trace_ts(t, ts_ns);
+	char *d = tp_json_reserve(&t->j, need);
+	if (!d)
+		return NULL;
+	if (t->nfirst)
+		d = tp_json_put_raw(d, ",\n", 2);
+	t->nfirst = 1;
+	t->events++;
+	*d++ = '{';
+	return d;
 }
+
+static void tr_end(struct tp_trace *t, char *d)
+{
+	t->j.len = (size_t)(d - t->j.buf);
+}
+
+/* ,"pid":P,"tid":T from the cached text when the pair repeats.  The whole
+ * cache block is copied (the reservation covers it): a fixed-size copy is a
+ * few moves, a variable one a call. */
+static char *tr_ids(struct tp_trace *t, char *d, int64_t pid, int64_t tid)
+{
+	if (t->ids_len == 0 || pid != t->ids_pid || tid != t->ids_tid) {
+		char *e = tp_json_put_raw(t->ids, ",\"pid\":", 7);
+		e = tp_json_put_i64(e, pid);
+		e = tp_json_put_raw(e, ",\"tid\":", 7);
+		e = tp_json_put_i64(e, tid);
+		t->ids_len = (size_t)(e - t->ids);
+		t->ids_pid = pid;
+		t->ids_tid = tid;
+	}
+	memcpy(d, t->ids, TP_TRACE_IDS_MAX);
+	return d + t->ids_len;
+}
+
+static char *tr_ts(const struct tp_trace *t, char *d, uint64_t mono_ns)
+{
+	d = tp_json_put_raw(d, ",\"ts\":", 6);
+	return tp_json_put_us(d, (int64_t)mono_ns - t->mono_base);
+}
+
+static char *tr_dur(char *d, uint64_t start_ns, uint64_t end_ns)
+{
+	d = tp_json_put_raw(d, ",\"dur\":", 7);
+	return tp_json_put_us(d, end_ns >= start_ns ? (int64_t)(end_ns - start_ns) : 0);
+}
+
+/* {PH CAT","name":NAME,"pid":P,"tid":T,"ts":TS where ph is the literal
+ * opening the event up to the category's opening quote.  Returns where the
+ * head ends, with `extra` more bytes reserved after it; NULL after an error. */
+static char *tr_head(struct tp_trace *t, const char *ph, size_t phlen, const char *cat,
+		     const char *name, size_t nlen, int64_t pid, int64_t tid, uint64_t ts_ns,
+		     size_t extra)
+{
+	size_t clen = strlen(cat);
+	int inline_name = nlen <= TR_NAME_INLINE_MAX;
+	char *d = tr_begin(t, TR_HEAD_MAX + phlen + clen + extra +
+				      (inline_name ? tp_json_strn_max(nlen) : 0));
+	if (!d)
+		return NULL;
+	d = tp_json_put_raw(d, ph, phlen);
+	d = tp_json_put_raw(d, cat, clen);
+	d = tp_json_put_raw(d, "\",\"name\":", 9);
+	if (inline_name) {
+		d = tp_json_put_strn(d, name, nlen);
+	} else {
+		tr_end(t, d);
+		tp_json_strn(&t->j, name, nlen);
+		d = tp_json_reserve(&t->j, TR_HEAD_MAX + extra);
+		if (!d)
+			return NULL;
+	}
+	d = tr_ids(t, d, pid, tid);
+	return tr_ts(t, d, ts_ns);
+}
+
+static const char tr_ph_x[] = "\"ph\":\"X\",\"cat\":\"";
+static const char tr_ph_i[] = "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"";
 
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns)
 {
-	event_head(t, "\"ph\":\"X\",\"cat\":\"", cat, name, nlen, pid, tid, start_ns);
-	tp_json_raw(&t->j, ",\"dur\":", 7);
-	tp_json_us(&t->j, end_ns >= start_ns ? (int64_t)(end_ns - start_ns) : 0);
+	char *d = tr_head(t, tr_ph_x, sizeof(tr_ph_x) - 1, cat, name, nlen, pid, tid, start_ns,
+			  0);
+	if (d)
+		tr_end(t, tr_dur(d, start_ns, end_ns));
+}
+
+void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+		       int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns,
+		       int64_t result)
+{
+	static const char args[] = ",\"args\":{\"result\":";
+	char *d = tr_head(t, tr_ph_x, sizeof(tr_ph_x) - 1, cat, name, nlen, pid, tid, start_ns,
+			  sizeof(args) - 1);
+	if (!d)
+		return;
+	d = tr_dur(d, start_ns, end_ns);
+	d = tp_json_put_raw(d, args, sizeof(args) - 1);
+	tr_end(t, tp_json_put_i64(d, result));
 }
 
 void tp_trace_instant_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			   int64_t pid, int64_t tid, uint64_t ts_ns)
 {
-	event_head(t, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"", cat, name, nlen, pid, tid, ts_ns);
+	char *d = tr_head(t, tr_ph_i, sizeof(tr_ph_i) - 1, cat, name, nlen, pid, tid, ts_ns, 0);
+	if (d)
+		tr_end(t, d);
 }
 
 void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,

@@ -14,6 +14,10 @@
 
 #include "format/json.h"
 
+/* Room for the text ,"pid":P,"tid":T: two keys of 7 bytes and two numbers
+ * of at most 20, rounded up to whole words (it is copied as one block). */
+#define TP_TRACE_IDS_MAX 56
+
 struct tp_trace {
 	struct tp_json j;
 	/* base (wall-clock ns) minus the wall-clock offset of the monotonic
@@ -22,6 +26,13 @@ struct tp_trace {
 	int64_t pid;
 	uint64_t events;
 	int nfirst; /* 0 until the first event is written */
+	/* The text ,"pid":P,"tid":T of the last event written through the head
+	 * writers: events come in runs of one thread (the flush thread drains
+	 * one ring at a time), so it is formatted once per run.  ids_len 0:
+	 * nothing cached (a zeroed tp_trace is valid). */
+	int64_t ids_pid, ids_tid;
+	size_t ids_len;
+	char ids[TP_TRACE_IDS_MAX];
 };
 
 /* What goes before traceEvents. */
@@ -59,6 +70,16 @@ void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns);
  * cat is a literal written as is (no escaping: pass only constant names). */
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns);
+
+/* A CUDA API event up to, not including, the rest of its args and the
+ * closing braces (preload/cuda_events.c, with format/api_args.h for the
+ * args):
+ *   {"ph":"X","cat":CAT,"name":NAME,"pid":..,"tid":..,"ts":..,"dur":..,
+ *    "args":{"result":RESULT
+ * Written with one reservation: this is the event a trace has most of. */
+void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+		       int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns,
+		       int64_t result);
 
 /* An instant event (scope "t") with no args. */
 void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,

@@ -8,6 +8,7 @@
 
 #include "collector/convert.h"
 #include "collector/stacks.h"
+#include "format/api_args.h"
 #include "format/json.h"
 #include "format/trace.h"
 #include "preload/cuda_kernels.h"
@@ -30,24 +31,6 @@ static void arg_hex(struct tp_json *j, const char *key, uint64_t v)
 {
 	arg_key(j, key);
 	tp_json_hex(j, v);
-}
-
-static void arg_bool(struct tp_json *j, const char *key, int v)
-{
-	arg_key(j, key);
-	tp_json_lit(j, v ? "true" : "false");
-}
-
-static void arg_xyz(struct tp_json *j, const char *key, uint64_t x, uint64_t y, uint64_t z)
-{
-	arg_key(j, key);
-	tp_json_char(j, '[');
-	tp_json_u64(j, x);
-	tp_json_char(j, ',');
-	tp_json_u64(j, y);
-	tp_json_char(j, ',');
-	tp_json_u64(j, z);
-	tp_json_char(j, ']');
 }
 
 /* ---- device memory in use ---------------------------------------------- */
@@ -147,21 +130,30 @@ static void write_memory_counter(struct tp_trace *out, int64_t pid, int64_t tid,
 
 /* ---- events -------------------------------------------------------------- */
 
-static const char *const copy_kinds[] = { "HtoH", "HtoD", "DtoH", "DtoD", "Default" };
+/* Kernel names escaped once (the registry, preload/cuda_kernels.c, returns
+ * the same address for a kernel every time; the cache checks the text, so a
+ * name freed when a module is registered again is not a problem).  Flush
+ * thread only. */
+static struct tp_json_strcache kernel_names;
 
-static void write_kernel(struct tp_json *j, const struct tp_cuda_fn *fn, uint64_t k)
+static void write_launch(struct tp_json *j, const struct tp_cuda_fn *fn, const uint64_t *a)
 {
-	const void *key = (const void *)(uintptr_t)k;
+	const void *key = (const void *)(uintptr_t)a[0];
 	const char *name = fn->dec == TP_CUDA_DEC_LAUNCH_DRV ? tp_cuda_kernels_driver_name(key)
 							    : tp_cuda_kernels_name(key);
-	if (!name && fn->dec == TP_CUDA_DEC_LAUNCH_RT && k)
+	if (!name && fn->dec == TP_CUDA_DEC_LAUNCH_RT && a[0])
 		name = tp_cuda_kernels_driver_name(key); /* a cudaKernel_t is a CUkernel */
-	arg_key(j, "kernel");
-	if (name) {
-		tp_json_str(j, name);
-	} else {
-		tp_json_hex(j, k);
-	}
+	struct tp_api_launch l = {
+		.cached = tp_json_strcache_get(&kernel_names, name),
+		.name = name,
+		.handle = a[0],
+		.grid = { (uint32_t)a[1], (uint32_t)(a[1] >> 32) & 0xffffu, (uint32_t)(a[1] >> 48) },
+		.block = { (uint32_t)a[2] & 0x7ffu, (uint32_t)(a[2] >> 11) & 0x7ffu,
+			   (uint32_t)(a[2] >> 22) & 0x3ffu },
+		.shared = a[2] >> 32,
+		.stream = a[3],
+	};
+	tp_api_args_launch(j, &l);
 }
 
 static void write_args(struct tp_json *j, const struct tp_cuda_fn *fn, const struct tp_record *r)
@@ -171,58 +163,25 @@ static void write_args(struct tp_json *j, const struct tp_cuda_fn *fn, const str
 	switch (fn->dec) {
 	case TP_CUDA_DEC_LAUNCH_RT:
 	case TP_CUDA_DEC_LAUNCH_DRV:
-		write_kernel(j, fn, a[0]);
-		arg_xyz(j, "grid", a[1] & 0xffffffffu, (a[1] >> 32) & 0xffffu, a[1] >> 48);
-		arg_xyz(j, "block", a[2] & 0x7ffu, (a[2] >> 11) & 0x7ffu, (a[2] >> 22) & 0x3ffu);
-		arg_u64(j, "shared memory", a[2] >> 32);
-		arg_hex(j, "stream", a[3]);
+		write_launch(j, fn, a);
 		break;
-	case TP_CUDA_DEC_MEMCPY: {
-		unsigned kind = (unsigned)(a[2] >> 56);
-		arg_u64(j, "bytes", a[2] & ((1ull << 56) - 1));
-		arg_key(j, "kind");
-		tp_json_str(j, kind < 5 ? copy_kinds[kind] : "unknown");
-		arg_hex(j, "dst", a[0]);
-		arg_hex(j, "src", a[1]);
-		if (async)
-			arg_hex(j, "stream", a[3]);
-		arg_bool(j, "async", async);
+	case TP_CUDA_DEC_MEMCPY:
+		tp_api_args_memcpy(j, a[2] & ((1ull << 56) - 1), (unsigned)(a[2] >> 56), a[0], a[1],
+				   async, a[3]);
 		break;
-	}
 	case TP_CUDA_DEC_MEMSET:
-		arg_u64(j, "bytes", a[2]);
-		arg_u64(j, "value", a[1]);
-		arg_hex(j, "ptr", a[0]);
-		if (async)
-			arg_hex(j, "stream", a[3]);
-		arg_bool(j, "async", async);
+		tp_api_args_memset(j, a[2], a[1], a[0], async, a[3]);
 		break;
 	case TP_CUDA_DEC_ALLOC:
 	case TP_CUDA_DEC_ALLOC_HOST:
-		arg_u64(j, "bytes", a[1]);
-		arg_hex(j, "ptr", a[0]);
-		if (async) {
-			arg_hex(j, "stream", a[2]);
-			arg_key(j, "pool");
-			if (a[3])
-				tp_json_hex(j, a[3]);
-			else
-				tp_json_str(j, "default");
-		}
-		arg_bool(j, "async", async);
+		tp_api_args_alloc(j, a[1], a[0], async, a[2], a[3]);
 		break;
 	case TP_CUDA_DEC_FREE:
 	case TP_CUDA_DEC_FREE_HOST:
-		arg_hex(j, "ptr", a[0]);
-		if (async)
-			arg_hex(j, "stream", a[2]);
-		arg_bool(j, "async", async);
+		tp_api_args_free(j, a[0], async, a[2]);
 		break;
 	case TP_CUDA_DEC_SYNC:
-		if (a[0] || strstr(fn->name, "Stream"))
-			arg_hex(j, "stream", a[0]);
-		if (a[1])
-			arg_hex(j, "event", a[1]);
+		tp_api_args_sync(j, a[0] || strstr(fn->name, "Stream"), a[0], a[1]);
 		break;
 	case TP_CUDA_DEC_GRAPH:
 		arg_hex(j, "graph exec", a[0]);
@@ -257,18 +216,14 @@ static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t
 			uint64_t start_ns, uint64_t end_ns)
 {
 	if (r->id >= TP_CUDA_NFUNCS) {
-		tp_trace_complete_open(out, "cuda_runtime", "unknown", 7, pid, tid, start_ns, end_ns);
-		tp_json_lit(&out->j, ",\"args\":{\"result\":");
-		tp_json_i64(&out->j, r->result);
-		tp_json_char(&out->j, '}');
-		tp_trace_event_close(out);
+		tp_trace_api_open(out, "cuda_runtime", "unknown", 7, pid, tid, start_ns, end_ns,
+				  r->result);
+		tp_json_raw(&out->j, "}}", 2);
 		return;
 	}
 	const struct tp_cuda_fn *fn = &tp_cuda_fns[r->id];
-	tp_trace_complete_open(out, fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime",
-			       fn->name, strlen(fn->name), pid, tid, start_ns, end_ns);
-	tp_json_lit(&out->j, ",\"args\":{\"result\":");
-	tp_json_i64(&out->j, r->result);
+	tp_trace_api_open(out, fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime",
+			  fn->name, strlen(fn->name), pid, tid, start_ns, end_ns, r->result);
 	write_args(&out->j, fn, r);
 	tp_stacks_write_args(out, r); /* ,"stack":[...] with TRACEPROF_WITH_STACK */
 	tp_json_char(&out->j, '}');

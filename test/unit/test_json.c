@@ -449,6 +449,26 @@ START_TEST(test_hex_and_raw)
 }
 END_TEST
 
+START_TEST(test_hex_every_width)
+{
+	/* Every digit count, odd and even (the writer goes a byte at a time),
+	 * against printf. */
+	struct tp_json j;
+	ck_assert_int_eq(tp_json_init(&j, NULL), 0);
+	for (int k = 0; k < 64; k++) {
+		uint64_t vs[] = { 1ull << k, (1ull << k) - 1, (1ull << k) | 0x5a5a5a5a5a5a5a5aull >> (63 - k) };
+		for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++) {
+			char want[32];
+			snprintf(want, sizeof(want), "\"0x%" PRIx64 "\"", vs[i]);
+			jreset(&j);
+			tp_json_hex(&j, vs[i]);
+			ck_assert_str_eq(jout(&j), want);
+		}
+	}
+	tp_json_free(&j);
+}
+END_TEST
+
 START_TEST(test_grows_without_sink)
 {
 	struct tp_json j;
@@ -587,6 +607,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, test_us);
 	tcase_add_test(tc, test_double);
 	tcase_add_test(tc, test_hex_and_raw);
+	tcase_add_test(tc, test_hex_every_width);
 	tcase_add_test(tc, test_grows_without_sink);
 	tcase_add_test(tc, test_flush_to_sink);
 	tcase_add_test(tc, test_sticky_error);

@@ -1,0 +1,295 @@
+/* Unit tests for format/trace.c and format/api_args.c: the exact text of
+ * event heads and CUDA API args (written with one reservation each), the
+ * cached pid/tid text, names escaped once (tp_json_strcache), and sticky
+ * errors. */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/api_args.h"
+#include "format/json.h"
+#include "format/trace.h"
+
+#include "test/unit/check_main.h"
+
+static struct tp_trace tr;
+
+static void setup(void)
+{
+	memset(&tr, 0, sizeof(tr));
+	ck_assert_int_eq(tp_json_init(&tr.j, NULL), 0);
+	tr.mono_base = 0; /* ts = monotonic ns / 1000 */
+}
+
+static void teardown(void)
+{
+	tp_json_free(&tr.j);
+}
+
+/* Everything written since the last call, as a C string. */
+static const char *take(void)
+{
+	static char out[1 << 18];
+	ck_assert_uint_lt(tr.j.len, sizeof(out));
+	memcpy(out, tr.j.buf, tr.j.len);
+	out[tr.j.len] = '\0';
+	tr.j.len = 0;
+	return out;
+}
+
+START_TEST(test_api_event_result_only)
+{
+	tp_trace_api_open(&tr, "cuda_runtime", "cudaEventRecord", 15, 1234567, 7654321,
+			  3888000000000123456ull, 3888000000000125801ull, 0);
+	tp_json_char(&tr.j, '}');
+	tp_trace_event_close(&tr);
+	ck_assert_str_eq(take(), "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaEventRecord\","
+				 "\"pid\":1234567,\"tid\":7654321,\"ts\":3888000000000123.456,"
+				 "\"dur\":2.345,\"args\":{\"result\":0}}");
+	/* The second event is separated by ",\n"; a negative result, and an
+	 * end before the start (clock trouble) gives dur 0. */
+	tp_trace_api_open(&tr, "cuda_driver", "cuInit", 6, 1234567, 7654321, 5000, 4000, -1);
+	tp_json_char(&tr.j, '}');
+	tp_trace_event_close(&tr);
+	ck_assert_str_eq(take(), ",\n{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"cuInit\","
+				 "\"pid\":1234567,\"tid\":7654321,\"ts\":5.000,\"dur\":0.000,"
+				 "\"args\":{\"result\":-1}}");
+	ck_assert_uint_eq(tr.events, 2);
+}
+END_TEST
+
+START_TEST(test_ids_cache_follows_changes)
+{
+	/* The cached ,"pid":..,"tid":.. text must change whenever either does,
+	 * including extreme values (20 characters each). */
+	const int64_t ids[][2] = { { 1, 2 },
+				   { 1, 3 },
+				   { 4, 3 },
+				   { INT64_MIN, INT64_MAX },
+				   { INT64_MIN, INT64_MAX },
+				   { -1, 0 },
+				   { 1, 2 } };
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		tr.nfirst = 0;
+		tp_trace_complete_open(&tr, "c", "n", 1, ids[i][0], ids[i][1], 1000, 2000);
+		tp_trace_event_close(&tr);
+		char want[256];
+		snprintf(want, sizeof(want),
+			 "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"n\",\"pid\":%lld,\"tid\":%lld,"
+			 "\"ts\":1.000,\"dur\":1.000}",
+			 (long long)ids[i][0], (long long)ids[i][1]);
+		ck_assert_str_eq(take(), want);
+	}
+}
+END_TEST
+
+START_TEST(test_heads_escape_names)
+{
+	tp_trace_complete_open(&tr, "user_annotation", "a\"b\\c\n\xff", 7, 1, 2, 0, 1500);
+	tp_trace_event_close(&tr);
+	ck_assert_str_eq(take(), "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+				 "\"a\\\"b\\\\c\\n\xef\xbf\xbd\",\"pid\":1,\"tid\":2,\"ts\":0.000,"
+				 "\"dur\":1.500}");
+	tr.nfirst = 0;
+	tp_trace_instant(&tr, "user_annotation", "mark", 4, 1, 2, 999);
+	ck_assert_str_eq(take(), "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\","
+				 "\"name\":\"mark\",\"pid\":1,\"tid\":2,\"ts\":0.999}");
+	/* A time before the base is negative, not a huge number. */
+	tr.nfirst = 0;
+	tr.mono_base = 10000;
+	tp_trace_instant(&tr, "c", "x", 1, 1, 2, 4995);
+	ck_assert_str_eq(take(), "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"c\",\"name\":\"x\","
+				 "\"pid\":1,\"tid\":2,\"ts\":-5.005}");
+}
+END_TEST
+
+START_TEST(test_long_name_head)
+{
+	/* Names past the inline limit take the general path; the head around
+	 * them must be the same. */
+	size_t n = 100000;
+	char *name = malloc(n);
+	memset(name, 'k', n);
+	name[n / 2] = '"';
+	tp_trace_api_open(&tr, "cuda_runtime", name, n, 1, 2, 1000, 3000, 5);
+	tp_json_char(&tr.j, '}');
+	tp_trace_event_close(&tr);
+	const char *out = take();
+	const char *head = "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"kkk";
+	ck_assert_int_eq(strncmp(out, head, strlen(head)), 0);
+	const char *tail = "kkk\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"dur\":2.000,"
+			   "\"args\":{\"result\":5}}";
+	ck_assert_uint_eq(strlen(out), strlen(head) - 3 + n + 1 + strlen(tail) - 3);
+	ck_assert_str_eq(out + strlen(out) - strlen(tail), tail);
+	ck_assert_ptr_nonnull(strstr(out, "k\\\"k"));
+	free(name);
+}
+END_TEST
+
+START_TEST(test_launch_args)
+{
+	struct tp_json_strcache cache;
+	memset(&cache, 0, sizeof(cache));
+	const char *kname = "void k<\"q\">(int)";
+	struct tp_api_launch l = {
+		.cached = tp_json_strcache_get(&cache, kname),
+		.name = kname,
+		.handle = 0x1234,
+		.grid = { 4294967295u, 65535, 1 },
+		.block = { 1024, 1, 64 },
+		.shared = 49152,
+		.stream = 0,
+	};
+	ck_assert_ptr_nonnull(l.cached);
+	tp_api_args_launch(&tr.j, &l);
+	const char *want = ",\"kernel\":\"void k<\\\"q\\\">(int)\",\"grid\":[4294967295,65535,1],"
+			   "\"block\":[1024,1,64],\"shared memory\":49152,\"stream\":\"0x0\"";
+	ck_assert_str_eq(take(), want);
+	/* The same bytes when the name was not cached. */
+	l.cached = NULL;
+	tp_api_args_launch(&tr.j, &l);
+	ck_assert_str_eq(take(), want);
+	/* No name: the handle. */
+	l.name = NULL;
+	l.stream = 0x7f00deadbeefull;
+	tp_api_args_launch(&tr.j, &l);
+	ck_assert_str_eq(take(), ",\"kernel\":\"0x1234\",\"grid\":[4294967295,65535,1],"
+				 "\"block\":[1024,1,64],\"shared memory\":49152,"
+				 "\"stream\":\"0x7f00deadbeef\"");
+	tp_json_strcache_free(&cache);
+}
+END_TEST
+
+START_TEST(test_other_args)
+{
+	tp_api_args_memcpy(&tr.j, 4096, 1, 0x7f0000001000ull, 0x55000000ull, 0, 0);
+	ck_assert_str_eq(take(), ",\"bytes\":4096,\"kind\":\"HtoD\",\"dst\":\"0x7f0000001000\","
+				 "\"src\":\"0x55000000\",\"async\":false");
+	tp_api_args_memcpy(&tr.j, 512, 2, 1, 2, 1, 0x5000);
+	ck_assert_str_eq(take(), ",\"bytes\":512,\"kind\":\"DtoH\",\"dst\":\"0x1\",\"src\":\"0x2\","
+				 "\"stream\":\"0x5000\",\"async\":true");
+	tp_api_args_memcpy(&tr.j, 1, 4, 1, 2, 0, 0);
+	ck_assert_str_eq(take(), ",\"bytes\":1,\"kind\":\"Default\",\"dst\":\"0x1\",\"src\":\"0x2\","
+				 "\"async\":false");
+	tp_api_args_memcpy(&tr.j, 1, 9, 1, 2, 0, 0);
+	ck_assert_str_eq(take(), ",\"bytes\":1,\"kind\":\"unknown\",\"dst\":\"0x1\",\"src\":\"0x2\","
+				 "\"async\":false");
+	tp_api_args_memset(&tr.j, 100, 7, 0xabc, 1, 0x5000);
+	ck_assert_str_eq(take(), ",\"bytes\":100,\"value\":7,\"ptr\":\"0xabc\",\"stream\":\"0x5000\","
+				 "\"async\":true");
+	tp_api_args_alloc(&tr.j, UINT64_MAX, 0xffffffffffffffffull, 1, 0x5000, 0);
+	ck_assert_str_eq(take(), ",\"bytes\":18446744073709551615,\"ptr\":\"0xffffffffffffffff\","
+				 "\"stream\":\"0x5000\",\"pool\":\"default\",\"async\":true");
+	tp_api_args_alloc(&tr.j, 8, 0x10, 1, 0x5000, 0x99);
+	ck_assert_str_eq(take(), ",\"bytes\":8,\"ptr\":\"0x10\",\"stream\":\"0x5000\","
+				 "\"pool\":\"0x99\",\"async\":true");
+	tp_api_args_alloc(&tr.j, 8, 0x10, 0, 0, 0);
+	ck_assert_str_eq(take(), ",\"bytes\":8,\"ptr\":\"0x10\",\"async\":false");
+	tp_api_args_free(&tr.j, 0x10, 0, 0);
+	ck_assert_str_eq(take(), ",\"ptr\":\"0x10\",\"async\":false");
+	tp_api_args_free(&tr.j, 0x10, 1, 0x5000);
+	ck_assert_str_eq(take(), ",\"ptr\":\"0x10\",\"stream\":\"0x5000\",\"async\":true");
+	tp_api_args_sync(&tr.j, 1, 0, 0);
+	ck_assert_str_eq(take(), ",\"stream\":\"0x0\"");
+	tp_api_args_sync(&tr.j, 0, 0, 0x42);
+	ck_assert_str_eq(take(), ",\"event\":\"0x42\"");
+	tp_api_args_sync(&tr.j, 0, 0, 0);
+	ck_assert_str_eq(take(), "");
+}
+END_TEST
+
+START_TEST(test_strcache)
+{
+	struct tp_json_strcache c;
+	memset(&c, 0, sizeof(c));
+	ck_assert_ptr_null(tp_json_strcache_get(&c, NULL));
+	/* Keyed by address: two equal strings at two addresses are two
+	 * entries; the same address is one entry, found again after many
+	 * others made the table grow. */
+	static char names[1000][16];
+	for (int i = 0; i < 1000; i++)
+		snprintf(names[i], sizeof(names[i]), "k%d\t", i);
+	const struct tp_json_cached *first = tp_json_strcache_get(&c, names[0]);
+	ck_assert_str_eq(first->json, "\"k0\\t\"");
+	ck_assert_uint_eq(first->len, 6);
+	for (int i = 1; i < 1000; i++)
+		ck_assert_ptr_nonnull(tp_json_strcache_get(&c, names[i]));
+	ck_assert_uint_eq(c.n, 1000);
+	for (int i = 0; i < 1000; i++) {
+		const struct tp_json_cached *e = tp_json_strcache_get(&c, names[i]);
+		char want[32];
+		snprintf(want, sizeof(want), "\"k%d\\t\"", i);
+		ck_assert_str_eq(e->json, want);
+		ck_assert_uint_eq(e->len, strlen(want));
+		ck_assert_ptr_eq(e->key, names[i]);
+	}
+	ck_assert_uint_eq(c.n, 1000);
+	char copy[16];
+	strcpy(copy, names[5]);
+	ck_assert_ptr_eq(tp_json_strcache_get(&c, copy)->key, copy);
+	ck_assert_ptr_eq(tp_json_strcache_get(&c, names[5])->key, names[5]);
+	ck_assert_uint_eq(c.n, 1001);
+	/* An address that now holds another string (freed and reused) gives
+	 * the new string, in the same slot. */
+	strcpy(copy, "a\"b");
+	ck_assert_str_eq(tp_json_strcache_get(&c, copy)->json, "\"a\\\"b\"");
+	strcpy(copy, "xyz");
+	ck_assert_str_eq(tp_json_strcache_get(&c, copy)->json, "\"xyz\"");
+	ck_assert_uint_eq(c.n, 1001);
+	/* Too long to cache: NULL, the caller escapes it itself. */
+	size_t big = 70000;
+	char *huge = malloc(big + 1);
+	memset(huge, 'x', big);
+	huge[big] = '\0';
+	ck_assert_ptr_null(tp_json_strcache_get(&c, huge));
+	free(huge);
+	/* Written as is. */
+	tp_json_write_cached(&tr.j, tp_json_strcache_get(&c, names[7]));
+	ck_assert_str_eq(take(), "\"k7\\t\"");
+	tp_json_strcache_free(&c);
+	ck_assert_uint_eq(c.n, 0);
+	ck_assert_ptr_null(c.slots);
+}
+END_TEST
+
+START_TEST(test_sticky_error)
+{
+	/* After an error every writer is a no-op. */
+	tp_trace_api_open(&tr, "cuda_runtime", "a", 1, 1, 2, 0, 1, 0);
+	size_t len = tr.j.len;
+	tr.j.error = -EIO;
+	tp_trace_api_open(&tr, "cuda_runtime", "a", 1, 1, 2, 0, 1, 0);
+	tp_trace_complete_open(&tr, "c", "n", 1, 1, 2, 0, 1);
+	tp_trace_instant(&tr, "c", "n", 1, 1, 2, 0);
+	struct tp_api_launch l = { .name = "k", .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
+	tp_api_args_launch(&tr.j, &l);
+	tp_api_args_memcpy(&tr.j, 1, 1, 1, 1, 1, 1);
+	tp_api_args_sync(&tr.j, 1, 1, 1);
+	ck_assert_uint_eq(tr.j.len, len);
+}
+END_TEST
+
+static Suite *trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_api_event_result_only);
+	tcase_add_test(tc, test_ids_cache_follows_changes);
+	tcase_add_test(tc, test_heads_escape_names);
+	tcase_add_test(tc, test_long_name_head);
+	tcase_add_test(tc, test_launch_args);
+	tcase_add_test(tc, test_other_args);
+	tcase_add_test(tc, test_strcache);
+	tcase_add_test(tc, test_sticky_error);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tp_check_run(trace_suite());
+}
