@@ -27,7 +27,7 @@ name = "saxpy(int, float, float*, float*)"
 # <<<...>>> as nvcc expands it, and a direct cudaLaunchKernel.
 one(ev, "__cudaLaunchKernel", result=0, kernel=name, grid=[4, 2, 1], block=[128, 1, 1],
     **{"shared memory": 256, "stream": "0x5000"})
-one(ev, "cudaLaunchKernel", result=0, kernel=name, grid=[4, 2, 1], block=[128, 1, 1])
+one(ev, "cudaLaunchKernel", result=0, kernel=name, grid=[70000, 3, 2], block=[32, 4, 2])
 one(ev, "__cudaRegisterFunction", kernel=name)
 # The driver path: name from cuFuncGetName, per-thread variant traced as such.
 one(ev, "cuLaunchKernel_ptsz", result=0, kernel="saxpy_drv(float, float*)", grid=[8, 1, 1],

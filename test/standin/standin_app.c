@@ -91,7 +91,10 @@ int main(void)
 	void *k = NULL;
 	printf("__cudaGetKernel=%d\n", __cudaGetKernel(&k, (const void *)saxpy_stub));
 	printf("__cudaLaunchKernel=%d\n", __cudaLaunchKernel(k, g2, b2, args, shm, st));
-	printf("cudaLaunchKernel=%d\n", cudaLaunchKernel((const void *)saxpy_stub, g, b, args, 0, 0));
+	/* Every field of both dim3s distinct and x above 16 bits, so that the
+	 * packing of each is checked. */
+	dim3_t g3 = { 70000, 3, 2 }, b3 = { 32, 4, 2 };
+	printf("cudaLaunchKernel=%d\n", cudaLaunchKernel((const void *)saxpy_stub, g3, b3, args, 0, 0));
 
 	printf("cudaStreamSynchronize=%d\n", cudaStreamSynchronize(stream));
 	printf("cudaFreeAsync=%d\n", cudaFreeAsync(a, stream));
