@@ -283,6 +283,9 @@ static void st_write_list(struct tp_json *j, const char *prefix, const uint32_t 
 
 void tp_stacks_write_args(struct tp_trace *out, const struct tp_record *r)
 {
+	/* Most records carry no stack: no work for them (flush thread's hot loop). */
+	if (!(r->flags & TP_RF_STACK))
+		return;
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);
@@ -418,6 +421,8 @@ static void st_write_sf(struct tp_trace *out, const uint64_t *ips, const uint32_
 
 void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r)
 {
+	if (!(r->flags & TP_RF_STACK))
+		return;
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);
@@ -427,6 +432,8 @@ void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r)
 
 void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r)
 {
+	if (!(r->flags & TP_RF_STACK))
+		return;
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);

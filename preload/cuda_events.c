@@ -223,7 +223,7 @@ static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t
 	}
 	const struct tp_cuda_fn *fn = &tp_cuda_fns[r->id];
 	tp_trace_api_open(out, fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime",
-			  fn->name, strlen(fn->name), pid, tid, start_ns, end_ns, r->result);
+			  fn->name, fn->name_len, pid, tid, start_ns, end_ns, r->result);
 	write_args(&out->j, fn, r);
 	tp_stacks_write_args(out, r); /* ,"stack":[...] with TRACEPROF_WITH_STACK */
 	tp_json_char(&out->j, '}');

@@ -70,9 +70,10 @@ enum tp_cuda_pa_outcome {
 
 struct tp_cuda_fn {
 	const char *name;
-	uint8_t lib;   /* enum tp_cuda_lib */
-	uint8_t dec;   /* enum tp_cuda_dec */
-	uint8_t flags; /* TP_CUDA_F_* */
+	uint8_t name_len; /* strlen(name): every event writes the name */
+	uint8_t lib;	  /* enum tp_cuda_lib */
+	uint8_t dec;	  /* enum tp_cuda_dec */
+	uint8_t flags;	  /* TP_CUDA_F_* */
 };
 
 /* Sorted by name (strcmp order); the index is the function's id. */
