@@ -26,6 +26,10 @@
  *           return real_fn(args...);          // a jmp
  *   return recording_fn(args...);             // a jmp too
  *
+ * On x86-64 the generator writes that wrapper as eight instructions of
+ * assembly instead (asm_wrapper() in scripts/gen-cuda-wrappers), which GCC's
+ * version of it could not match with by-value struct arguments.
+ *
  * Everything here is always_inline: the wrappers live in one very large
  * generated file, where GCC's unit-growth limits otherwise leave these small
  * functions out of line. */
