@@ -1,6 +1,6 @@
 # CI smoke run of the libFuzzer targets (test/fuzz/): builds them with clang
 # (-fsanitize=fuzzer,address,undefined) and runs each for about 20 s over its
-# seed corpus.  The 10-minute runs are in docs/README-guarantees.md.
+# seed corpus.  The 10-minute runs: README.md, "Fuzzing and sanitizers".
 # Skipped when clang cannot build a fuzzer.  TP_FUZZ_SECONDS overrides 20.
 . "$TP_TOP/test/lib/common.sh"
 CLANG=${CLANG:-clang}
