@@ -258,7 +258,15 @@ const char *tp_gpu_intern_kernel_name(const char *mangled)
 
 /* ---- parsing ------------------------------------------------------------ */
 
-static struct gev *new_event(void)
+static uint64_t gpu_ns(uint64_t t)
+{
+	return (uint64_t)((int64_t)t - G.clock_offset);
+}
+
+/* A new pending GPU event with the fields every activity kind has (times in
+ * CUPTI's clock); the caller fills the rest.  NULL when out of memory. */
+static struct gev *new_event(unsigned kind, uint64_t start, uint64_t end, uint32_t device,
+			     uint32_t context, uint32_t stream, uint32_t corr)
 {
 	if (G.n == G.cap) {
 		if (G.cap >= MAX_PENDING) {
@@ -279,12 +287,14 @@ static struct gev *new_event(void)
 	}
 	struct gev *e = &G.ev[G.n++];
 	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->start = gpu_ns(start);
+	e->end = gpu_ns(end);
+	e->device = device;
+	e->context = context;
+	e->stream = stream;
+	e->corr = corr;
 	return e;
-}
-
-static uint64_t gpu_ns(uint64_t t)
-{
-	return (uint64_t)((int64_t)t - G.clock_offset);
 }
 
 static void note_ctx(uint32_t ctx, uint32_t dev)
@@ -302,15 +312,9 @@ int tp_gpu_parse_record(const void *record)
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL: {
 		const CUpti_ActivityKernel10 *k = record;
-		if (!(e = new_event()))
+		if (!(e = new_event(GEV_KERNEL, k->start, k->end, k->deviceId, k->contextId,
+				    k->streamId, k->correlationId)))
 			return 0;
-		e->kind = GEV_KERNEL;
-		e->start = gpu_ns(k->start);
-		e->end = gpu_ns(k->end);
-		e->device = k->deviceId;
-		e->context = k->contextId;
-		e->stream = k->streamId;
-		e->corr = k->correlationId;
 		e->name = tp_gpu_intern_kernel_name(k->name);
 		e->grid[0] = k->gridX;
 		e->grid[1] = k->gridY;
@@ -325,15 +329,9 @@ int tp_gpu_parse_record(const void *record)
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = record;
-		if (!(e = new_event()))
+		if (!(e = new_event(GEV_MEMCPY, m->start, m->end, m->deviceId, m->contextId,
+				    m->streamId, m->correlationId)))
 			return 0;
-		e->kind = GEV_MEMCPY;
-		e->start = gpu_ns(m->start);
-		e->end = gpu_ns(m->end);
-		e->device = m->deviceId;
-		e->context = m->contextId;
-		e->stream = m->streamId;
-		e->corr = m->correlationId;
 		e->bytes = m->bytes;
 		e->copy_kind = m->copyKind;
 		e->src_kind = m->srcKind;
@@ -343,15 +341,9 @@ int tp_gpu_parse_record(const void *record)
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = record;
-		if (!(e = new_event()))
+		if (!(e = new_event(GEV_MEMSET, m->start, m->end, m->deviceId, m->contextId,
+				    m->streamId, m->correlationId)))
 			return 0;
-		e->kind = GEV_MEMSET;
-		e->start = gpu_ns(m->start);
-		e->end = gpu_ns(m->end);
-		e->device = m->deviceId;
-		e->context = m->contextId;
-		e->stream = m->streamId;
-		e->corr = m->correlationId;
 		e->bytes = m->bytes;
 		e->mem_kind = m->memoryKind;
 		note_ctx(m->contextId, m->deviceId);
@@ -359,17 +351,11 @@ int tp_gpu_parse_record(const void *record)
 	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
 		const CUpti_ActivitySynchronization2 *s = record;
-		if (!(e = new_event()))
-			return 0;
-		e->kind = GEV_SYNC;
-		e->start = gpu_ns(s->start);
-		e->end = gpu_ns(s->end);
-		e->context = s->contextId;
 		/* The record has no device: the context's, learned from the
 		 * kernels and copies, at write time. */
-		e->device = UINT32_MAX;
-		e->stream = s->streamId;
-		e->corr = s->correlationId;
+		if (!(e = new_event(GEV_SYNC, s->start, s->end, UINT32_MAX, s->contextId,
+				    s->streamId, s->correlationId)))
+			return 0;
 		e->sync_type = (uint32_t)s->type;
 		return 1;
 	}
