@@ -248,6 +248,10 @@ size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips)
  * syms; returns their number. */
 static size_t st_frames(const struct tp_record *r, uint64_t *ips, uint32_t *syms)
 {
+	/* Most records carry no stack: the flush thread's per-event writers
+	 * return here at once. */
+	if (!(r->flags & TP_RF_STACK))
+		return 0;
 	const uint64_t *raw;
 	size_t n = tp_stacks_ips(r, &raw), k = 0;
 	if (!n)
@@ -283,9 +287,6 @@ static void st_write_list(struct tp_json *j, const char *prefix, const uint32_t 
 
 void tp_stacks_write_args(struct tp_trace *out, const struct tp_record *r)
 {
-	/* Most records carry no stack: no work for them (flush thread's hot loop). */
-	if (!(r->flags & TP_RF_STACK))
-		return;
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);
@@ -421,8 +422,6 @@ static void st_write_sf(struct tp_trace *out, const uint64_t *ips, const uint32_
 
 void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r)
 {
-	if (!(r->flags & TP_RF_STACK))
-		return;
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);
@@ -432,8 +431,6 @@ void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r)
 
 void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r)
 {
-	if (!(r->flags & TP_RF_STACK))
-		return;
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);
