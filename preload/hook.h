@@ -26,9 +26,11 @@
  *           return real_fn(args...);          // a jmp
  *   return recording_fn(args...);             // a jmp too
  *
- * On x86-64 the generator writes that wrapper as eight instructions of
- * assembly instead (asm_wrapper() in scripts/gen-cuda-wrappers), which GCC's
- * version of it could not match with by-value struct arguments.
+ * On x86-64 the generator writes that wrapper in assembly instead
+ * (asm_wrapper() in scripts/gen-cuda-wrappers), which GCC's version of it
+ * could not match with by-value struct arguments.  It also makes the short
+ * path's tests itself and then jumps to a third function, tp_short_<name>,
+ * which opens its span with tp_span_begin_short() and tests nothing.
  *
  * Everything here is always_inline: the wrappers live in one very large
  * generated file, where GCC's unit-growth limits otherwise leave these small
@@ -77,6 +79,22 @@ static inline __attribute__((always_inline)) int tp_span_begin(struct tp_span *s
 	sp->step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
 	sp->start = tp_clock_tsc();
 	return TP_SPAN_SHORT;
+}
+
+/* The short path's begin, for the x86-64 assembly wrappers: they jump to
+ * the function calling this only after seeing tp_state's low byte equal to
+ * TP_STATE_RECORDING (no TP_STATE_FULL) and this thread's tp_self set up
+ * (see asm_wrapper() in scripts/gen-cuda-wrappers), so it tests nothing.
+ * tp_state is read again (relaxed, as in tp_span_begin) for the step: if the
+ * schedule moved on in between, the record carries the new step and the
+ * flush thread files it by that step (counted as filtered when that step
+ * does not record), as for any call that races a step change. */
+static inline __attribute__((always_inline)) void tp_span_begin_short(struct tp_span *sp)
+{
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	sp->t = tp_self;
+	sp->step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
+	sp->start = tp_clock_tsc();
 }
 
 /* The end of a span with TRACEPROF_WITH_STACK: the record goes through the
