@@ -73,6 +73,7 @@ static void trace_init(struct tp_trace *t)
 	t->events = 0;
 	t->nfirst = 0;
 	t->ids_len = 0;
+	t->cat = NULL;
 }
 
 /* Best of three passes: the fastest is the one least disturbed. */

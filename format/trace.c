@@ -19,6 +19,7 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	t->events = 0;
 	t->nfirst = 0;
 	t->ids_len = 0;
+	t->cat = NULL;
 	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n  \"traceName\": ");
 	tp_json_str(j, h->trace_name);
 	tp_json_lit(j, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
@@ -125,7 +126,11 @@ static char *tr_head(struct tp_trace *t, const char *ph, size_t phlen, const cha
 		     const char *name, size_t nlen, int64_t pid, int64_t tid, uint64_t ts_ns,
 		     size_t extra)
 {
-	size_t clen = strlen(cat);
+	if (cat != t->cat) {
+		t->cat = cat;
+		t->cat_len = strlen(cat);
+	}
+	size_t clen = t->cat_len;
 	int inline_name = nlen <= TR_NAME_INLINE_MAX;
 	char *d = tr_begin(t, TR_HEAD_MAX + phlen + clen + extra +
 				      (inline_name ? tp_json_strn_max(nlen) : 0));

@@ -33,6 +33,11 @@ struct tp_trace {
 	int64_t ids_pid, ids_tid;
 	size_t ids_len;
 	char ids[TP_TRACE_IDS_MAX];
+	/* The length of the last category written: categories are a few
+	 * constant strings, so strlen() runs once per change of pointer
+	 * instead of once per event.  cat NULL: nothing cached. */
+	const char *cat;
+	size_t cat_len;
 };
 
 /* What goes before traceEvents. */
@@ -67,7 +72,9 @@ void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns);
 
 /* A complete event up to, not including, args and the closing brace:
  *   {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID,"ts":..,"dur":..
- * cat is a literal written as is (no escaping: pass only constant names). */
+ * cat is a literal written as is (no escaping: pass only constant names;
+ * its length is cached by pointer, so a buffer reused with other text
+ * would be written with the old length). */
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns);
 
