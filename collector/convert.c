@@ -117,9 +117,7 @@ void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t
 		const char *name = tp_record_string(m->rec, &len);
 		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid, start, end_ns);
 		tp_json_lit(&out->j, ",\"args\":{\"unfinished\":true");
-		tp_stacks_write_args(out, m->rec);
-		tp_json_char(&out->j, '}');
-		tp_stacks_write_sf(out, m->rec);
+		tp_stacks_close_args(out, m->rec);
 		tp_trace_event_close(out);
 	}
 	if (s)

@@ -285,15 +285,6 @@ static void st_write_list(struct tp_json *j, const char *prefix, const uint32_t 
 	tp_json_char(j, ']');
 }
 
-void tp_stacks_write_args(struct tp_trace *out, const struct tp_record *r)
-{
-	uint64_t ips[ST_MAX_FRAMES];
-	uint32_t syms[ST_MAX_FRAMES];
-	size_t n = st_frames(r, ips, syms);
-	if (n)
-		st_write_list(&out->j, ",\"stack\":", syms, n);
-}
-
 /* ---- the frame tree ------------------------------------------------------ */
 
 static int st_node_grow(void)
@@ -420,11 +411,14 @@ static void st_write_sf(struct tp_trace *out, const uint64_t *ips, const uint32_
 	tp_json_u64(&out->j, id);
 }
 
-void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r)
+void tp_stacks_close_args(struct tp_trace *out, const struct tp_record *r)
 {
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);
+	if (n)
+		st_write_list(&out->j, ",\"stack\":", syms, n);
+	tp_json_char(&out->j, '}');
 	if (n)
 		st_write_sf(out, ips, syms, n);
 }

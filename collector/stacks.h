@@ -31,14 +31,12 @@
  * stack or a malformed one) and points *ips at the first. */
 size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips);
 
-/* Writes ,"stack":[...] (leading comma) into an args object the caller has
- * opened and will close.  Writes nothing when the record has no stack. */
-void tp_stacks_write_args(struct tp_trace *out, const struct tp_record *r);
-
-/* Writes ,"sf":N at the event level (after args, before the closing brace)
- * and marks the frames for this file's "stackFrames".  Writes nothing when
- * the record has no stack (or no frame outside traceprof). */
-void tp_stacks_write_sf(struct tp_trace *out, const struct tp_record *r);
+/* Closes an args object the caller has opened: writes ,"stack":[...]
+ * (leading comma) into it, the closing brace, then ,"sf":N at the event
+ * level and marks the frames for this file's "stackFrames".  Without a
+ * stack (or with no frame outside traceprof) only the brace.  The frames are
+ * looked up once for both. */
+void tp_stacks_close_args(struct tp_trace *out, const struct tp_record *r);
 
 /* For events that have no args of their own: writes
  * ,"args":{"stack":[...]},"sf":N, or nothing without a stack. */

@@ -225,9 +225,7 @@ static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t
 	tp_trace_api_open(out, fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime",
 			  fn->name, fn->name_len, pid, tid, start_ns, end_ns, r->result);
 	write_args(&out->j, fn, r);
-	tp_stacks_write_args(out, r); /* ,"stack":[...] with TRACEPROF_WITH_STACK */
-	tp_json_char(&out->j, '}');
-	tp_stacks_write_sf(out, r);
+	tp_stacks_close_args(out, r); /* ,"stack":[...]},"sf":N with TRACEPROF_WITH_STACK */
 	tp_trace_event_close(out);
 
 	if (r->result != 0)

@@ -130,8 +130,8 @@ START_TEST(symbols_cached_and_named)
 	uint64_t ips[2] = { at(F1, 8), at(F2, 4) };
 	make(&g, NULL, ips, 2);
 	struct tp_trace *t = new_trace();
-	tp_stacks_write_args(t, g.rec);
-	tp_stacks_write_args(t, g.rec);
+	tp_stacks_close_args(t, g.rec);
+	tp_stacks_close_args(t, g.rec);
 	char *s = text(t);
 	/* Innermost first; the innermost IP is its own address, outer ones are
 	 * return addresses (looked up at ip - 1, offset shown from ip). */
@@ -154,9 +154,9 @@ START_TEST(self_frames_skipped)
 	uint64_t ips[2] = { at(F1, 8), 0x10 };
 	make(&g, NULL, ips, 2);
 	struct tp_trace *t = new_trace();
-	tp_stacks_write_args(t, g.rec);
+	tp_stacks_close_args(t, g.rec);
 	char *s = text(t);
-	ck_assert_msg(!strstr(s, "libc") && strstr(s, "[\"0x10 (?)\"]"), "got %s", s);
+	ck_assert_msg(!strstr(s, "libc") && strstr(s, "[\"0x10 (?)\"]}"), "got %s", s);
 	free(s);
 	free_trace(t);
 }
@@ -174,14 +174,17 @@ START_TEST(tree_shared_and_frames_per_file)
 	make(&g2, NULL, b, 3);
 	struct tp_trace *f1 = new_trace(), *f2 = new_trace();
 	f1->events = 1;
-	tp_stacks_write_sf(f1, g1.rec);
+	tp_stacks_close_args(f1, g1.rec);
 	f1->events = 2;
-	tp_stacks_write_sf(f1, g2.rec);
+	tp_stacks_close_args(f1, g2.rec);
 	f2->events = 1;
-	tp_stacks_write_sf(f2, g2.rec);
+	tp_stacks_close_args(f2, g2.rec);
 	ck_assert_uint_eq(tp_stacks_node_count(), 4);
+	/* Each record: its stack, the args' closing brace, then its leaf. */
 	char *s1 = text(f1);
-	ck_assert_str_eq(s1, ",\"sf\":3,\"sf\":4");
+	const char *sf3 = strstr(s1, "]},\"sf\":3,\"stack\":["), *sf4 = strstr(s1, "]},\"sf\":4");
+	ck_assert_msg(!strncmp(s1, ",\"stack\":[", 10) && sf3 && sf4 > sf3 && !strcmp(sf4, "]},\"sf\":4"),
+		      "got %s", s1);
 	free(s1);
 
 	/* File 1 defines all four nodes; file 2 only the three it uses. */
@@ -230,6 +233,10 @@ START_TEST(fields_for_events_without_args)
 	size_t len = t->j.len;
 	tp_stacks_write_fields(t, &plain);
 	ck_assert_uint_eq(t->j.len, len);
+	/* ... and only the args' closing brace from tp_stacks_close_args(). */
+	tp_stacks_close_args(t, &plain);
+	ck_assert_uint_eq(t->j.len, len + 1);
+	ck_assert_int_eq(t->j.buf[len], '}');
 	tp_stacks_write_toplevel(&t->j);
 	free_trace(t);
 	tp_stacks_reset();
