@@ -301,8 +301,13 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	cfg->stack_depth = (uint64_t)x;
 	if (parse_enum(&c, "TRACEPROF_COMPRESS", compress_words, TP_COMPRESS_NONE, &cfg->compress))
 		return -1;
-	if (parse_int(&c, "TRACEPROF_ZSTD_LEVEL", 1, 19, DEFAULT_ZSTD_LEVEL, &x))
+	/* Negative levels are zstd's fast ones (zstd --fast=N); 0 would be
+	 * zstd's "default" (3), which the user should name instead. */
+	if (parse_int(&c, "TRACEPROF_ZSTD_LEVEL", -10, 19, DEFAULT_ZSTD_LEVEL, &x))
 		return -1;
+	if (x == 0)
+		return fail(&c, "TRACEPROF_ZSTD_LEVEL", c.get("TRACEPROF_ZSTD_LEVEL", c.env),
+			    "not a level; use 1 to 19, or -1 to -10 for zstd's fast levels");
 	cfg->zstd_level = (int)x;
 	if (parse_int(&c, "TRACEPROF_MAX_FILE_MB", 1, 1 << 20, 256, &x))
 		return -1;

@@ -1,4 +1,5 @@
-# TRACEPROF_COMPRESS round trip: the same run written plain, zstd and gzip;
+# TRACEPROF_COMPRESS round trip: the same run written plain, zstd and gzip
+# (and once more at a fast zstd level);
 # the compressed files end in .zst / .gz, the real zstd -d / gzip -d tools
 # decompress them, the JSON parses, the events match the plain run's, and no
 # temporary file is left behind.
@@ -52,5 +53,19 @@ for path, mode in zip(sys.argv[2:], ("zstd", "gzip")):
     assert d["traceprof"]["configuration"]["TRACEPROF_COMPRESS"] == mode, d["traceprof"]["configuration"]
 print("events per file:", sum(plain.values()))
 PY
+# A fast (negative) zstd level: the file is as valid, and the footer says
+# which level wrote it.
+out=$(TRACEPROF_COMPRESS=zstd TRACEPROF_ZSTD_LEVEL=-5 TRACEPROF_SAMPLE_MS=0 \
+	TRACEPROF_FOLDER="$TP_TMP/fast" traced "$prog" 2 1 50)
+[ "$out" = done ] || die "zstd -5: program output '$out'"
+fast=$(ls "$TP_TMP/fast"/*.json.zst) || die "zstd -5: no .json.zst file: $(ls "$TP_TMP/fast")"
+zstd -q -t "$fast" || die "zstd -t rejects $fast"
+zstd -q -dc "$fast" | "$PYTHON" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["traceprof"]["configuration"]["TRACEPROF_ZSTD_LEVEL"] == "-5", d["traceprof"]["configuration"]
+assert any(e.get("name", "").startswith("ProfilerStep#") for e in d["traceEvents"])
+' || die "zstd -5: the decompressed trace is wrong"
+
 echo "compress round trip ok: $(du -b "$TP_TMP"/none/*.json | cut -f1) bytes plain," \
 	"$(du -b "$zst" | cut -f1) zstd, $(du -b "$gz" | cut -f1) gzip"

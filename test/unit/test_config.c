@@ -79,6 +79,10 @@ START_TEST(test_accepted_values)
 	ck_assert_int_eq(parse1("TRACEPROF_NUM_TRACES_TO_KEEP", "0", &c, err), 0);
 	ck_assert_int_eq(c.num_traces_to_keep, 0);
 	ck_assert_int_eq(parse1("TRACEPROF_ON_SAVE", "", &c, err), 0);
+	ck_assert_int_eq(parse1("TRACEPROF_ZSTD_LEVEL", "-3", &c, err), 0);
+	ck_assert_int_eq(c.zstd_level, -3);
+	ck_assert_int_eq(parse1("TRACEPROF_ZSTD_LEVEL", "19", &c, err), 0);
+	ck_assert_int_eq(c.zstd_level, 19);
 }
 END_TEST
 
@@ -120,6 +124,8 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_STACK_DEPTH", "0", "out of range");
 	expect_error("TRACEPROF_COMPRESS", "lz4", "none, zstd, gzip");
 	expect_error("TRACEPROF_ZSTD_LEVEL", "22", "out of range");
+	expect_error("TRACEPROF_ZSTD_LEVEL", "-11", "out of range");
+	expect_error("TRACEPROF_ZSTD_LEVEL", "0", "fast levels");
 	expect_error("TRACEPROF_MAX_FILE_MB", "0", "out of range");
 	expect_error("TRACEPROF_SAMPLE_MS", "-5", "out of range");
 	expect_error("TRACEPROF_FOLLOW_FORK", "", "expected 1 or 0");
