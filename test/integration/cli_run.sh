@@ -67,6 +67,10 @@ grep -q "ProfilerStep#2" steps.txt || die "summary of the run's file: $(cat step
 # A bad value: the library's message, the program still runs.
 "$T" run --folder "$PWD/t5" --buffer-events 100 -- true 2>err.txt || die "bad option value broke the program"
 grep -q "TRACEPROF_BUFFER_EVENTS" err.txt || die "no message for a bad value: $(cat err.txt)"
+# The report names the folder with the variables it knows expanded.
+TRACEPROF_FOLDER="$PWD/t6/{run_name}" "$T" run --buffer-events 100 -- true 2>err.txt ||
+	die "bad option value broke the program"
+grep -qF "no trace file written in $PWD/t6/true" err.txt || die "report: $(cat err.txt)"
 # TRACEPROF_LIB chooses the library and is not passed on (no unknown-variable warning).
 TRACEPROF_LIB="$TP_LIB" "$T" run --folder "$PWD/t6" -- true 2>err.txt
 ! grep -q "TRACEPROF_LIB: unknown" err.txt || die "TRACEPROF_LIB leaked to the program"
