@@ -126,6 +126,7 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_ZSTD_LEVEL", "22", "out of range");
 	expect_error("TRACEPROF_ZSTD_LEVEL", "-11", "out of range");
 	expect_error("TRACEPROF_ZSTD_LEVEL", "0", "fast levels");
+	expect_error("TRACEPROF_ZSTD_LEVEL", "1x", "from -10 to 19");
 	expect_error("TRACEPROF_MAX_FILE_MB", "0", "out of range");
 	expect_error("TRACEPROF_SAMPLE_MS", "-5", "out of range");
 	expect_error("TRACEPROF_FOLLOW_FORK", "", "expected 1 or 0");
