@@ -46,15 +46,13 @@ static char *aa_xyz(char *d, const char *key, size_t klen, const uint32_t v[3])
 	return d;
 }
 
-/* Reserves room; NULL after an error (then nothing is written). */
-static char *aa_begin(struct tp_json *j, size_t need)
+/* The tail of the copy, set and free writers: the stream when the call is
+ * asynchronous, then "async". */
+static char *aa_stream_async(char *d, int async, uint64_t stream)
 {
-	return tp_json_reserve(j, need);
-}
-
-static void aa_end(struct tp_json *j, char *d)
-{
-	j->len = (size_t)(d - j->buf);
+	if (async)
+		d = aa_hex(d, "stream", 6, stream);
+	return aa_async(d, async);
 }
 
 void tp_api_args_launch(struct tp_json *j, const struct tp_api_launch *a)
@@ -65,7 +63,7 @@ void tp_api_args_launch(struct tp_json *j, const struct tp_api_launch *a)
 		tp_json_raw(j, ",\"kernel\":", 10);
 		tp_json_str(j, a->name);
 	}
-	char *d = aa_begin(j, AA_ROOM + (a->cached ? a->cached->len : 0));
+	char *d = tp_json_reserve(j, AA_ROOM + (a->cached ? a->cached->len : 0));
 	if (!d)
 		return;
 	if (a->cached) {
@@ -78,7 +76,7 @@ void tp_api_args_launch(struct tp_json *j, const struct tp_api_launch *a)
 	d = aa_xyz(d, "block", 5, a->block);
 	d = aa_u64(d, "shared memory", 13, a->shared);
 	d = aa_hex(d, "stream", 6, a->stream);
-	aa_end(j, d);
+	tp_json_commit(j, d);
 }
 
 void tp_api_args_memcpy(struct tp_json *j, uint64_t bytes, unsigned kind, uint64_t dst,
@@ -87,7 +85,7 @@ void tp_api_args_memcpy(struct tp_json *j, uint64_t bytes, unsigned kind, uint64
 	static const char *const kinds[] = { "\"HtoH\"", "\"HtoD\"", "\"DtoH\"", "\"DtoD\"",
 					     "\"Default\"" };
 	const char *k = kind < 5 ? kinds[kind] : "\"unknown\"";
-	char *d = aa_begin(j, AA_ROOM);
+	char *d = tp_json_reserve(j, AA_ROOM);
 	if (!d)
 		return;
 	d = aa_u64(d, "bytes", 5, bytes);
@@ -95,29 +93,25 @@ void tp_api_args_memcpy(struct tp_json *j, uint64_t bytes, unsigned kind, uint64
 	d = tp_json_put_raw(d, k, strlen(k));
 	d = aa_hex(d, "dst", 3, dst);
 	d = aa_hex(d, "src", 3, src);
-	if (async)
-		d = aa_hex(d, "stream", 6, stream);
-	aa_end(j, aa_async(d, async));
+	tp_json_commit(j, aa_stream_async(d, async, stream));
 }
 
 void tp_api_args_memset(struct tp_json *j, uint64_t bytes, uint64_t value, uint64_t ptr,
 			int async, uint64_t stream)
 {
-	char *d = aa_begin(j, AA_ROOM);
+	char *d = tp_json_reserve(j, AA_ROOM);
 	if (!d)
 		return;
 	d = aa_u64(d, "bytes", 5, bytes);
 	d = aa_u64(d, "value", 5, value);
 	d = aa_hex(d, "ptr", 3, ptr);
-	if (async)
-		d = aa_hex(d, "stream", 6, stream);
-	aa_end(j, aa_async(d, async));
+	tp_json_commit(j, aa_stream_async(d, async, stream));
 }
 
 void tp_api_args_alloc(struct tp_json *j, uint64_t bytes, uint64_t ptr, int async,
 		       uint64_t stream, uint64_t pool)
 {
-	char *d = aa_begin(j, AA_ROOM);
+	char *d = tp_json_reserve(j, AA_ROOM);
 	if (!d)
 		return;
 	d = aa_u64(d, "bytes", 5, bytes);
@@ -129,28 +123,26 @@ void tp_api_args_alloc(struct tp_json *j, uint64_t bytes, uint64_t ptr, int asyn
 		else
 			d = tp_json_put_raw(aa_key(d, "pool", 4), "\"default\"", 9);
 	}
-	aa_end(j, aa_async(d, async));
+	tp_json_commit(j, aa_async(d, async));
 }
 
 void tp_api_args_free(struct tp_json *j, uint64_t ptr, int async, uint64_t stream)
 {
-	char *d = aa_begin(j, AA_ROOM);
+	char *d = tp_json_reserve(j, AA_ROOM);
 	if (!d)
 		return;
 	d = aa_hex(d, "ptr", 3, ptr);
-	if (async)
-		d = aa_hex(d, "stream", 6, stream);
-	aa_end(j, aa_async(d, async));
+	tp_json_commit(j, aa_stream_async(d, async, stream));
 }
 
 void tp_api_args_sync(struct tp_json *j, int has_stream, uint64_t stream, uint64_t event)
 {
-	char *d = aa_begin(j, AA_ROOM);
+	char *d = tp_json_reserve(j, AA_ROOM);
 	if (!d)
 		return;
 	if (has_stream)
 		d = aa_hex(d, "stream", 6, stream);
 	if (event)
 		d = aa_hex(d, "event", 5, event);
-	aa_end(j, d);
+	tp_json_commit(j, d);
 }

@@ -143,21 +143,21 @@ void tp_json_u64(struct tp_json *j, uint64_t v)
 {
 	char *d = js_reserve(j, 20);
 	if (d)
-		j->len = (size_t)(tp_json_put_u64(d, v) - j->buf);
+		tp_json_commit(j, tp_json_put_u64(d, v));
 }
 
 void tp_json_i64(struct tp_json *j, int64_t v)
 {
 	char *d = js_reserve(j, 20);
 	if (d)
-		j->len = (size_t)(tp_json_put_i64(d, v) - j->buf);
+		tp_json_commit(j, tp_json_put_i64(d, v));
 }
 
 void tp_json_us(struct tp_json *j, int64_t ns)
 {
 	char *d = js_reserve(j, 22);
 	if (d)
-		j->len = (size_t)(tp_json_put_us(d, ns) - j->buf);
+		tp_json_commit(j, tp_json_put_us(d, ns));
 }
 
 /* "00" "01" ... "ff": a pointer is written a byte (two digits) per step
@@ -195,7 +195,7 @@ void tp_json_hex(struct tp_json *j, uint64_t v)
 {
 	char *d = js_reserve(j, 20);
 	if (d)
-		j->len = (size_t)(tp_json_put_hex(d, v) - j->buf);
+		tp_json_commit(j, tp_json_put_hex(d, v));
 }
 
 void tp_json_double(struct tp_json *j, double v)
@@ -466,7 +466,7 @@ void tp_json_strn(struct tp_json *j, const char *s, size_t n)
 	if (JS_LIKELY(n <= JS_CHUNK)) {
 		char *d = js_reserve(j, tp_json_strn_max(n));
 		if (d)
-			j->len = (size_t)(tp_json_put_strn(d, s, n) - j->buf);
+			tp_json_commit(j, tp_json_put_strn(d, s, n));
 		return;
 	}
 	tp_json_char(j, '"');

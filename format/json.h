@@ -46,8 +46,15 @@ static inline uint64_t tp_json_total(const struct tp_json *j)
 }
 
 /* Makes room for n more bytes (flushing if needed); returns where to write or
- * NULL after an error.  The caller adds what it wrote to j->len. */
+ * NULL after an error.  The caller then ends with tp_json_commit(). */
 char *tp_json_reserve(struct tp_json *j, size_t n);
+
+/* Ends a write into the room tp_json_reserve() gave: `end` is one past the
+ * last byte written there. */
+static inline void tp_json_commit(struct tp_json *j, const char *end)
+{
+	j->len = (size_t)(end - j->buf);
+}
 
 /* The slow half of tp_json_raw(): pieces that do not fit, and errors. */
 void tp_json_raw_slow(struct tp_json *j, const char *s, size_t n);

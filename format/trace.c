@@ -86,7 +86,7 @@ static char *tr_begin(struct tp_trace *t, size_t need)
 
 static void tr_end(struct tp_trace *t, char *d)
 {
-	t->j.len = (size_t)(d - t->j.buf);
+	tp_json_commit(&t->j, d);
 }
 
 /* ,"pid":P,"tid":T from the cached text when the pair repeats.  The whole
