@@ -89,22 +89,22 @@ extern void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
  * traceprof wrapper.  NULL when not found. */
 void *tp_cuda_resolve(uint32_t id);
 
-static inline void *tp_cuda_real(uint32_t id)
-{
-	/* Relaxed: a function's code never changes, so the pointer is all
-	 * that needs to be seen; it is published with a CAS (paired with
-	 * tp_cuda_set_real()) and a racing reader at worst resolves it again. */
-	void *p = atomic_load_explicit(&tp_cuda_reals[id], memory_order_relaxed);
-	if (__builtin_expect(p != 0, 1))
-		return p;
-	return tp_cuda_resolve(id);
-}
-
 /* The real function if it is already known, else NULL (the wrappers' first
- * test: their slow path then calls tp_cuda_real()).  Relaxed, as above. */
+ * test: their slow path then calls tp_cuda_real()).  Relaxed: a function's
+ * code never changes, so the pointer is all that needs to be seen; it is
+ * published with a CAS (paired with tp_cuda_set_real()) and a racing reader
+ * at worst resolves it again. */
 static inline __attribute__((always_inline)) void *tp_cuda_real_known(uint32_t id)
 {
 	return atomic_load_explicit(&tp_cuda_reals[id], memory_order_relaxed);
+}
+
+static inline void *tp_cuda_real(uint32_t id)
+{
+	void *p = tp_cuda_real_known(id);
+	if (__builtin_expect(p != 0, 1))
+		return p;
+	return tp_cuda_resolve(id);
 }
 
 /* Records p as the real function of id if none is known yet.  Returns the
