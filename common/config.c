@@ -43,13 +43,21 @@ static int fail(struct parse_ctx *c, const char *name, const char *value, const 
 }
 
 /* Parses a decimal integer in [lo, hi], all of the text. */
-static int parse_int(struct parse_ctx *c, const char *name, int64_t lo, int64_t hi, int64_t dflt,
-		     int64_t *out)
+/* An integer in [lo, hi]; range names the values allowed in the messages
+ * ("a value from LO to HI" when NULL). */
+static int parse_int_in(struct parse_ctx *c, const char *name, int64_t lo, int64_t hi,
+			int64_t dflt, const char *range, int64_t *out)
 {
 	const char *v = c->get(name, c->env);
 	if (!v) {
 		*out = dflt;
 		return 0;
+	}
+	char deflt[64], why[200];
+	if (!range) {
+		tp_format(deflt, sizeof(deflt), "a value from %lld to %lld", (long long)lo,
+			  (long long)hi);
+		range = deflt;
 	}
 	const char *p = v;
 	int neg = 0;
@@ -57,32 +65,30 @@ static int parse_int(struct parse_ctx *c, const char *name, int64_t lo, int64_t 
 		neg = 1;
 		p++;
 	}
-	if (!*p || strlen(p) > 18) {
-		char why[200];
-		tp_format(why, sizeof(why), "expected an integer from %lld to %lld", (long long)lo,
-			  (long long)hi);
+	int digits = *p && strlen(p) <= 18;
+	for (const char *q = p; digits && *q; q++)
+		digits = *q >= '0' && *q <= '9';
+	if (!digits) {
+		tp_format(why, sizeof(why), "expected an integer; use %s", range);
 		return fail(c, name, v, why);
 	}
 	int64_t x = 0;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9') {
-			char why[200];
-			tp_format(why, sizeof(why), "expected an integer from %lld to %lld",
-				  (long long)lo, (long long)hi);
-			return fail(c, name, v, why);
-		}
+	for (; *p; p++)
 		x = x * 10 + (*p - '0');
-	}
 	if (neg)
 		x = -x;
 	if (x < lo || x > hi) {
-		char why[200];
-		tp_format(why, sizeof(why), "out of range; use a value from %lld to %lld",
-			  (long long)lo, (long long)hi);
+		tp_format(why, sizeof(why), "out of range; use %s", range);
 		return fail(c, name, v, why);
 	}
 	*out = x;
 	return 0;
+}
+
+static int parse_int(struct parse_ctx *c, const char *name, int64_t lo, int64_t hi, int64_t dflt,
+		     int64_t *out)
+{
+	return parse_int_in(c, name, lo, hi, dflt, NULL, out);
 }
 
 static int parse_bool(struct parse_ctx *c, const char *name, int dflt, int *out)
@@ -303,11 +309,13 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 		return -1;
 	/* Negative levels are zstd's fast ones (zstd --fast=N); 0 would be
 	 * zstd's "default" (3), which the user should name instead. */
-	if (parse_int(&c, "TRACEPROF_ZSTD_LEVEL", -10, 19, DEFAULT_ZSTD_LEVEL, &x))
+	static const char levels[] = "1 to 19, or -1 to -10 for zstd's fast levels";
+	if (parse_int_in(&c, "TRACEPROF_ZSTD_LEVEL", -10, 19, DEFAULT_ZSTD_LEVEL, levels, &x))
 		return -1;
 	if (x == 0)
 		return fail(&c, "TRACEPROF_ZSTD_LEVEL", c.get("TRACEPROF_ZSTD_LEVEL", c.env),
-			    "not a level; use 1 to 19, or -1 to -10 for zstd's fast levels");
+			    "not a level (zstd's 0 means 3: name it); use 1 to 19, or -1 to -10 "
+			    "for zstd's fast levels");
 	cfg->zstd_level = (int)x;
 	if (parse_int(&c, "TRACEPROF_MAX_FILE_MB", 1, 1 << 20, 256, &x))
 		return -1;

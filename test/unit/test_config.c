@@ -123,10 +123,13 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_WITH_STACK", "2", "expected 1 or 0");
 	expect_error("TRACEPROF_STACK_DEPTH", "0", "out of range");
 	expect_error("TRACEPROF_COMPRESS", "lz4", "none, zstd, gzip");
-	expect_error("TRACEPROF_ZSTD_LEVEL", "22", "out of range");
-	expect_error("TRACEPROF_ZSTD_LEVEL", "-11", "out of range");
-	expect_error("TRACEPROF_ZSTD_LEVEL", "0", "fast levels");
-	expect_error("TRACEPROF_ZSTD_LEVEL", "1x", "from -10 to 19");
+	/* The levels' message names the two ranges, never "-10 to 19" (0 is
+	 * not a level). */
+	expect_error("TRACEPROF_ZSTD_LEVEL", "22", "out of range; use 1 to 19, or -1 to -10");
+	expect_error("TRACEPROF_ZSTD_LEVEL", "-11", "out of range; use 1 to 19, or -1 to -10");
+	expect_error("TRACEPROF_ZSTD_LEVEL", "0", "not a level");
+	expect_error("TRACEPROF_ZSTD_LEVEL", "1x", "expected an integer; use 1 to 19, or -1 to -10");
+	expect_error("TRACEPROF_BUFFER_EVENTS", "x", "expected an integer; use a value from ");
 	expect_error("TRACEPROF_MAX_FILE_MB", "0", "out of range");
 	expect_error("TRACEPROF_SAMPLE_MS", "-5", "out of range");
 	expect_error("TRACEPROF_FOLLOW_FORK", "", "expected 1 or 0");
