@@ -172,14 +172,14 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 	switch (r->kind) {
 	case TP_REC_API: {
 		uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
-		/* Flows to GPU events: see collector/gpu.h. */
-		if (tp_gpu_flows_on)
-			tp_gpu_note_api(t->tid, r->start, b);
+		/* Correlation and flows to GPU events: see collector/gpu.h. */
+		uint64_t corr = tp_gpu_flows_on ? tp_gpu_note_api(t->tid, r->start, b) : 0;
 		if (api_decoder) {
-			api_decoder->write_event(out, r, pid, t->tid, b, e);
+			api_decoder->write_event(out, r, pid, t->tid, b, e, corr);
 		} else {
 			tp_trace_api_open(out, "cuda_runtime", "api", 3, pid, t->tid, b, e,
 					  r->result);
+			tp_trace_api_corr(out, corr);
 			tp_json_lit(&out->j, ",\"id\":");
 			tp_json_u64(&out->j, r->id);
 			tp_json_lit(&out->j, "}}");

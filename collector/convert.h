@@ -9,9 +9,11 @@
 /* What the CUDA module (preload/) plugs in to write API events: the
  * collector itself knows nothing about CUDA.  Set once before recording. */
 struct tp_api_decoder {
-	/* Writes the complete event of an API record, args included. */
+	/* Writes the complete event of an API record, args included; corr,
+	 * when not 0, is its "correlation" arg (collector/gpu.h), written
+	 * right after "result". */
 	void (*write_event)(struct tp_trace *out, const struct tp_record *r, int64_t pid,
-			    int64_t tid, uint64_t start_ns, uint64_t end_ns);
+			    int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t corr);
 	/* Optional: called when a window file is about to be closed (e.g. to
 	 * write counters or flows it kept back).  May be NULL. */
 	void (*window_end)(struct tp_trace *out, int64_t pid);

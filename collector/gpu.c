@@ -148,7 +148,8 @@ static struct {
 	uint64_t lost;
 	int64_t clock_offset;
 	struct map corr; /* CUPTI correlation + 1 -> external id; aux = time noted */
-	struct map api;	 /* external id -> API start ns; aux unused */
+	struct map api;	 /* external id -> API start ns; aux = its correlation number */
+	uint64_t next_corr; /* the last correlation number handed out */
 	struct map names; /* CUPTI name pointer -> struct kname * */
 	uint32_t ctx_dev[256]; /* context id -> device + 1, from kernel/copy records */
 	struct tp_gpu_device dev[TP_GPU_MAX_DEVICES];
@@ -376,9 +377,12 @@ int tp_gpu_parse_record(const void *record)
 #endif
 }
 
-void tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns)
+uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns)
 {
-	map_put(&G.api, tp_gpu_ext_id(tid, start_ticks), start_ns, 0);
+	uint64_t corr = G.next_corr + 1;
+	if (map_put(&G.api, tp_gpu_ext_id(tid, start_ticks), start_ns, corr) != 0)
+		return 0;
+	return G.next_corr = corr;
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -413,7 +417,10 @@ static uint32_t event_device(const struct gev *e)
 	return 0;
 }
 
-static void common_args(struct tp_json *j, const struct gev *e, uint32_t dev)
+/* corr: the correlation number of the API event that launched it in this
+ * trace, or 0 when that event is not in it (then no "correlation", so that
+ * no tool pairs it with an unrelated API event). */
+static void common_args(struct tp_json *j, const struct gev *e, uint32_t dev, uint64_t corr)
 {
 	tp_json_lit(j, ",\"args\":{\"device\":");
 	tp_json_u64(j, dev);
@@ -421,8 +428,10 @@ static void common_args(struct tp_json *j, const struct gev *e, uint32_t dev)
 	tp_json_u64(j, e->context);
 	tp_json_lit(j, ",\"stream\":");
 	tp_json_i64(j, (int32_t)e->stream);
-	tp_json_lit(j, ",\"correlation\":");
-	tp_json_u64(j, e->corr);
+	if (corr) {
+		tp_json_lit(j, ",\"correlation\":");
+		tp_json_u64(j, corr);
+	}
 }
 
 static void write_int3(struct tp_json *j, const char *key, const int32_t v[3])
@@ -490,7 +499,7 @@ static void bandwidth(struct tp_json *j, const struct gev *e)
 		tp_json_lit(j, "\"N/A\"");
 }
 
-static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev)
+static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev, uint64_t corr)
 {
 	struct tp_json *j = &out->j;
 	char name[128];
@@ -517,7 +526,7 @@ static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev)
 	}
 	tp_trace_complete_open(out, cat, n, strlen(n), (int64_t)dev, (int32_t)e->stream, e->start,
 			       e->end);
-	common_args(j, e, dev);
+	common_args(j, e, dev, corr);
 	if (e->kind == GEV_KERNEL) {
 		tp_json_lit(j, ",\"registers per thread\":");
 		tp_json_u64(j, e->regs);
@@ -535,7 +544,7 @@ static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev)
 	tp_json_lit(j, "}}");
 }
 
-static void write_flow(struct tp_trace *out, char ph, uint32_t id, int64_t pid, int64_t tid,
+static void write_flow(struct tp_trace *out, char ph, uint64_t id, int64_t pid, int64_t tid,
 		       uint64_t ts)
 {
 	struct tp_json *j = &out->j;
@@ -584,9 +593,9 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 	size_t k = 0;
 	for (size_t i = 0; i < G.n; i++) {
 		struct gev *e = &G.ev[i];
-		uint64_t *aux = NULL;
+		uint64_t *aux = NULL, *api_corr = NULL;
 		uint64_t *ext = map_get(&G.corr, (uint64_t)e->corr + 1, &aux);
-		uint64_t *api = ext ? map_get(&G.api, *ext, NULL) : NULL;
+		uint64_t *api = ext ? map_get(&G.api, *ext, &api_corr) : NULL;
 		int in_api = api && *api >= first_ns && *api <= last_ns;
 		int in_gpu = e->start >= first_ns && e->start <= last_ns;
 		if (!in_api && !in_gpu) {
@@ -598,11 +607,12 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 			continue;
 		}
 		uint32_t dev = event_device(e);
-		write_event(out, e, dev);
+		uint64_t corr = in_api ? *api_corr : 0;
+		write_event(out, e, dev, corr);
 		if (in_api) {
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
-			write_flow(out, 's', e->corr, pid, tid, *api);
-			write_flow(out, 'f', e->corr, (int64_t)dev, (int32_t)e->stream, e->start);
+			write_flow(out, 's', corr, pid, tid, *api);
+			write_flow(out, 'f', corr, (int64_t)dev, (int32_t)e->stream, e->start);
 		}
 		if (aux)
 			*aux = 0;

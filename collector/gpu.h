@@ -9,9 +9,13 @@
  * tp_gpu_ext_id(tid, start) around the real call, where start is the clock
  * ticks of its API record.  CUPTI's EXTERNAL_CORRELATION records map its own
  * correlation id to that external id; the API record, when it is converted
- * (collector/convert.c), is noted under the same id with its time.  A GPU
- * event whose correlation leads to a noted API record in the window gets a
- * flow arrow from that API event. */
+ * (collector/convert.c), is noted under the same id with its time and gets a
+ * correlation number of ours, written in its args.  A GPU event whose CUPTI
+ * correlation leads to a noted API record in the window gets the same
+ * number as its "correlation" and a flow arrow from that API event, as
+ * Kineto writes them: Holistic Trace Analysis pairs a launch with its kernel
+ * by equal "correlation" args.  CUPTI's own numbers cannot be used: they are
+ * not known yet when the API event is written. */
 #ifndef TP_COLLECTOR_GPU_H
 #define TP_COLLECTOR_GPU_H
 
@@ -67,8 +71,10 @@ uint64_t tp_gpu_pending(void);
 uint64_t tp_gpu_lost(void);
 
 /* convert.c: an API record of thread tid that started at start_ticks
- * (start_ns once converted) was written into the current window. */
-void tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns);
+ * (start_ns once converted) is being written into the current window.
+ * Returns the correlation number to write in its args, or 0 (no memory:
+ * write none; its GPU events then get none either). */
+uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns);
 
 /* Writes the GPU events, their flows, and the GPU tracks' metadata for the
  * window [first_ns, last_ns] of host process pid, then forgets what no later

@@ -51,7 +51,7 @@ static char *aa_xyz(char *d, const char *key, size_t klen, const uint32_t v[3])
 static char *aa_stream_async(char *d, int async, uint64_t stream)
 {
 	if (async)
-		d = aa_hex(d, "stream", 6, stream);
+		d = aa_hex(d, "stream handle", 13, stream);
 	return aa_async(d, async);
 }
 
@@ -75,7 +75,7 @@ void tp_api_args_launch(struct tp_json *j, const struct tp_api_launch *a)
 	d = aa_xyz(d, "grid", 4, a->grid);
 	d = aa_xyz(d, "block", 5, a->block);
 	d = aa_u64(d, "shared memory", 13, a->shared);
-	d = aa_hex(d, "stream", 6, a->stream);
+	d = aa_hex(d, "stream handle", 13, a->stream);
 	tp_json_commit(j, d);
 }
 
@@ -117,7 +117,7 @@ void tp_api_args_alloc(struct tp_json *j, uint64_t bytes, uint64_t ptr, int asyn
 	d = aa_u64(d, "bytes", 5, bytes);
 	d = aa_hex(d, "ptr", 3, ptr);
 	if (async) {
-		d = aa_hex(d, "stream", 6, stream);
+		d = aa_hex(d, "stream handle", 13, stream);
 		if (pool)
 			d = aa_hex(d, "pool", 4, pool);
 		else
@@ -141,7 +141,7 @@ void tp_api_args_sync(struct tp_json *j, int has_stream, uint64_t stream, uint64
 	if (!d)
 		return;
 	if (has_stream)
-		d = aa_hex(d, "stream", 6, stream);
+		d = aa_hex(d, "stream handle", 13, stream);
 	if (event)
 		d = aa_hex(d, "event", 5, event);
 	tp_json_commit(j, d);

@@ -178,6 +178,14 @@ void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, si
 	tr_end(t, tp_json_put_i64(d, result));
 }
 
+void tp_trace_api_corr(struct tp_trace *t, uint64_t corr)
+{
+	if (!corr)
+		return;
+	tp_json_lit(&t->j, ",\"correlation\":");
+	tp_json_u64(&t->j, corr);
+}
+
 void tp_trace_instant_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			   int64_t pid, int64_t tid, uint64_t ts_ns)
 {

@@ -88,6 +88,10 @@ void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, si
 		       int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns,
 		       int64_t result);
 
+/* After tp_trace_api_open(): ,"correlation":CORR when corr is not 0 (the
+ * number that pairs the call with its GPU events, collector/gpu.h). */
+void tp_trace_api_corr(struct tp_trace *t, uint64_t corr);
+
 /* An instant event (scope "t") with no args. */
 void tp_trace_instant(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 		      int64_t pid, int64_t tid, uint64_t ts_ns);

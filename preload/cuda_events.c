@@ -185,7 +185,7 @@ static void write_args(struct tp_json *j, const struct tp_cuda_fn *fn, const str
 		break;
 	case TP_CUDA_DEC_GRAPH:
 		arg_hex(j, "graph exec", a[0]);
-		arg_hex(j, "stream", a[3]);
+		arg_hex(j, "stream handle", a[3]);
 		break;
 	case TP_CUDA_DEC_KERNEL_REG: {
 		const char *name = tp_cuda_kernels_name((const void *)(uintptr_t)a[0]);
@@ -213,17 +213,19 @@ static void write_args(struct tp_json *j, const struct tp_cuda_fn *fn, const str
 }
 
 static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t pid, int64_t tid,
-			uint64_t start_ns, uint64_t end_ns)
+			uint64_t start_ns, uint64_t end_ns, uint64_t corr)
 {
 	if (r->id >= TP_CUDA_NFUNCS) {
 		tp_trace_api_open(out, "cuda_runtime", "unknown", 7, pid, tid, start_ns, end_ns,
 				  r->result);
+		tp_trace_api_corr(out, corr);
 		tp_json_raw(&out->j, "}}", 2);
 		return;
 	}
 	const struct tp_cuda_fn *fn = &tp_cuda_fns[r->id];
 	tp_trace_api_open(out, fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime",
 			  fn->name, fn->name_len, pid, tid, start_ns, end_ns, r->result);
+	tp_trace_api_corr(out, corr);
 	write_args(&out->j, fn, r);
 	tp_stacks_close_args(out, r); /* ,"stack":[...]},"sf":N with TRACEPROF_WITH_STACK */
 	tp_trace_event_close(out);

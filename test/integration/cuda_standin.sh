@@ -26,7 +26,7 @@ ev = load(sys.argv[1])
 name = "saxpy(int, float, float*, float*)"
 # <<<...>>> as nvcc expands it, and a direct cudaLaunchKernel.
 one(ev, "__cudaLaunchKernel", result=0, kernel=name, grid=[4, 2, 1], block=[128, 1, 1],
-    **{"shared memory": 256, "stream": "0x5000"})
+    **{"shared memory": 256, "stream handle": "0x5000"})
 one(ev, "cudaLaunchKernel", result=0, kernel=name, grid=[70000, 3, 2], block=[32, 4, 2])
 one(ev, "__cudaRegisterFunction", kernel=name)
 # The driver path: name from cuFuncGetName, per-thread variant traced as such.
@@ -38,14 +38,21 @@ for e in api(ev):
         fail("wrong category: %r" % e)
     if "result" not in e["args"]:
         fail("no result: %r" % e)
+    # Holistic Trace Analysis takes any event with an args.stream other
+    # than -1 for a GPU event, and pairs CPU and GPU events by
+    # args.correlation: host calls carry neither ("stream handle" instead;
+    # "correlation" only while CUPTI records).
+    for k in ("stream", "correlation"):
+        if k in e["args"]:
+            fail("host API event with %r: %r" % (k, e))
 # Args of copies, sets, allocations.
 one(ev, "cudaMalloc", result=0, bytes=1048576, ptr="0x7f0000000000")
 one(ev, "cuMemAlloc_v2", result=0, bytes=1048576)  # the runtime's own driver call
-one(ev, "cudaMallocAsync", bytes=8192, stream="0x5000", pool="default", **{"async": True})
+one(ev, "cudaMallocAsync", bytes=8192, **{"stream handle": "0x5000"}, pool="default", **{"async": True})
 one(ev, "cudaMemcpy", bytes=4096, kind="HtoD", **{"async": False})
-one(ev, "cudaMemcpyAsync", bytes=512, kind="DtoH", stream="0x5000", **{"async": True})
+one(ev, "cudaMemcpyAsync", bytes=512, kind="DtoH", **{"stream handle": "0x5000"}, **{"async": True})
 one(ev, "cudaMemset", bytes=100, value=7)
-one(ev, "cudaStreamSynchronize", stream="0x5000")
+one(ev, "cudaStreamSynchronize", **{"stream handle": "0x5000"})
 one(ev, "cudaFree", ptr="0x7f0000000000")
 one(ev, "cudaDeviceSynchronize", result=0)
 # cuGetProcAddress: exact variants, legacy ABI, NULL left alone, itself.

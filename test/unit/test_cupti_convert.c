@@ -8,7 +8,9 @@
 
 #include <cupti_activity.h>
 
+#include "collector/convert.h"
 #include "collector/gpu.h"
+#include "common/clock.h"
 #include "format/trace.h"
 
 #include "test/unit/check_main.h"
@@ -89,22 +91,25 @@ START_TEST(test_kernel_event_and_flow)
 {
 	uint64_t api_ticks = 0x123456789ull;
 	uint64_t ext = tp_gpu_ext_id(HOST_TID, api_ticks);
-	/* The API record was converted (convert.c) at 1000 ns. */
-	tp_gpu_note_api(HOST_TID, api_ticks, 1000);
+	/* The API record was converted (convert.c) at 1000 ns, as the
+	 * process's first: its event was written with "correlation":1. */
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, api_ticks, 1000), 1);
 	ext_corr(9, ext);
 	kernel("my_kernel", 5000, 7500, 7, 9);
 	ck_assert_uint_eq(tp_gpu_pending(), 1);
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	/* The kernel carries the API event's number, not CUPTI's 9. */
 	HAS("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"my_kernel\",\"pid\":0,\"tid\":7,"
 	    "\"ts\":5.000,\"dur\":2.500,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
-	    "\"correlation\":9,\"registers per thread\":32,\"shared memory\":4096,"
+	    "\"correlation\":1,\"registers per thread\":32,\"shared memory\":4096,"
 	    "\"grid\":[132,2,1],\"block\":[256,1,1]");
 	/* The flow starts at the API event's start on its host thread and ends
 	 * at the kernel, bound to the enclosing slice. */
-	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":9,\"pid\":4242,\"tid\":77,"
+	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":4242,\"tid\":77,"
 	    "\"ts\":1.000}");
-	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":9,\"pid\":0,"
+	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":0,"
 	    "\"tid\":7,\"ts\":5.000}");
+	HASNT("\"correlation\":9");
 	HAS("\"name\":\"process_name\"");
 	HAS("\"GPU 0\"");
 	HAS("\"stream 7\"");
@@ -121,6 +126,53 @@ START_TEST(test_no_flow_without_api)
 	HAS("\"name\":\"lonely\"");
 	HASNT("\"ph\":\"s\"");
 	HASNT("\"ph\":\"f\"");
+	/* No API event to pair with: no correlation either. */
+	HASNT("\"correlation\"");
+}
+END_TEST
+
+START_TEST(test_correlation_pairs_api_and_gpu)
+{
+	/* Three API events of two threads, numbered as they are written; the
+	 * GPU events find their own through CUPTI's correlation ids, in any
+	 * order. */
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 100, 1000), 1);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID + 1, 100, 1500), 2);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 200, 2000), 3);
+	ext_corr(40, tp_gpu_ext_id(HOST_TID, 200));
+	ext_corr(41, tp_gpu_ext_id(HOST_TID + 1, 100));
+	ext_corr(42, tp_gpu_ext_id(HOST_TID, 100));
+	kernel("k3", 6000, 6500, 7, 40);
+	kernel("k2", 5000, 5500, 7, 41);
+	kernel("k1", 4000, 4500, 7, 42);
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":4.000,\"dur\":0.500,\"args\":{"
+	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
+	HAS("\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":5.000,\"dur\":0.500,\"args\":{"
+	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":2,");
+	HAS("\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":6.000,\"dur\":0.500,\"args\":{"
+	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":3,");
+	HAS("\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":2,\"pid\":4242,\"tid\":78,"
+	    "\"ts\":1.500}");
+
+	/* The next window: a kernel of a launch written into the first one
+	 * is placed by its time, unpaired, and numbers keep growing. */
+	tp_json_free(&tr.j);
+	trace_new();
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 300, 20000), 4);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 400, 21000), 5);
+	ext_corr(50, tp_gpu_ext_id(HOST_TID, 400));
+	ext_corr(51, tp_gpu_ext_id(HOST_TID, 100)); /* forgotten after window 1 */
+	kernel("late_k1", 22000, 23000, 7, 51);
+	kernel("k5", 24000, 25000, 7, 50);
+	tp_gpu_window_events(&tr, 15000, 30000, HOST_PID);
+	HAS("\"name\":\"late_k1\",\"pid\":0,\"tid\":7,\"ts\":22.000,\"dur\":1.000,\"args\":{"
+	    "\"device\":0,\"context\":1,\"stream\":7,\"registers per thread\"");
+	HAS("\"name\":\"k5\",\"pid\":0,\"tid\":7,\"ts\":24.000,\"dur\":1.000,\"args\":{"
+	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":5,");
+	HASNT("\"correlation\":1,");
+	HAS("\"id\":5,");
+	HASNT("\"id\":1,");
 }
 END_TEST
 
@@ -134,6 +186,35 @@ START_TEST(test_kernel_after_window_follows_its_launch)
 	tp_gpu_window_events(&tr, 1000, 10000, HOST_PID);
 	HAS("\"name\":\"late\"");
 	HAS("\"ph\":\"s\"");
+}
+END_TEST
+
+START_TEST(test_convert_writes_the_pair)
+{
+	/* convert.c numbers an API event while CUPTI records (flows on) and
+	 * writes the number in its args; its kernel gets the same. */
+	struct tp_thread th;
+	memset(&th, 0, sizeof(th));
+	th.tid = HOST_TID;
+	struct tp_record r;
+	memset(&r, 0, sizeof(r));
+	r.kind = TP_REC_API;
+	r.start = 1000000;
+	r.end = 1002000;
+	r.id = 3;
+	tp_gpu_flows_on = 1;
+	tp_convert_record(&tr, &th, &r, HOST_PID);
+	tp_gpu_flows_on = 0;
+	HAS("\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
+	uint64_t b = tp_clock_to_ns(r.start);
+	ext_corr(77, tp_gpu_ext_id(HOST_TID, r.start));
+	kernel("paired", b + 5000, b + 6000, 7, 77);
+	tp_gpu_window_events(&tr, b, b + 10000, HOST_PID);
+	HAS("\"name\":\"paired\"");
+	HAS("\"stream\":7,\"correlation\":1,");
+	/* Not recording GPU activity: no number. */
+	tp_convert_record(&tr, &th, &r, HOST_PID);
+	HAS("\"args\":{\"result\":0,\"id\":3}}");
 }
 END_TEST
 
@@ -203,13 +284,13 @@ START_TEST(test_memcpy_memset_sync)
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
 	HAS("\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":1,"
 	    "\"tid\":13,\"ts\":1.000,\"dur\":2.000,\"args\":{\"device\":1,\"context\":2,"
-	    "\"stream\":13,\"correlation\":21,\"bytes\":4000,\"memory bandwidth (GB/s)\":2}");
+	    "\"stream\":13,\"bytes\":4000,\"memory bandwidth (GB/s)\":2}");
 	HAS("\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":1,\"tid\":13,"
 	    "\"ts\":4.000,\"dur\":0.000,\"args\":{\"device\":1,\"context\":2,\"stream\":13,"
-	    "\"correlation\":22,\"bytes\":100,\"memory bandwidth (GB/s)\":\"N/A\"}");
+	    "\"bytes\":100,\"memory bandwidth (GB/s)\":\"N/A\"}");
 	HAS("\"cat\":\"cuda_sync\",\"name\":\"Stream Sync\",\"pid\":1,\"tid\":13,"
 	    "\"ts\":5.000,\"dur\":1.000,\"args\":{\"device\":1,\"context\":2,\"stream\":13,"
-	    "\"correlation\":23,\"cuda_sync_kind\":\"Stream Sync\"}");
+	    "\"cuda_sync_kind\":\"Stream Sync\"}");
 	HAS("\"GPU 1\"");
 }
 END_TEST
@@ -297,6 +378,8 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_kernel_event_and_flow);
 	tcase_add_test(tc, test_no_flow_without_api);
+	tcase_add_test(tc, test_correlation_pairs_api_and_gpu);
+	tcase_add_test(tc, test_convert_writes_the_pair);
 	tcase_add_test(tc, test_kernel_after_window_follows_its_launch);
 	tcase_add_test(tc, test_windows_split_events);
 	tcase_add_test(tc, test_memcpy_memset_sync);

@@ -58,6 +58,20 @@ START_TEST(test_api_event_result_only)
 				 "\"pid\":1234567,\"tid\":7654321,\"ts\":5.000,\"dur\":0.000,"
 				 "\"args\":{\"result\":-1}}");
 	ck_assert_uint_eq(tr.events, 2);
+	/* While CUPTI records, the correlation follows the result; 0 is none. */
+	tp_trace_api_open(&tr, "cuda_runtime", "a", 1, 1, 2, 0, 1, 0);
+	tp_trace_api_corr(&tr, 123456789);
+	tp_json_char(&tr.j, '}');
+	tp_trace_event_close(&tr);
+	ck_assert_str_eq(take(), ",\n{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"a\",\"pid\":1,"
+				 "\"tid\":2,\"ts\":0.000,\"dur\":0.001,"
+				 "\"args\":{\"result\":0,\"correlation\":123456789}}");
+	tp_trace_api_open(&tr, "cuda_runtime", "a", 1, 1, 2, 0, 1, 0);
+	tp_trace_api_corr(&tr, 0);
+	tp_json_char(&tr.j, '}');
+	tp_trace_event_close(&tr);
+	ck_assert_str_eq(take(), ",\n{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"a\",\"pid\":1,"
+				 "\"tid\":2,\"ts\":0.000,\"dur\":0.001,\"args\":{\"result\":0}}");
 }
 END_TEST
 
@@ -146,7 +160,7 @@ START_TEST(test_launch_args)
 	ck_assert_ptr_nonnull(l.cached);
 	tp_api_args_launch(&tr.j, &l);
 	const char *want = ",\"kernel\":\"void k<\\\"q\\\">(int)\",\"grid\":[4294967295,65535,1],"
-			   "\"block\":[1024,1,64],\"shared memory\":49152,\"stream\":\"0x0\"";
+			   "\"block\":[1024,1,64],\"shared memory\":49152,\"stream handle\":\"0x0\"";
 	ck_assert_str_eq(take(), want);
 	/* The same bytes when the name was not cached. */
 	l.cached = NULL;
@@ -158,7 +172,7 @@ START_TEST(test_launch_args)
 	tp_api_args_launch(&tr.j, &l);
 	ck_assert_str_eq(take(), ",\"kernel\":\"0x1234\",\"grid\":[4294967295,65535,1],"
 				 "\"block\":[1024,1,64],\"shared memory\":49152,"
-				 "\"stream\":\"0x7f00deadbeef\"");
+				 "\"stream handle\":\"0x7f00deadbeef\"");
 	tp_json_strcache_free(&cache);
 }
 END_TEST
@@ -170,7 +184,7 @@ START_TEST(test_other_args)
 				 "\"src\":\"0x55000000\",\"async\":false");
 	tp_api_args_memcpy(&tr.j, 512, 2, 1, 2, 1, 0x5000);
 	ck_assert_str_eq(take(), ",\"bytes\":512,\"kind\":\"DtoH\",\"dst\":\"0x1\",\"src\":\"0x2\","
-				 "\"stream\":\"0x5000\",\"async\":true");
+				 "\"stream handle\":\"0x5000\",\"async\":true");
 	tp_api_args_memcpy(&tr.j, 1, 4, 1, 2, 0, 0);
 	ck_assert_str_eq(take(), ",\"bytes\":1,\"kind\":\"Default\",\"dst\":\"0x1\",\"src\":\"0x2\","
 				 "\"async\":false");
@@ -178,22 +192,22 @@ START_TEST(test_other_args)
 	ck_assert_str_eq(take(), ",\"bytes\":1,\"kind\":\"unknown\",\"dst\":\"0x1\",\"src\":\"0x2\","
 				 "\"async\":false");
 	tp_api_args_memset(&tr.j, 100, 7, 0xabc, 1, 0x5000);
-	ck_assert_str_eq(take(), ",\"bytes\":100,\"value\":7,\"ptr\":\"0xabc\",\"stream\":\"0x5000\","
+	ck_assert_str_eq(take(), ",\"bytes\":100,\"value\":7,\"ptr\":\"0xabc\",\"stream handle\":\"0x5000\","
 				 "\"async\":true");
 	tp_api_args_alloc(&tr.j, UINT64_MAX, 0xffffffffffffffffull, 1, 0x5000, 0);
 	ck_assert_str_eq(take(), ",\"bytes\":18446744073709551615,\"ptr\":\"0xffffffffffffffff\","
-				 "\"stream\":\"0x5000\",\"pool\":\"default\",\"async\":true");
+				 "\"stream handle\":\"0x5000\",\"pool\":\"default\",\"async\":true");
 	tp_api_args_alloc(&tr.j, 8, 0x10, 1, 0x5000, 0x99);
-	ck_assert_str_eq(take(), ",\"bytes\":8,\"ptr\":\"0x10\",\"stream\":\"0x5000\","
+	ck_assert_str_eq(take(), ",\"bytes\":8,\"ptr\":\"0x10\",\"stream handle\":\"0x5000\","
 				 "\"pool\":\"0x99\",\"async\":true");
 	tp_api_args_alloc(&tr.j, 8, 0x10, 0, 0, 0);
 	ck_assert_str_eq(take(), ",\"bytes\":8,\"ptr\":\"0x10\",\"async\":false");
 	tp_api_args_free(&tr.j, 0x10, 0, 0);
 	ck_assert_str_eq(take(), ",\"ptr\":\"0x10\",\"async\":false");
 	tp_api_args_free(&tr.j, 0x10, 1, 0x5000);
-	ck_assert_str_eq(take(), ",\"ptr\":\"0x10\",\"stream\":\"0x5000\",\"async\":true");
+	ck_assert_str_eq(take(), ",\"ptr\":\"0x10\",\"stream handle\":\"0x5000\",\"async\":true");
 	tp_api_args_sync(&tr.j, 1, 0, 0);
-	ck_assert_str_eq(take(), ",\"stream\":\"0x0\"");
+	ck_assert_str_eq(take(), ",\"stream handle\":\"0x0\"");
 	tp_api_args_sync(&tr.j, 0, 0, 0x42);
 	ck_assert_str_eq(take(), ",\"event\":\"0x42\"");
 	tp_api_args_sync(&tr.j, 0, 0, 0);
