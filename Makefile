@@ -135,11 +135,13 @@ $(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/tr
 bench: $(BENCH_STANDIN) $(BENCH_PROGS)
 
 # ---- CUDA test stand-ins (test/standin) ----
-# Test-only libcuda.so.1 / libcudart.so.13 that succeed without a GPU, and the
+# Test-only libcuda.so.1 / libcudart.so.13 that succeed without a GPU, a
+# libcupti.so.13 that makes up one kernel per correlated call, and the
 # C programs that drive them (see test/standin/*.c and test/integration/cuda_*.sh).
 STANDIN_DIR  := $(BUILD)/standin
 STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
-                $(STANDIN_DIR)/standin_app $(STANDIN_DIR)/standin_dlopen
+                $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/standin_app \
+                $(STANDIN_DIR)/standin_dlopen
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
 $(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c
@@ -151,6 +153,12 @@ $(STANDIN_DIR)/libcudart.so.13: test/standin/fake_cudart.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcudart.so.13 -ldl
 	ln -sf libcudart.so.13 $(STANDIN_DIR)/libcudart.so
+
+# With the toolkit's CUPTI headers: the stand-in writes their record layouts.
+$(STANDIN_DIR)/libcupti.so.13: test/standin/fake_cupti.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,libcupti.so.13 \
+	    -lpthread
 
 $(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -lcudart -ldl -Wl,--no-as-needed -lstdc++ \

@@ -193,7 +193,13 @@ static void *open_cupti(char *err, size_t errlen)
 	tp_format(p1, sizeof(p1), "%s/lib64/libcupti.so", env_home ? env_home : TRACEPROF_CUDA_HOME);
 	tp_format(p2, sizeof(p2), "%s/extras/CUPTI/lib64/libcupti.so",
 		  env_home ? env_home : TRACEPROF_CUDA_HOME);
-	/* The toolkit this library was built against first: its record layouts
+	/* A libcupti the process already has (PyTorch's, from its wheel or a
+	 * toolkit) first: a second copy would compete with it for the driver's
+	 * callbacks.  The version check in load() still applies to it. */
+	void *loaded = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	if (loaded)
+		return loaded;
+	/* Then the toolkit this library was built against: its record layouts
 	 * are the ones collector/gpu.c reads. */
 	const char *const tries[] = { TRACEPROF_CUDA_HOME "/lib64/libcupti.so.13", "libcupti.so.13",
 				      p1, p2, "libcupti.so" };

@@ -1,0 +1,82 @@
+# The GPU timeline end to end, without a GPU: the stand-in driver (cuInit
+# succeeds) and the stand-in CUPTI (test/standin/fake_cupti.c: one kernel per
+# call made between a push and a pop of an external correlation id),
+# preloaded so that traceprof finds a libcupti already loaded, as in a
+# PyTorch process.  Checks what Holistic Trace Analysis relies on: host calls
+# have no args.stream, GPU events do, and each kernel shares its
+# "correlation" with exactly the launch that caused it; the ac2g flows use
+# the same number; the kernels sit after their launches on the same clock.
+. "$TP_TOP/test/lib/common.sh"
+SI="$BUILD/standin"
+[ -e "$SI/libcupti.so.13" ] && [ -e "$SI/libcuda.so.1" ] || die "stand-ins not built ($SI); run make check"
+export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+prog="$BUILD/test/prog_cuda_calls"
+N=50
+plain=$("$prog" launch $N) || die "the program failed without traceprof: $plain"
+[ "$plain" = "cuInit=0 get=0 launches=$N failed=0" ] || die "the stand-in driver said: $plain"
+for mode in auto off; do
+	out=$(TRACEPROF_CUPTI=$mode TRACEPROF_FOLDER=out-$mode LD_PRELOAD="$TP_PRELOAD:$SI/libcupti.so.13" \
+		"$prog" launch $N 2>err-$mode.txt) || die "$mode: the program failed: $(cat err-$mode.txt)"
+	[ "$out" = "$plain" ] || die "$mode: output changed: $out"
+	grep -q '^traceprof:' err-$mode.txt && die "$mode: unexpected messages: $(cat err-$mode.txt)"
+	check_trace out-$mode/*.json >/dev/null || die "$mode: trace check failed"
+done
+"$PYTHON" - "$N" <<'PY'
+import glob, json, sys
+n = int(sys.argv[1])
+def load(mode):
+    f = glob.glob(f"out-{mode}/*.json")
+    assert len(f) == 1, (mode, f)
+    return json.load(open(f[0]))
+def args(e):
+    return e.get("args", {})
+
+# CUPTI off: host events only, no numbers.
+d = load("off")
+assert d["traceprof"]["gpu"]["cupti"] == "off", d["traceprof"]["gpu"]
+ev = d["traceEvents"]
+assert not [e for e in ev if e.get("cat") == "kernel"], "kernels without CUPTI"
+assert not [e for e in ev if "correlation" in args(e)], "correlation without CUPTI"
+
+d = load("auto")
+gpu = d["traceprof"]["gpu"]
+assert gpu["cupti"] == "active", gpu
+assert gpu["cupti_records_dropped"] == 0 and gpu["gpu_events_lost"] == 0, gpu
+ev = d["traceEvents"]
+host = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
+launches = [e for e in host if e["name"] == "cuLaunchKernel"]
+kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+assert len(launches) == n, len(launches)
+assert len(kernels) == n, len(kernels)
+assert all(k["name"] == "standin_kernel" for k in kernels)
+
+# HTA: an event is a GPU event when args.stream is there and not -1.
+assert not [e for e in host if "stream" in args(e)], "a host event has args.stream"
+assert all(args(k)["stream"] == 7 and k["tid"] == 7 and k["pid"] == 0 for k in kernels)
+# Every host API event is numbered while CUPTI records; numbers are unique.
+nums = [args(e).get("correlation") for e in host]
+assert None not in nums, [e for e in host if "correlation" not in args(e)][:2]
+assert len(set(nums)) == len(nums), "duplicate correlation numbers"
+# HTA's pairing: merge CPU and GPU events on correlation.
+by_corr = {args(e)["correlation"]: e for e in host}
+for k in kernels:
+    c = args(k).get("correlation")
+    l = by_corr.get(c)
+    assert l is not None and l["name"] == "cuLaunchKernel", (k, l)
+    # The stand-in starts each kernel 1 us after the push, on traceprof's clock.
+    assert l["ts"] <= k["ts"] <= l["ts"] + l["dur"] + 1000, (l, k)
+assert sorted(args(k)["correlation"] for k in kernels) == sorted(args(l)["correlation"] for l in launches)
+# Flows: one s at the launch, one f at the kernel, id = the correlation.
+flows = {}
+for e in ev:
+    if e.get("cat") == "ac2g":
+        flows.setdefault(e["id"], {})[e["ph"]] = e
+assert len(flows) == n, len(flows)
+for k in kernels:
+    c = args(k)["correlation"]
+    s, f = flows[c]["s"], flows[c]["f"]
+    l = by_corr[c]
+    assert (s["pid"], s["tid"], s["ts"]) == (l["pid"], l["tid"], l["ts"]), (s, l)
+    assert (f["pid"], f["tid"], f["ts"], f["bp"]) == (k["pid"], k["tid"], k["ts"], "e"), (f, k)
+print("ok: %d launches paired with %d kernels" % (len(launches), len(kernels)))
+PY
