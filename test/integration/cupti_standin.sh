@@ -80,3 +80,29 @@ for k in kernels:
     assert (f["pid"], f["tid"], f["ts"], f["bp"]) == (k["pid"], k["tid"], k["ts"], "e"), (f, k)
 print("ok: %d launches paired with %d kernels" % (len(launches), len(kernels)))
 PY
+
+# A schedule: each launch is a step (call: source); two windows of two steps.
+# Each file pairs its own launches with their kernels; numbers keep growing.
+out=$(TRACEPROF_FOLDER=out-sched TRACEPROF_STEP=call:cuLaunchKernel \
+	TRACEPROF_SCHEDULE=wait=1,warmup=1,active=2,repeat=2 \
+	LD_PRELOAD="$TP_PRELOAD:$SI/libcupti.so.13" "$prog" launch 20 2>err-sched.txt) ||
+	die "scheduled: the program failed: $(cat err-sched.txt)"
+[ "$out" = "cuInit=0 get=0 launches=20 failed=0" ] || die "scheduled: output changed: $out"
+"$PYTHON" - <<'PY'
+import glob, json
+files = sorted(glob.glob("out-sched/*.json"))
+assert [f.split("/")[-1] for f in files] == ["rank0.step3.trace.json", "rank0.step7.trace.json"], files
+last = 0
+for f in files:
+    d = json.load(open(f))
+    ev = d["traceEvents"]
+    launches = [e for e in ev if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    lc = sorted(e["args"]["correlation"] for e in launches)
+    kc = sorted(e["args"]["correlation"] for e in kernels if "correlation" in e["args"])
+    assert lc and lc == kc, (f, lc, kc)
+    assert lc[0] > last, (f, lc, last)
+    last = lc[-1]
+    assert d["traceprof"]["gpu"]["cupti"] == "active", d["traceprof"]["gpu"]
+print("ok: scheduled windows pair their own launches")
+PY
