@@ -13,41 +13,38 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The symbol sym of library lib (dlopen + dlsym, as the runtime and PyTorch
+ * reach the driver), or NULL after printing what is missing. */
+static void *sym_of(const char *lib, const char *sym)
+{
+	void *h = dlopen(lib, RTLD_NOW);
+	void *p = h ? dlsym(h, sym) : NULL;
+	if (!p)
+		printf("no %s\n", h ? sym : lib);
+	return p;
+}
+
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			 unsigned, void *, void **, void **);
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "cuinit")) {
-		void *h = dlopen("libcuda.so.1", RTLD_NOW);
-		if (!h) {
-			printf("no libcuda.so.1\n");
-			return 3;
-		}
-		int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
-		if (!init) {
-			printf("no cuInit\n");
+		int (*init)(unsigned) = (int (*)(unsigned))sym_of("libcuda.so.1", "cuInit");
+		if (!init)
 			return 4;
-		}
 		int r = init(0);
 		usleep(20000);
 		printf("cuInit=%d\n", r);
 		return 0;
 	}
 	if (argc > 2 && !strcmp(argv[1], "launch")) {
-		void *h = dlopen("libcuda.so.1", RTLD_NOW);
-		if (!h) {
-			printf("no libcuda.so.1\n");
-			return 3;
-		}
-		int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
-		int (*get)(void **, void *, const char *) =
-			(int (*)(void **, void *, const char *))dlsym(h, "cuModuleGetFunction");
-		int (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			      unsigned, void *, void **, void **) =
-			(int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-				 unsigned, void *, void **, void **))dlsym(h, "cuLaunchKernel");
-		if (!init || !get || !launch) {
-			printf("no cuInit, cuModuleGetFunction or cuLaunchKernel\n");
+		int (*init)(unsigned) = (int (*)(unsigned))sym_of("libcuda.so.1", "cuInit");
+		int (*get)(void **, void *, const char *) = (int (*)(void **, void *, const char *))
+			sym_of("libcuda.so.1", "cuModuleGetFunction");
+		launch_fn launch = (launch_fn)sym_of("libcuda.so.1", "cuLaunchKernel");
+		if (!init || !get || !launch)
 			return 4;
-		}
 		void *f = NULL;
 		int r = init(0), n = atoi(argv[2]), bad = 0;
 		int g = get(&f, NULL, "saxpy");
@@ -57,16 +54,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 2 && !strcmp(argv[1], "count")) {
-		void *h = dlopen("libcudart.so.13", RTLD_NOW);
-		if (!h) {
-			printf("no libcudart.so.13\n");
-			return 3;
-		}
-		int (*count)(int *) = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
-		if (!count) {
-			printf("no cudaGetDeviceCount\n");
+		int (*count)(int *) =
+			(int (*)(int *))sym_of("libcudart.so.13", "cudaGetDeviceCount");
+		if (!count)
 			return 4;
-		}
 		int n = atoi(argv[2]), r = 0, devs = 0;
 		for (int i = 0; i < n; i++) {
 			r |= count(&devs);
