@@ -42,9 +42,8 @@ static int fail(struct parse_ctx *c, const char *name, const char *value, const 
 	return -1;
 }
 
-/* Parses a decimal integer in [lo, hi], all of the text. */
-/* An integer in [lo, hi]; range names the values allowed in the messages
- * ("a value from LO to HI" when NULL). */
+/* Parses a decimal integer in [lo, hi], all of the text; range names the
+ * values allowed in the messages ("a value from LO to HI" when NULL). */
 static int parse_int_in(struct parse_ctx *c, const char *name, int64_t lo, int64_t hi,
 			int64_t dflt, const char *range, int64_t *out)
 {
@@ -312,10 +311,12 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	static const char levels[] = "1 to 19, or -1 to -10 for zstd's fast levels";
 	if (parse_int_in(&c, "TRACEPROF_ZSTD_LEVEL", -10, 19, DEFAULT_ZSTD_LEVEL, levels, &x))
 		return -1;
-	if (x == 0)
-		return fail(&c, "TRACEPROF_ZSTD_LEVEL", c.get("TRACEPROF_ZSTD_LEVEL", c.env),
-			    "not a level (zstd's 0 means 3: name it); use 1 to 19, or -1 to -10 "
-			    "for zstd's fast levels");
+	if (x == 0) {
+		char why[200];
+		tp_format(why, sizeof(why), "not a level (zstd's 0 means 3: name it); use %s",
+			  levels);
+		return fail(&c, "TRACEPROF_ZSTD_LEVEL", c.get("TRACEPROF_ZSTD_LEVEL", c.env), why);
+	}
 	cfg->zstd_level = (int)x;
 	if (parse_int(&c, "TRACEPROF_MAX_FILE_MB", 1, 1 << 20, 256, &x))
 		return -1;
