@@ -312,6 +312,12 @@ static void onsave_finished(size_t i, int code)
 {
 	struct onsave_child *k = &S.kids[i];
 	int ms = (int)((tp_clock_monotonic_ns() - k->started_ns) / 1000000);
+	/* With keep >= 1 rotation may delete the file now that nothing reads
+	 * it (newer ones took its place meanwhile), whatever the outcome: the
+	 * limit bounds the disk even when every upload fails. */
+	const char *fate = tp_rotate_hold(k->path, 0)
+				   ? "rotation then deleted it (TRACEPROF_NUM_TRACES_TO_KEEP)"
+				   : "the file is kept";
 	if (code == 0) {
 		tp_info("TRACEPROF_ON_SAVE: done for %s (%d ms)", k->path, ms);
 		if (S.keep == 0) {
@@ -324,17 +330,15 @@ static void onsave_finished(size_t i, int code)
 					k->path);
 		}
 	} else if (code > 128) {
-		tp_warn("TRACEPROF_ON_SAVE: the command for %s was killed by signal %d; the file is "
-			"kept",
-			k->path, code - 128);
+		tp_warn("TRACEPROF_ON_SAVE: the command for %s was killed by signal %d; %s", k->path,
+			code - 128, fate);
 	} else if (code > 0) {
-		tp_warn("TRACEPROF_ON_SAVE: the command for %s failed with exit status %d; the file "
-			"is kept",
-			k->path, code);
+		tp_warn("TRACEPROF_ON_SAVE: the command for %s failed with exit status %d; %s",
+			k->path, code, fate);
 	} else {
 		tp_warn("TRACEPROF_ON_SAVE: the shell running the command for %s ended without a "
-			"status; the file is kept",
-			k->path);
+			"status; %s",
+			k->path, fate);
 	}
 	/* Reap it when it is ours to reap (the program may have done so); the
 	 * status pipe can close just before the shell becomes a zombie. */
@@ -424,7 +428,10 @@ static void onsave_saved(const char *path)
 		tp_warn("TRACEPROF_ON_SAVE: out of memory; pid %d for %s will not be followed",
 			(int)pid, path);
 		close(fd);
+		return;
 	}
+	/* Rotation must not delete the file under the command reading it. */
+	tp_rotate_hold(path, 1);
 }
 
 static const struct tp_flush_plugin onsave_plugin = {

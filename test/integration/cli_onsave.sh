@@ -37,4 +37,14 @@ ls g/*.json >/dev/null || die "keep=0 deleted a file whose upload failed"
 "$T" run --folder "$PWD/h" --keep 0 -- true 2>err.txt
 grep -q "NUM_TRACES_TO_KEEP=0 without TRACEPROF_ON_SAVE" err.txt || die "no warning for keep=0 alone: $(cat err.txt)"
 [ -z "$(ls h 2>/dev/null)" ] || die "keep=0 without ON_SAVE kept $(ls h)"
+# 6. keep=1 with uploads slower than the saves: rotation waits for a file's
+#    upload before deleting it, so every upload gets its file, and once they
+#    are done (process exit waits for them) only the newest stays.
+rm -f up/*
+"$T" run --folder "$PWD/k1" --keep 1 --schedule wait=1,warmup=0,active=1,repeat=3 \
+	--on-save 'sleep 0.5; cp "$1" up/' -- "$P" 8 1 >/dev/null 2>err.txt || { cat err.txt; die "keep=1 run failed"; }
+grep -q "failed" err.txt && die "keep=1: an upload failed: $(cat err.txt)"
+[ "$(ls up/*.json | wc -l)" = 3 ] || { cat err.txt; die "keep=1: uploaded $(ls up)"; }
+[ "$(ls k1/*.json | wc -l)" = 1 ] || { cat err.txt; die "keep=1: local files: $(ls k1)"; }
+[ "$(ls k1)" = "rank0.step5.trace.json" ] || die "keep=1 kept $(ls k1), not the newest"
 echo "on-save ok"
