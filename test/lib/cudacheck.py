@@ -1,10 +1,13 @@
 """Helpers for the CUDA integration tests: load every trace of a folder with
-the real JSON parser and query its CUDA events.  Used from the tests'
+the real JSON parser, validate it (tracecheck.check_trace) and query its
+CUDA events.  Used from the tests'
 inline Python (see test/integration/cuda_*.sh)."""
 import glob
 import json
 import os
 import sys
+
+from tracecheck import check_trace
 
 
 def load(folder):
@@ -15,7 +18,12 @@ def load(folder):
     events = []
     for f in files:
         with open(f) as fh:
-            events += json.load(fh)["traceEvents"]
+            text = fh.read()
+        trace = json.loads(text)
+        problems = check_trace(trace, text)
+        if problems:
+            fail("%s: %s" % (f, "; ".join(problems)))
+        events += trace["traceEvents"]
     return events
 
 

@@ -14,7 +14,8 @@ distributedInfo (with rank and world_size), deviceProperties and
 traceEvents; a `traceprof` footer (or `traceprof_merge` for merged files)
 with version, steps, events_written, events_dropped, threads; each event has
 ph, pid and tid, a numeric ts with at most 3 decimals (M events excepted),
-and X events a numeric dur >= 0.
+X events a numeric dur >= 0, host CUDA events no args.stream, and a
+correlation arg, where there is one, a positive integer.
 """
 import gzip
 import json
@@ -25,6 +26,10 @@ import sys
 REQUIRED = ("schemaVersion", "traceName", "baseTimeNanoseconds", "distributedInfo",
             "deviceProperties", "traceEvents")
 FOOTER = ("version", "steps", "events_written", "events_dropped", "threads")
+# Categories of host-side CUDA calls: Holistic Trace Analysis counts every
+# event whose args.stream is there and not -1 as a GPU event, so these must
+# not have one.
+HOST_CUDA = ("cuda_runtime", "cuda_driver")
 # ts/dur as written: at most 3 decimals (checked on the raw text, since the
 # parsed float forgets how it was written).
 _TS_TEXT = re.compile(r'"(ts|dur)":\s*(-?[0-9]+(?:\.([0-9]+))?(?:[eE][-+]?[0-9]+)?)')
@@ -87,6 +92,11 @@ def check_trace(t, text=None):
             why = "ts missing or not a number"
         elif e["ph"] == "X" and (not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0):
             why = "X event with dur missing or < 0"
+        elif e.get("cat") in HOST_CUDA and "stream" in (e.get("args") or {}):
+            why = "host CUDA event with args.stream (HTA takes it for a GPU event)"
+        elif "correlation" in (e.get("args") or {}) and not (
+                isinstance(e["args"]["correlation"], int) and e["args"]["correlation"] > 0):
+            why = "correlation is not a positive integer"
         if why:
             bad += 1
             if bad <= 5:
