@@ -510,7 +510,7 @@ static void window_finalize(struct tp_window *w)
 			tp_info("wrote %s (steps %llu-%llu, %llu events, %llu dropped)", path,
 				(unsigned long long)w->first_step, (unsigned long long)w->last_step,
 				(unsigned long long)w->written, (unsigned long long)dropped);
-			if (dropped && i == 0)
+			if (dropped && i == w->nparts - 1)
 				tp_warn("%llu events were dropped (buffers full) in %s; raise "
 					"TRACEPROF_BUFFER_EVENTS or lower TRACEPROF_FLUSH_MS",
 					(unsigned long long)dropped, path);

@@ -78,3 +78,26 @@ import shutil
 if shutil.which("zstd"):
     check("split_zstd", zstd)
 PY
+
+# Drops in a split window: every part repeats the window's counts, and the
+# warnings (the library's and `traceprof run`'s) count them once, naming the
+# last part.  A ring of 8192 records and 4 threads of 300000 instants: the
+# flush thread cannot keep up, and what it writes passes 1 MB.
+"$BUILD/traceprof" run --folder "$TP_TMP/drops" --buffer-events 8192 --max-file-mb 1 -- \
+	"$BUILD/test/prog_rel_account" burst 4 300000 >/dev/null 2>drops.err ||
+	die "traceprof run failed: $(cat drops.err)"
+"$PYTHON" - "$TP_TMP/drops" drops.err <<'PY'
+import glob, json, re, sys
+files = sorted(glob.glob(sys.argv[1] + "/*.json"))
+tps = [json.load(open(f))["traceprof"] for f in files]
+assert len(files) >= 2, ("want a split window", files)
+dropped = tps[-1]["events_dropped"]
+assert dropped > 0, "no drops: the test needs a ring the flush thread cannot keep up with"
+assert all(t["parts"] == len(files) and t["events_dropped"] == dropped for t in tps), tps
+err = open(sys.argv[2]).read()
+lib = re.findall(r"traceprof: (\d+) events were dropped \(buffers full\) in (\S+);", err)
+assert lib == [(str(dropped), files[-1])], (lib, files[-1], err)
+run = re.findall(r"traceprof: (\d+) events were dropped \(buffers full\); raise --buffer", err)
+assert run == [str(dropped)], (run, dropped, err)
+print("drops of a split window counted once:", dropped, "over", len(files), "parts")
+PY
