@@ -14,6 +14,10 @@ struct tp_api_decoder {
 	 * right after "result". */
 	void (*write_event)(struct tp_trace *out, const struct tp_record *r, int64_t pid,
 			    int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t corr);
+	/* Optional: whether the call may have caused GPU activity that CUPTI
+	 * links to it (only those API events are numbered for correlation).
+	 * NULL: every API event is. */
+	int (*correlates)(const struct tp_record *r);
 	/* Optional: called when a window file is about to be closed (e.g. to
 	 * write counters or flows it kept back).  May be NULL. */
 	void (*window_end)(struct tp_trace *out, int64_t pid);

@@ -241,7 +241,12 @@ static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t
 	}
 }
 
-static const struct tp_api_decoder decoder = { write_event, NULL };
+static int correlates(const struct tp_record *r)
+{
+	return r->id < TP_CUDA_NFUNCS && (tp_cuda_fns[r->id].flags & TP_CUDA_F_CORR);
+}
+
+static const struct tp_api_decoder decoder = { write_event, correlates, NULL };
 
 /* Before the main constructor (default priority), so that the decoder is in
  * place before anything records. */

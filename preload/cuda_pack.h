@@ -54,6 +54,10 @@ enum tp_cuda_dec {
 #define TP_CUDA_F_ASYNC 1u
 #define TP_CUDA_F_PTSZ 2u
 #define TP_CUDA_F_PTDS 4u
+/* Pushes an external correlation id around the real call while CUPTI
+ * records (scripts/gen-cuda-wrappers' CORRELATE): its event gets a
+ * correlation number (collector/gpu.h). */
+#define TP_CUDA_F_CORR 8u
 
 /* What cuGetProcAddress's wrapper did with the pointer it was given. */
 enum tp_cuda_pa_outcome {

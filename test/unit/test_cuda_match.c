@@ -26,6 +26,31 @@ START_TEST(test_table_sorted_and_consistent)
 }
 END_TEST
 
+START_TEST(test_correlating_calls)
+{
+	/* The generator flags exactly the calls whose GPU activity CUPTI can
+	 * link (their wrappers push an external id): the flush side numbers
+	 * those API events and no others. */
+	int n = 0;
+	for (int i = 0; i < TP_CUDA_NFUNCS; i++) {
+		unsigned d = tp_cuda_fns[i].dec;
+		int want = d == TP_CUDA_DEC_LAUNCH_RT || d == TP_CUDA_DEC_LAUNCH_DRV ||
+			   d == TP_CUDA_DEC_MEMCPY || d == TP_CUDA_DEC_MEMSET ||
+			   d == TP_CUDA_DEC_SYNC || d == TP_CUDA_DEC_GRAPH;
+		ck_assert_msg(!!(tp_cuda_fns[i].flags & TP_CUDA_F_CORR) == want, "%s: flag %d",
+			      tp_cuda_fns[i].name, tp_cuda_fns[i].flags);
+		n += want;
+	}
+	ck_assert_int_gt(n, 50);
+	int k = tp_cuda_find("cudaLaunchKernel");
+	ck_assert_int_ge(k, 0);
+	ck_assert(tp_cuda_fns[k].flags & TP_CUDA_F_CORR);
+	k = tp_cuda_find("cudaGetDeviceCount");
+	ck_assert_int_ge(k, 0);
+	ck_assert(!(tp_cuda_fns[k].flags & TP_CUDA_F_CORR));
+}
+END_TEST
+
 START_TEST(test_find_exact_names_only)
 {
 	const char *present[] = { "cuGetProcAddress", "cuGetProcAddress_v2", "cuMemAlloc", "cuMemAlloc_v2",
@@ -138,6 +163,7 @@ int main(void)
 	Suite *su = suite_create("cuda_match");
 	TCase *tc = tcase_create("cuda_match");
 	tcase_add_test(tc, test_table_sorted_and_consistent);
+	tcase_add_test(tc, test_correlating_calls);
 	tcase_add_test(tc, test_find_exact_names_only);
 	tcase_add_test(tc, test_is_variant);
 	tcase_add_test(tc, test_match_exact_variant);
