@@ -15,7 +15,7 @@ for r in 0 1 2 3 4 5 6 7; do
 	pid=$((r < 4 ? 500 : 600 + r))
 	ext=json; [ $r = 2 ] && ext=json.gz; [ $r = 5 ] && ext=json.zst
 	"$PYTHON" "$G" in/rank$r.trace.$ext --rank $r --world 8 --pid $pid \
-		--base $((B + r * 1000000)) --events 60 --t0 $((100 + r)) 2>/dev/null
+		--base $((B + r * 1000000)) --events 180 --t0 $((100 + r)) --gpu 2>/dev/null
 done
 "$PYTHON" "$T" merge -o merged.json in 2>merge.log || { cat merge.log; die "merge failed"; }
 cat merge.log
@@ -53,7 +53,20 @@ assert all(isinstance(x, dict) and "rank" in x for x in m["distributedInfo"])
 assert [i["shift_us"] for i in m["inputs"]] == [1000.0 * r for r in range(8)]
 assert sum(i["events"] for i in m["inputs"]) == len(ev)
 assert all("traceprof" in i for i in m["inputs"])
-print("8 ranks aligned; pids", pids)
+# Flow ids are per process: every rank used 1, 2, ...  In the merged file
+# each id binds exactly one s and one f, both of the same rank (its host
+# pid and its GPU's), and the ids of a rank keep their pairing.
+rank_of = {pid: int(n.split()[1].rstrip(":")) for pid, n in names.items()}
+flows = {}
+for e in ev:
+    if e["ph"] in ("s", "f"):
+        flows.setdefault(e["id"], []).append(e)
+assert len(flows) == 8 * 5 * 8, len(flows)
+for fid, fl in flows.items():
+    assert sorted(f["ph"] for f in fl) == ["f", "s"], (fid, fl)
+    assert rank_of[fl[0]["pid"]] == rank_of[fl[1]["pid"]], (fid, fl)
+    assert fid & 0xffffffff <= 40 and fid >> 32 == rank_of[fl[0]["pid"]], fid
+print("8 ranks aligned; pids", pids, "; flows per rank kept apart")
 PY
 
 # Round trips: merged output compressed both ways reads back the same.
@@ -94,6 +107,14 @@ cat >torch.pt.trace.json <<EOF2
     "args": {"device": 0, "stream": 7, "grid": [1, 1, 1]}
   },
   {
+    "ph": "s", "id": 3, "pid": 777, "tid": 777, "ts": 52.000,
+    "cat": "ac2g", "name": "ac2g"
+  },
+  {
+    "ph": "f", "id": 3, "pid": 0, "tid": 7, "ts": 55.000,
+    "cat": "ac2g", "name": "ac2g", "bp": "e"
+  },
+  {
     "name": "process_name", "ph": "M", "ts": 0, "pid": 777, "tid": 0,
     "args": {"name": "python3"}
   }
@@ -119,6 +140,12 @@ assert names[777] == "rank 1: python3", names
 assert any(n.startswith("rank 1: pid 0") for n in names.values()), names
 assert [e for e in ev if e["name"] == "bare"][0]["ts"] == 1.5
 assert d["deviceProperties"] == [{"id": 0, "name": "FakeGPU"}]
+# The Kineto file's flow (id 3) moves to its input's range (second input),
+# apart from rank 0's ids 1..8 (first input, unchanged).
+fl = [e for e in ev if e["ph"] in ("s", "f") and e["pid"] in (777,) + tuple(
+    p for p, n in names.items() if n.startswith("rank 1: pid 0"))]
+assert sorted((e["ph"], e["id"]) for e in fl) == [("f", (1 << 32) + 3), ("s", (1 << 32) + 3)], fl
+assert sorted({e["id"] for e in ev if e["ph"] == "s" and e["pid"] not in (777,)})[:1] == [1]
 print("mixed merge ok")
 PY
 echo "merge ok"

@@ -3,11 +3,12 @@
 CLI tests and the merge benchmark.
 
     gentrace.py OUT [--rank R] [--world W] [--base NS] [--pid P] [--events N]
-                    [--mb MB] [--t0 US] [--step-us US] [--dropped N]
+                    [--mb MB] [--t0 US] [--step-us US] [--dropped N] [--gpu]
 
 Events: per step a ProfilerStep#N complete event, a marker "forward" inside
 it, and cudaLaunchKernel calls inside the marker, each --step-us apart from
---t0 (microseconds relative to --base).  --mb writes events until the file
+--t0 (microseconds relative to --base); with --gpu, a kernel and its flow
+arrow per launch.  --mb writes events until the file
 is about that size.  OUT may end in .gz or .zst.
 """
 import argparse
@@ -26,9 +27,21 @@ def events(a, pid, tid):
         yield {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": pid, "tid": tid,
                "ts": round(t + 1.0, 3), "dur": a.step_us / 2}
         for k in range(8):
+            corr = step * 8 + k + 1
+            ts = round(t + 2.0 + k * 10.0, 3)
             yield {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid,
-                   "tid": tid, "ts": round(t + 2.0 + k * 10.0, 3), "dur": 4.125,
-                   "args": {"cbid": 211, "correlation": step * 8 + k + 1}}
+                   "tid": tid, "ts": ts, "dur": 4.125,
+                   "args": {"cbid": 211, "correlation": corr}}
+            if a.gpu:
+                # The kernel on GPU 0, stream 7, and the flow between them,
+                # in the key order collector/gpu.c writes.
+                yield {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+                       "ts": ts + 5.0, "dur": 3.0,
+                       "args": {"device": 0, "context": 1, "stream": 7, "correlation": corr}}
+                yield {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": pid,
+                       "tid": tid, "ts": ts}
+                yield {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": corr,
+                       "pid": 0, "tid": 7, "ts": ts + 5.0}
         yield {"ph": "i", "s": "t", "cat": "user_annotation", "name": "tick", "pid": pid,
                "tid": tid, "ts": round(t + 3.5, 3)}
         yield {"ph": "C", "name": "loss", "pid": pid, "tid": tid, "ts": round(t + 4.0, 3),
@@ -49,6 +62,8 @@ def main():
     p.add_argument("--t0", type=float, default=100.0)
     p.add_argument("--step-us", type=float, default=1000.0)
     p.add_argument("--dropped", type=int, default=0)
+    p.add_argument("--gpu", action="store_true",
+                   help="a kernel and its ac2g flow for every launch")
     a = p.parse_args()
     pid, tid = a.pid, a.pid
     head = ('{\n  "schemaVersion": 1,\n  "traceName": %s,\n  "displayTimeUnit": "ms",\n'
@@ -81,7 +96,7 @@ def main():
     parts.append('\n  ],\n  "traceprof": {"version":"0.1.0","steps":[0,%d],'
                  '"events_written":%d,"events_dropped":%d,"threads":[{"tid":%d,"name":"main",'
                  '"events_written":%d,"events_dropped":%d}],"configuration":{}}\n}\n'
-                 % (max(0, n // 12 - 1), n, a.dropped, tid, n, a.dropped))
+                 % (max(0, n // (36 if a.gpu else 12) - 1), n, a.dropped, tid, n, a.dropped))
     data = "".join(parts).encode()
     if a.out.endswith(".gz"):
         with gzip.open(a.out, "wb") as f:
