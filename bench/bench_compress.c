@@ -10,6 +10,8 @@
  * median and the spread (min..max) of events per second (one core: the flush
  * thread's; CPU time, see bc_cpu) and bytes per event.  ONLY, when given,
  * runs the settings whose label contains it (and skips the stack capture).
+ * The last rows repeat the step mix at the default zstd level compressed in 1
+ * and 2 threads of libzstd's (TRACEPROF_ZSTD_THREADS).
  *
  * The events are the bytes a real trace holds: tp_trace_api_open() and the
  * tp_api_args_*() writers are what preload/cuda_events.c writes a record
@@ -56,6 +58,7 @@
  * Build: make build/bench/bench_compress (links build/libtpcore.a). */
 #include <dlfcn.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +84,10 @@ static double bc_now(void)
 	return bc_clock(CLOCK_MONOTONIC);
 }
 
-/* CPU time of this (single-threaded) process: on a shared machine whose CPU
- * is partly taken by others, events per CPU second is the per-core rate. */
+/* CPU time of this process: on a shared machine whose CPU is partly taken
+ * by others, events per CPU second is the per-core rate.  It counts
+ * libzstd's own threads too (the "N thr" rows), whose gain shows in the
+ * wall-time column instead. */
 static double bc_cpu(void)
 {
 	return bc_clock(CLOCK_PROCESS_CPUTIME_ID);
@@ -296,6 +301,8 @@ struct bc_result {
 };
 
 static const char *bc_folder;
+/* TRACEPROF_ZSTD_THREADS of the run: 0, the flush thread compresses. */
+static int bc_threads;
 
 /* Writes one trace file of n events and returns its figures. */
 static int bc_run(int compress, int level, enum bc_mix mix, uint64_t n, struct bc_result *res)
@@ -304,6 +311,10 @@ static int bc_run(int compress, int level, enum bc_mix mix, uint64_t n, struct b
 	char name[64], path[4096];
 	snprintf(name, sizeof(name), "bench.%ld.json", (long)getpid());
 	int rc = tp_sink_open(&sink, bc_folder, name, compress, level, 1);
+	if (rc == 0 && tp_sink_zstd_threads(sink, bc_threads) < 0) {
+		tp_sink_abort(sink);
+		rc = -ENOTSUP;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "bench_compress: cannot open a sink in %s: %s\n", bc_folder,
 			strerror(-rc));
@@ -526,6 +537,16 @@ int main(int argc, char **argv)
 	    bc_zstd("step mix", BC_STEPS, step_levels, sizeof(step_levels) / sizeof(step_levels[0]),
 		    n, runs))
 		return 1;
+	/* The default level with libzstd's own threads: per CPU second the
+	 * same work, per wall second the flush thread's share only. */
+	for (bc_threads = 1; bc_threads <= 2; bc_threads++) {
+		char label[64];
+		snprintf(label, sizeof(label), "step mix, zstd -%d, %d thr", bc_default_level(),
+			 bc_threads);
+		if (bc_setting(label, TP_SINK_ZSTD, bc_default_level(), BC_STEPS, n, runs))
+			return 1;
+	}
+	bc_threads = 0;
 	if (!bc_only)
 		bc_stacks(runs);
 	return 0;

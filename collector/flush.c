@@ -77,6 +77,7 @@ static struct {
 	int64_t mono_base;
 	int64_t base_wall;
 	uint64_t max_part_bytes; /* TRACEPROF_MAX_FILE_MB less room for the footer */
+	int zstd_threads_warned; /* TRACEPROF_ZSTD_THREADS could not be had: said once */
 } F;
 
 int tp_flush_register(const struct tp_flush_plugin *p)
@@ -158,6 +159,12 @@ static int part_open(struct tp_window *w)
 		tp_error("cannot create a trace file in '%s': %s; window from step %llu not saved",
 			 w->folder, strerror(-rc), (unsigned long long)w->first_step);
 		return -1;
+	}
+	if (tp_sink_zstd_threads(pt->sink, F.cfg.zstd_threads) < 0 && !F.zstd_threads_warned) {
+		F.zstd_threads_warned = 1;
+		tp_warn("TRACEPROF_ZSTD_THREADS=%d: this libzstd was built without threads; "
+			"compressing on the flush thread (set 0 to silence this)",
+			F.cfg.zstd_threads);
 	}
 	if (tp_json_init(&pt->trace.j, pt->sink) < 0) {
 		tp_sink_abort(pt->sink);

@@ -15,7 +15,8 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_FLUSH_MS",	  "TRACEPROF_CLOCK",	     "TRACEPROF_STEP",
 	"TRACEPROF_TRIGGER",	  "TRACEPROF_TRIGGER_STEPS", "TRACEPROF_CUPTI",
 	"TRACEPROF_WITH_STACK",	  "TRACEPROF_STACK_DEPTH",   "TRACEPROF_COMPRESS",
-	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_MAX_FILE_MB",   "TRACEPROF_SAMPLE_MS",
+	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_ZSTD_THREADS",  "TRACEPROF_MAX_FILE_MB",
+	"TRACEPROF_SAMPLE_MS",
 	"TRACEPROF_ON_SAVE",	  "TRACEPROF_FOLLOW_FORK",   "TRACEPROF_FOLLOW_EXEC",
 	NULL,
 };
@@ -318,6 +319,9 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 		return fail(&c, "TRACEPROF_ZSTD_LEVEL", c.get("TRACEPROF_ZSTD_LEVEL", c.env), why);
 	}
 	cfg->zstd_level = (int)x;
+	if (parse_int(&c, "TRACEPROF_ZSTD_THREADS", 0, 16, 0, &x))
+		return -1;
+	cfg->zstd_threads = (int)x;
 	if (parse_int(&c, "TRACEPROF_MAX_FILE_MB", 1, 1 << 20, 256, &x))
 		return -1;
 	cfg->max_file_mb = (uint64_t)x;
@@ -408,6 +412,8 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 	fn("TRACEPROF_COMPRESS", compress_words[cfg->compress % 3], ctx);
 	tp_format(b, sizeof(b), "%d", cfg->zstd_level);
 	fn("TRACEPROF_ZSTD_LEVEL", b, ctx);
+	tp_format(b, sizeof(b), "%d", cfg->zstd_threads);
+	fn("TRACEPROF_ZSTD_THREADS", b, ctx);
 	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->max_file_mb);
 	fn("TRACEPROF_MAX_FILE_MB", b, ctx);
 	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->sample_ms);

@@ -44,6 +44,7 @@ struct tp_config {
 	uint64_t stack_depth;
 	int compress;
 	int zstd_level;
+	int zstd_threads; /* zstd's own compression threads; 0: the flush thread */
 	uint64_t max_file_mb;
 	uint64_t sample_ms;
 	char on_save[TP_CONFIG_STR];

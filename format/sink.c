@@ -155,8 +155,8 @@ static int sk_init_codec(struct tp_sink *s, int zstd_level)
 		s->zc = ZSTD_createCStream();
 		if (!s->zc)
 			return -ENOMEM;
-		/* nbWorkers 0: compress on the calling (flush) thread; the
-		 * library must not start threads inside the traced program. */
+		/* nbWorkers 0: compress on the calling (flush) thread, unless
+		 * TRACEPROF_ZSTD_THREADS asks for more (tp_sink_zstd_threads()). */
 		if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel,
 							 zstd_level)) ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_nbWorkers, 0)) ||
@@ -288,6 +288,17 @@ static int sk_gzip(struct tp_sink *s, const void *p, size_t n, int flush)
 			return 0;
 		}
 	}
+}
+
+int tp_sink_zstd_threads(struct tp_sink *s, int n)
+{
+	if (s->compress != TP_SINK_ZSTD || n <= 0)
+		return 0;
+	/* The threads are libzstd's, started from this (the flush) thread, so
+	 * they inherit its blocked signals and never take the program's. */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_nbWorkers, n)))
+		return -ENOTSUP;
+	return 0;
 }
 
 int tp_sink_write(struct tp_sink *s, const void *p, size_t n)

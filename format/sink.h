@@ -26,6 +26,11 @@ int tp_sink_mkdirs(const char *folder);
 int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int compress,
 		 int zstd_level, int overwrite);
 
+/* With zstd: compress in n threads of libzstd's own (0: on the calling
+ * thread).  Call before the first write.  Returns 0, or -ENOTSUP when this
+ * libzstd was built without threads (the sink then stays single-threaded). */
+int tp_sink_zstd_threads(struct tp_sink *s, int n);
+
 /* Appends bytes (compressing them when asked).  Returns 0 or -errno. */
 int tp_sink_write(struct tp_sink *s, const void *p, size_t n);
 

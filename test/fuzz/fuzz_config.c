@@ -169,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(cfg.num_traces_to_keep >= -1);
 		CHECK(cfg.stack_depth >= 1 && cfg.stack_depth <= 56);
 		CHECK(cfg.zstd_level != 0 && cfg.zstd_level >= -10 && cfg.zstd_level <= 19);
+		CHECK(cfg.zstd_threads >= 0 && cfg.zstd_threads <= 16);
 		CHECK(cfg.max_file_mb >= 1);
 		CHECK(cfg.step_every >= 1);
 		CHECK(cfg.folder[0] && cfg.filename[0]);

@@ -67,5 +67,33 @@ assert d["traceprof"]["configuration"]["TRACEPROF_ZSTD_LEVEL"] == "-5", d["trace
 assert any(e.get("name", "").startswith("ProfilerStep#") for e in d["traceEvents"])
 ' || die "zstd -5: the decompressed trace is wrong"
 
+# zstd in libzstd's own threads (TRACEPROF_ZSTD_THREADS=2), on 15 MB of JSON
+# (several of zstd's jobs): one valid frame with the same events as a plain
+# run of the same program.
+for t in 0 2; do
+	out=$(TRACEPROF_COMPRESS=$([ $t = 0 ] && echo none || echo zstd) TRACEPROF_ZSTD_THREADS=$t \
+		TRACEPROF_SAMPLE_MS=0 TRACEPROF_BUFFER_EVENTS=1048576 TRACEPROF_FOLDER="$TP_TMP/mt$t" \
+		traced "$prog" 4 2 12000 2>mt$t.err)
+	[ "$out" = done ] || die "zstd threads $t: program output '$out'"
+	grep -q '^traceprof:' mt$t.err && die "zstd threads $t: $(cat mt$t.err)"
+done
+mt=$(ls "$TP_TMP/mt2"/*.json.zst) || die "zstd threads: no .json.zst file: $(ls "$TP_TMP/mt2")"
+zstd -q -t "$mt" || die "zstd -t rejects $mt"
+zstd -q -d "$mt" -o "$TP_TMP/from_mt.json" || die "zstd -d failed on $mt"
+"$PYTHON" - "$TP_TMP"/mt0/*.json "$TP_TMP/from_mt.json" <<'PY'
+import json, sys
+from collections import Counter
+def load(path):
+    d = json.load(open(path))
+    assert d["traceprof"]["events_dropped"] == 0, path
+    return Counter((e["ph"], e.get("cat"), e["name"]) for e in d["traceEvents"] if e["ph"] != "M"), d
+plain, _ = load(sys.argv[1])
+got, d = load(sys.argv[2])
+assert sum(plain.values()) > 40000, sum(plain.values())
+assert got == plain, (sum(got.values()), sum(plain.values()))
+assert d["traceprof"]["configuration"]["TRACEPROF_ZSTD_THREADS"] == "2", d["traceprof"]["configuration"]
+print("zstd with 2 threads:", sum(got.values()), "events")
+PY
+
 echo "compress round trip ok: $(du -b "$TP_TMP"/none/*.json | cut -f1) bytes plain," \
 	"$(du -b "$zst" | cut -f1) zstd, $(du -b "$gz" | cut -f1) gzip"

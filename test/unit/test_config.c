@@ -43,6 +43,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c.buffer_events, 65536);
 	ck_assert_int_eq(c.step_source, TP_STEP_API);
 	ck_assert_int_eq(c.compress, TP_COMPRESS_NONE);
+	ck_assert_int_eq(c.zstd_level, 1);
+	ck_assert_int_eq(c.zstd_threads, 0);
 	ck_assert_uint_eq(c.max_file_mb, 256);
 	ck_assert_uint_eq(c.stack_depth, 16);
 	ck_assert_uint_eq(c.sample_ms, 100);
@@ -83,6 +85,8 @@ START_TEST(test_accepted_values)
 	ck_assert_int_eq(c.zstd_level, -3);
 	ck_assert_int_eq(parse1("TRACEPROF_ZSTD_LEVEL", "19", &c, err), 0);
 	ck_assert_int_eq(c.zstd_level, 19);
+	ck_assert_int_eq(parse1("TRACEPROF_ZSTD_THREADS", "4", &c, err), 0);
+	ck_assert_int_eq(c.zstd_threads, 4);
 }
 END_TEST
 
@@ -130,6 +134,8 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_ZSTD_LEVEL", "0", "not a level");
 	expect_error("TRACEPROF_ZSTD_LEVEL", "1x", "expected an integer; use 1 to 19, or -1 to -10");
 	expect_error("TRACEPROF_BUFFER_EVENTS", "x", "expected an integer; use a value from ");
+	expect_error("TRACEPROF_ZSTD_THREADS", "17", "out of range; use a value from 0 to 16");
+	expect_error("TRACEPROF_ZSTD_THREADS", "two", "expected an integer");
 	expect_error("TRACEPROF_MAX_FILE_MB", "0", "out of range");
 	expect_error("TRACEPROF_SAMPLE_MS", "-5", "out of range");
 	expect_error("TRACEPROF_FOLLOW_FORK", "", "expected 1 or 0");
