@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,9 @@ struct tp_sink {
 	int error; /* first -errno; sticky */
 	uint64_t bytes_out;
 	ZSTD_CStream *zc;
+	/* libzstd starts its worker threads on the first compression call:
+	 * that call runs with every signal blocked (see sk_zstd()). */
+	int zstd_workers_pending;
 	z_stream gz;
 	int gz_ready;
 	unsigned char *obuf; /* compressed bytes on their way to the file */
@@ -248,7 +253,21 @@ static int sk_zstd(struct tp_sink *s, const void *p, size_t n, ZSTD_EndDirective
 	ZSTD_inBuffer in = { p, n, 0 };
 	for (;;) {
 		ZSTD_outBuffer o = { s->obuf, s->obuf_cap, 0 };
-		size_t left = ZSTD_compressStream2(s->zc, &o, &in, mode);
+		size_t left;
+		if (__builtin_expect(s->zstd_workers_pending, 0)) {
+			/* The worker threads start in this call and inherit this
+			 * thread's mask: all blocked, so that they never run the
+			 * program's signal handlers (the final save may run on a
+			 * program thread). */
+			sigset_t all, old;
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
+			left = ZSTD_compressStream2(s->zc, &o, &in, mode);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			s->zstd_workers_pending = 0;
+		} else {
+			left = ZSTD_compressStream2(s->zc, &o, &in, mode);
+		}
 		if (ZSTD_isError(left))
 			return -EIO;
 		int rc = sk_out(s, s->obuf, o.pos);
@@ -294,10 +313,9 @@ int tp_sink_zstd_threads(struct tp_sink *s, int n)
 {
 	if (s->compress != TP_SINK_ZSTD || n <= 0)
 		return 0;
-	/* The threads are libzstd's, started from this (the flush) thread, so
-	 * they inherit its blocked signals and never take the program's. */
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_nbWorkers, n)))
 		return -ENOTSUP;
+	s->zstd_workers_pending = 1;
 	return 0;
 }
 
