@@ -143,13 +143,15 @@ static char *gunzip(const char *in, size_t n, size_t *outn)
 	return out;
 }
 
-static void round_trip(int compress, const char *want_name)
+/* threads: TRACEPROF_ZSTD_THREADS (a no-op for the other modes). */
+static void round_trip(int compress, const char *want_name, int threads)
 {
 	char *dir = make_dir();
 	size_t n = 3000000;
 	char *data = make_data(n);
 	struct tp_sink *s;
 	ck_assert_int_eq(tp_sink_open(&s, dir, "rank0.trace.json", compress, 3, 0), 0);
+	ck_assert_int_eq(tp_sink_zstd_threads(s, threads), 0);
 	write_pieces(s, data, n);
 	uint64_t out_bytes = tp_sink_bytes_out(s);
 	char path[4096], want[4096];
@@ -188,19 +190,26 @@ static void round_trip(int compress, const char *want_name)
 
 START_TEST(test_plain_round_trip)
 {
-	round_trip(TP_SINK_PLAIN, "rank0.trace.json");
+	round_trip(TP_SINK_PLAIN, "rank0.trace.json", 2);
 }
 END_TEST
 
 START_TEST(test_zstd_round_trip)
 {
-	round_trip(TP_SINK_ZSTD, "rank0.trace.json.zst");
+	round_trip(TP_SINK_ZSTD, "rank0.trace.json.zst", 0);
+}
+END_TEST
+
+START_TEST(test_zstd_threads_round_trip)
+{
+	/* Two of libzstd's threads, 3 MB: more than one of its jobs. */
+	round_trip(TP_SINK_ZSTD, "rank0.trace.json.zst", 2);
 }
 END_TEST
 
 START_TEST(test_gzip_round_trip)
 {
-	round_trip(TP_SINK_GZIP, "rank0.trace.json.gz");
+	round_trip(TP_SINK_GZIP, "rank0.trace.json.gz", 2);
 }
 END_TEST
 
@@ -447,6 +456,7 @@ static Suite *sink_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_plain_round_trip);
 	tcase_add_test(tc, test_zstd_round_trip);
+	tcase_add_test(tc, test_zstd_threads_round_trip);
 	tcase_add_test(tc, test_gzip_round_trip);
 	tcase_add_test(tc, test_temp_file_visible_then_gone);
 	tcase_add_test(tc, test_mode_follows_umask);
