@@ -140,7 +140,8 @@ bench: $(BENCH_STANDIN) $(BENCH_PROGS)
 # C programs that drive them (see test/standin/*.c and test/integration/cuda_*.sh).
 STANDIN_DIR  := $(BUILD)/standin
 STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
-                $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/standin_app \
+                $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12 \
+                $(STANDIN_DIR)/standin_app \
                 $(STANDIN_DIR)/standin_dlopen
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
@@ -158,6 +159,12 @@ $(STANDIN_DIR)/libcudart.so.13: test/standin/fake_cudart.c
 $(STANDIN_DIR)/libcupti.so.13: test/standin/fake_cupti.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,libcupti.so.13 \
+	    -lpthread
+
+# The same stand-in as another CUDA major's CUPTI, already loaded by the program.
+$(STANDIN_DIR)/cupti12/libcupti.so.12: test/standin/fake_cupti.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,libcupti.so.12 \
 	    -lpthread
 
 $(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1

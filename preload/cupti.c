@@ -17,6 +17,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,19 @@ static void give_up(const char *why)
 	atomic_store_explicit(&state, ST_FAILED, memory_order_release);
 }
 
+/* dl_iterate_phdr callback: the path of a loaded libcupti.so*, if any. */
+static int find_cupti(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	if (strncmp(base, "libcupti.so", 11))
+		return 0;
+	tp_format(data, 300, "%s", name);
+	return 1;
+}
+
 static void *open_cupti(char *err, size_t errlen)
 {
 	const char *env_home = getenv("CUDA_HOME");
@@ -199,6 +213,17 @@ static void *open_cupti(char *err, size_t errlen)
 	void *loaded = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
 	if (loaded)
 		return loaded;
+	/* Another CUPTI (another CUDA major's, e.g. a PyTorch built for CUDA
+	 * 12): loading ours next to it could break the program's own
+	 * profiling, so stay host-only. */
+	char other[300] = "";
+	if (dl_iterate_phdr(find_cupti, other) && other[0]) {
+		tp_format(err, (int)errlen,
+			  "another CUPTI is already loaded (%s); a second one would compete with "
+			  "it",
+			  other);
+		return NULL;
+	}
 	/* Then the toolkit this library was built against: its record layouts
 	 * are the ones collector/gpu.c reads. */
 	const char *const tries[] = { TRACEPROF_CUDA_HOME "/lib64/libcupti.so.13", "libcupti.so.13",

@@ -110,3 +110,20 @@ for f in files:
     assert d["traceprof"]["gpu"]["cupti"] == "active", d["traceprof"]["gpu"]
 print("ok: scheduled windows pair their own launches")
 PY
+
+# Another CUDA major's CUPTI already in the process (the stand-in built as
+# libcupti.so.12): traceprof does not load a second one; one warning, host
+# events only, the program unchanged.
+out=$(TRACEPROF_FOLDER=out-other LD_PRELOAD="$TP_PRELOAD:$SI/cupti12/libcupti.so.12" \
+	"$prog" launch 5 2>err-other.txt) || die "other CUPTI: the program failed: $(cat err-other.txt)"
+[ "$out" = "cuInit=0 get=0 launches=5 failed=0" ] || die "other CUPTI: output changed: $out"
+[ "$(grep -c '^traceprof:' err-other.txt)" = 1 ] && grep -q 'another CUPTI is already loaded (.*libcupti.so.12)' err-other.txt ||
+	die "other CUPTI: want one warning naming it, got: $(cat err-other.txt)"
+"$PYTHON" - <<'PY'
+import glob, json
+d = json.load(open(glob.glob("out-other/*.json")[0]))
+assert d["traceprof"]["gpu"]["cupti"].startswith("unavailable: another CUPTI"), d["traceprof"]["gpu"]
+assert not [e for e in d["traceEvents"] if e.get("cat") == "kernel"]
+assert [e for e in d["traceEvents"] if e.get("name") == "cuLaunchKernel"]
+print("ok: another CUPTI loaded: host-only")
+PY
