@@ -187,16 +187,21 @@ static void give_up(const char *why)
 	atomic_store_explicit(&state, ST_FAILED, memory_order_release);
 }
 
+struct loaded_cupti {
+	char path[300];
+};
+
 /* dl_iterate_phdr callback: the path of a loaded libcupti.so*, if any. */
 static int find_cupti(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
+	struct loaded_cupti *found = data;
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	const char *base = strrchr(name, '/');
 	base = base ? base + 1 : name;
 	if (strncmp(base, "libcupti.so", 11))
 		return 0;
-	tp_format(data, 300, "%s", name);
+	tp_format(found->path, sizeof(found->path), "%s", name);
 	return 1;
 }
 
@@ -216,12 +221,12 @@ static void *open_cupti(char *err, size_t errlen)
 	/* Another CUPTI (another CUDA major's, e.g. a PyTorch built for CUDA
 	 * 12): loading ours next to it could break the program's own
 	 * profiling, so stay host-only. */
-	char other[300] = "";
-	if (dl_iterate_phdr(find_cupti, other) && other[0]) {
+	struct loaded_cupti other = { "" };
+	if (dl_iterate_phdr(find_cupti, &other) && other.path[0]) {
 		tp_format(err, (int)errlen,
 			  "another CUPTI is already loaded (%s); a second one would compete with "
 			  "it",
-			  other);
+			  other.path);
 		return NULL;
 	}
 	/* Then the toolkit this library was built against: its record layouts
