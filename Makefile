@@ -156,15 +156,11 @@ $(STANDIN_DIR)/libcudart.so.13: test/standin/fake_cudart.c
 	ln -sf libcudart.so.13 $(STANDIN_DIR)/libcudart.so
 
 # With the toolkit's CUPTI headers: the stand-in writes their record layouts.
-$(STANDIN_DIR)/libcupti.so.13: test/standin/fake_cupti.c
+# Built twice: as our major's libcupti, and as another major's (cupti12/),
+# which a program may have loaded already.  The soname is the file's name.
+$(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12: test/standin/fake_cupti.c
 	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,libcupti.so.13 \
-	    -lpthread
-
-# The same stand-in as another CUDA major's CUPTI, already loaded by the program.
-$(STANDIN_DIR)/cupti12/libcupti.so.12: test/standin/fake_cupti.c
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,libcupti.so.12 \
+	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,$(notdir $@) \
 	    -lpthread
 
 $(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1

@@ -57,8 +57,8 @@
  *
  * Build: make build/bench/bench_compress (links build/libtpcore.a). */
 #include <dlfcn.h>
-#include <stdint.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
