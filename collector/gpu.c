@@ -17,6 +17,7 @@
 #endif
 
 int tp_gpu_flows_on;
+uint64_t tp_gpu_flows_until = UINT64_MAX;
 
 /* ---- a small open-addressing map: uint64 key (0 = empty) -> two values -- */
 

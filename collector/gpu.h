@@ -37,6 +37,10 @@ static inline uint64_t tp_gpu_ext_id(int64_t tid, uint64_t start_ticks)
 /* Set (once, before the first window is written) when CUPTI is active, so
  * that convert.c notes API records for flows; 0 costs nothing. */
 extern int tp_gpu_flows_on;
+/* API records that start at or after this time (clock ticks) get no
+ * number: CUPTI went to another client then (preload/cupti.c).  Written by
+ * the flush thread before it drains the rings; UINT64_MAX until then. */
+extern uint64_t tp_gpu_flows_until;
 
 /* What one device looks like, as Kineto's deviceProperties lists it. */
 struct tp_gpu_device {

@@ -20,9 +20,8 @@
 #include <string.h>
 
 #include "preload/cuda_pack.h"
+#include "preload/cupti_hook.h"
 #include "preload/export.h"
-
-typedef void *(*dlsym_fn)(void *, const char *);
 
 void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 
@@ -30,7 +29,6 @@ void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
  * writer stores the same value). */
 void *_Atomic tp_cuda_real_dlsym;
 
-void *tp_cuda_dlsym_resolve(void);
 int tp_cuda_dlsym_hidden(const char *name);
 void *tp_cuda_dlsym_handle(void *handle, const char *name);
 
@@ -55,10 +53,10 @@ void *tp_cuda_dlsym_resolve(void)
 	return p;
 }
 
-static inline dlsym_fn real_dlsym(void)
+static inline tp_dlsym_fn real_dlsym(void)
 {
 	void *p = atomic_load_explicit(&tp_cuda_real_dlsym, memory_order_relaxed);
-	return (dlsym_fn)(p ? p : tp_cuda_dlsym_resolve());
+	return (tp_dlsym_fn)(p ? p : tp_cuda_dlsym_resolve());
 }
 
 static int is_cuda_name(const char *name)
@@ -82,7 +80,7 @@ void *tp_cuda_resolve(uint32_t id)
 {
 	if (id >= TP_CUDA_NFUNCS)
 		return NULL;
-	dlsym_fn dl = real_dlsym();
+	tp_dlsym_fn dl = real_dlsym();
 	if (!dl)
 		return NULL;
 	const char *name = tp_cuda_fns[id].name;
@@ -109,21 +107,25 @@ int tp_cuda_dlsym_hidden(const char *name)
 	if (!is_cuda_name(name))
 		return 0;
 	int id = tp_cuda_find(name);
-	return id >= 0 && !tp_cuda_real((uint32_t)id);
+	if (id < 0)
+		return tp_cupti_hook_hidden(name);
+	return !tp_cuda_real((uint32_t)id);
 }
 
 /* A lookup on an explicit handle: the real answer, or the wrapper of the
  * same function when the answer is that function's real address. */
 void *tp_cuda_dlsym_handle(void *handle, const char *name)
 {
-	dlsym_fn dl = real_dlsym();
+	tp_dlsym_fn dl = real_dlsym();
 	if (!dl)
 		return NULL;
 	void *p = dl(handle, name);
 	if (!p || !is_cuda_name(name))
 		return p;
 	int id = tp_cuda_find(name);
-	if (id < 0 || p == tp_cuda_wrappers[id])
+	if (id < 0)
+		return tp_cupti_hook_for(name, p);
+	if (p == tp_cuda_wrappers[id])
 		return p;
 	/* A different address than the one already known is a second copy of
 	 * the library (say, a bundled libcudart): left unwrapped, since a
@@ -197,7 +199,7 @@ TP_EXPORT void *dlsym(void *handle, const char *name)
 		return tp_cuda_dlsym_handle(handle, name);
 	if (handle == RTLD_DEFAULT && tp_cuda_dlsym_hidden(name))
 		return NULL;
-	dlsym_fn dl = real_dlsym();
+	tp_dlsym_fn dl = real_dlsym();
 	return dl ? dl(handle, name) : NULL;
 }
 #endif

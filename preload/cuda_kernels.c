@@ -171,9 +171,7 @@ static struct slot *get(const void *key)
 static char *demangle(const char *name)
 {
 	if (!F.demangle_looked) {
-		typedef void *(*dlsym_fn)(void *, const char *);
-		void *tp_cuda_dlsym_resolve(void);
-		dlsym_fn dl = (dlsym_fn)tp_cuda_dlsym_resolve();
+		tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
 		F.demangle_looked = 1;
 		if (dl)
 			*(void **)&F.demangle = dl(RTLD_DEFAULT, "__cxa_demangle");

@@ -88,6 +88,11 @@ extern void *const tp_cuda_wrappers[TP_CUDA_NFUNCS + 1];
  * and cuGetProcAddress hooks when they first see a real address. */
 extern void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 
+/* libc's dlsym, never our hook (preload/cuda_dlsym.c, which hands out our
+ * wrappers): found once by version.  NULL if not found. */
+typedef void *(*tp_dlsym_fn)(void *, const char *);
+void *tp_cuda_dlsym_resolve(void);
+
 /* Slow path of tp_cuda_real(): looks the function up after traceprof
  * (RTLD_NEXT), then in libcuda.so.1 if it is loaded.  Never returns a
  * traceprof wrapper.  NULL when not found. */

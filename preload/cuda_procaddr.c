@@ -16,8 +16,6 @@
 
 #include "preload/cuda_pack.h"
 
-typedef void *(*dlsym_fn)(void *, const char *);
-void *tp_cuda_dlsym_resolve(void);
 
 /* The library that holds the real cuGetProcAddress, as a dlopen handle, and
  * the address it was found for.  Written on first use (racing writers store
@@ -46,7 +44,7 @@ static void *variant_address(void *ctx, uint32_t id)
 	void *p = atomic_load_explicit(&tp_cuda_reals[id], memory_order_relaxed);
 	if (p || !ctx)
 		return p;
-	dlsym_fn dl = (dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
 	p = dl ? dl(ctx, tp_cuda_fns[id].name) : NULL;
 	if (!p || p == tp_cuda_wrappers[id])
 		return NULL;

@@ -10,7 +10,11 @@
  *     queries device properties through the real driver.
  *   - An atexit handler, registered after libcupti was loaded and so run
  *     before libcupti's own exit handlers, flushes CUPTI one last time and
- *     copies the records out of its buffers; after it nothing calls CUPTI. */
+ *     copies the records out of its buffers; after it nothing calls CUPTI.
+ *   - Another CUPTI client (torch.profiler, ...) registering its buffer
+ *     callbacks, on its own thread (tp_cupti_client_register, through
+ *     preload/cupti_hook.c): traceprof gives CUPTI up to it, or never loads
+ *     it if that client came first. */
 #include "preload/cupti.h"
 
 #include <cuda.h>
@@ -27,6 +31,8 @@
 #include "collector/flush.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "preload/cuda_pack.h"
+#include "preload/cupti_hook.h"
 #include "preload/init.h"
 
 _Atomic int tp_cupti_corr_on;
@@ -41,6 +47,8 @@ enum state {
 	ST_ACTIVE = 2,	/* recording GPU activity */
 	ST_FAILED = 3,	/* host-only mode; the warning was given */
 	ST_STOPPED = 4, /* process exit: records copied out, CUPTI untouched */
+	ST_YIELDING = 5, /* another client registers: giving CUPTI up */
+	ST_YIELDED = 6,	 /* CUPTI belongs to another client; our buffers parsed */
 };
 
 struct buf {
@@ -81,6 +89,16 @@ static _Atomic int state;
 static int mode = TP_CUPTI_OFF;
 static uint32_t version;
 static char status[200] = "off";
+
+/* Serializes our registration (load()) with another client's, so that
+ * exactly one of "it came first" and "it came after us" holds. */
+static pthread_mutex_t client_mu = PTHREAD_MUTEX_INITIALIZER;
+static int other_client; /* under client_mu: another client registered */
+/* The footer's text after a yield: written once, before `yielded` is set
+ * (release; the footer's acquire load pairs with it). */
+static char yield_status[200];
+static _Atomic int yielded;
+static _Atomic uint64_t yield_ticks; /* when, on the records' clock */
 
 static _Atomic(struct buf *) done;   /* completed buffers, newest first */
 static _Atomic(struct flat *) flats; /* records copied at exit */
@@ -243,9 +261,18 @@ static void *open_cupti(char *err, size_t errlen)
 	return NULL;
 }
 
+/* A lookup with libc's dlsym, never our hook (preload/cuda_dlsym.c), which
+ * would hand out our wrappers of the driver and our interposed
+ * cuptiActivityRegisterCallbacks. */
+static void *real_sym(void *h, const char *name)
+{
+	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	return dl ? dl(h, name) : NULL;
+}
+
 #define RESOLVE(field, sym, required)                                                   \
 	do {                                                                            \
-		C.field = (__typeof__(C.field))dlsym(C.h, #sym);                        \
+		C.field = (__typeof__(C.field))real_sym(C.h, #sym);                     \
 		if (!C.field && (required)) {                                           \
 			tp_format(err, sizeof(err), "libcupti lacks %s", #sym);         \
 			give_up(err);                                           \
@@ -256,7 +283,7 @@ static void *open_cupti(char *err, size_t errlen)
 static void at_exit(void);
 static void after_fork_child(void);
 
-static void load(void)
+static void load_locked(void)
 {
 	char err[300];
 	CUptiResult r;
@@ -316,6 +343,67 @@ static void load(void)
 	/* Release pairs with the acquire loads of the flush thread. */
 	atomic_store_explicit(&state, ST_ACTIVE, memory_order_release);
 	tp_debug("CUPTI %u: GPU activity tracing on", version);
+}
+
+static void load(void)
+{
+	pthread_mutex_lock(&client_mu);
+	if (other_client)
+		give_up("another CUPTI client, such as torch.profiler, registered its activity "
+			"callbacks first and keeps CUPTI");
+	else
+		load_locked();
+	pthread_mutex_unlock(&client_mu);
+}
+
+/* Gives CUPTI up to another client that is about to register (client_mu
+ * held, state ST_YIELDING): our partly filled buffers come back to our own
+ * callbacks while they are still the registered ones, our kinds go off (the
+ * client enables what it wants), and no call pushes our ids any more.  A
+ * call that read tp_cupti_corr_on just before may still push one id into the
+ * client's records. */
+static void yield(void)
+{
+	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+	tp_control_set_full(TP_FULL_CUPTI, 0);
+	C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	for (int i = nenabled; i-- > 0;)
+		C.Disable(kinds[i]);
+	nenabled = 0;
+	unsigned long long step = (unsigned long long)tp_control_current_step();
+	tp_format(yield_status, sizeof(yield_status),
+		  "yielded at step %llu: another CUPTI client registered its activity callbacks",
+		  step);
+	atomic_store_explicit(&yield_ticks, tp_clock_now(), memory_order_relaxed);
+	/* Release pairs with the acquire loads of the footer and of
+	 * cupti_pass(): the text and the time before the flag. */
+	atomic_store_explicit(&yielded, 1, memory_order_release);
+	/* Release pairs with the flush thread's acquire loads: it parses what
+	 * the flush above handed over, and calls CUPTI no more. */
+	atomic_store_explicit(&state, ST_YIELDED, memory_order_release);
+	tp_warn("another CUPTI client (torch.profiler?) took the GPU activity records at step "
+		"%llu; traceprof leaves CUPTI to it and records host-side CUDA calls only from "
+		"here on",
+		step);
+}
+
+CUptiResult tp_cupti_client_register(tp_cupti_register_fn real, CUpti_BuffersCallbackRequestFunc req,
+				     CUpti_BuffersCallbackCompleteFunc complete)
+{
+	/* NULL callbacks: CUPTI refuses them and changes nothing. */
+	if (!req || !complete)
+		return real(req, complete);
+	int saved = errno;
+	pthread_mutex_lock(&client_mu);
+	other_client = 1;
+	int expect = ST_ACTIVE;
+	if (atomic_compare_exchange_strong_explicit(&state, &expect, ST_YIELDING,
+						    memory_order_acq_rel, memory_order_relaxed))
+		yield();
+	errno = saved;
+	CUptiResult r = real(req, complete);
+	pthread_mutex_unlock(&client_mu);
+	return r;
 }
 
 void tp_cupti_on_cuinit(int result)
@@ -410,10 +498,16 @@ static void flatten(struct buf *b)
 
 static void at_exit(void)
 {
+	/* After a yield, CUPTI is another client's: only our buffers are
+	 * copied out. */
 	int expect = ST_ACTIVE;
 	if (!atomic_compare_exchange_strong_explicit(&state, &expect, ST_STOPPED,
-						     memory_order_acq_rel, memory_order_relaxed))
+						     memory_order_acq_rel, memory_order_relaxed) &&
+	    (expect != ST_YIELDED ||
+	     !atomic_compare_exchange_strong_explicit(&state, &expect, ST_STOPPED,
+						      memory_order_acq_rel, memory_order_relaxed)))
 		return;
+	int ours = expect == ST_ACTIVE;
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
 	tp_control_set_full(TP_FULL_CUPTI, 0);
 	/* Wait (bounded: a pass parses at most a few buffers) until the flush
@@ -421,10 +515,12 @@ static void at_exit(void)
 	struct timespec ms = { 0, 1000000 };
 	for (int i = 0; i < 2000 && atomic_load_explicit(&flush_parsing, memory_order_acquire); i++)
 		nanosleep(&ms, NULL);
-	C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	for (int i = nenabled; i-- > 0;)
-		C.Disable(kinds[i]);
-	nenabled = 0;
+	if (ours) {
+		C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		for (int i = nenabled; i-- > 0;)
+			C.Disable(kinds[i]);
+		nenabled = 0;
+	}
 	/* Pairs with the release CAS in buffer_completed(). */
 	struct buf *b = atomic_exchange_explicit(&done, NULL, memory_order_acquire);
 	struct buf *rev = NULL;
@@ -507,8 +603,9 @@ static void collect(int flush)
 	atomic_store_explicit(&flush_parsing, 1, memory_order_seq_cst);
 	/* Seq-cst against the exit handler's state change: either it sees
 	 * flush_parsing set and waits, or we see ST_STOPPED and stay out. */
-	if (atomic_load_explicit(&state, memory_order_seq_cst) == ST_ACTIVE) {
-		if (flush)
+	int st = atomic_load_explicit(&state, memory_order_seq_cst);
+	if (st == ST_ACTIVE || st == ST_YIELDED) {
+		if (flush && st == ST_ACTIVE)
 			C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		parse_done();
 	}
@@ -516,12 +613,22 @@ static void collect(int flush)
 	parse_flats();
 }
 
+/* Whether the flush thread has GPU records to parse: CUPTI records for us,
+ * or did until exit or another client took it. */
+static int has_records(int st)
+{
+	return st == ST_ACTIVE || st == ST_STOPPED || st == ST_YIELDED;
+}
+
 static void cupti_pass(uint64_t now_ns)
 {
 	int st = atomic_load_explicit(&state, memory_order_acquire);
-	if (st != ST_ACTIVE && st != ST_STOPPED)
+	if (!has_records(st))
 		return;
 	tp_gpu_flows_on = 1;
+	/* Calls after a yield pushed no id: no number for them. */
+	if (atomic_load_explicit(&yielded, memory_order_acquire))
+		tp_gpu_flows_until = atomic_load_explicit(&yield_ticks, memory_order_relaxed);
 	/* Completed buffers only; CUPTI fills one before handing it over, and a
 	 * window forces the rest out when it closes. */
 	if (st == ST_ACTIVE && now_ns - last_flush_ns > 500000000ull) {
@@ -538,8 +645,7 @@ static void cupti_pass(uint64_t now_ns)
 static void cupti_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
 				int64_t pid)
 {
-	int st = atomic_load_explicit(&state, memory_order_acquire);
-	if (st != ST_ACTIVE && st != ST_STOPPED)
+	if (!has_records(atomic_load_explicit(&state, memory_order_acquire)))
 		return;
 	collect(1);
 	tp_gpu_window_events(out, first_ns, last_ns, pid);
@@ -548,7 +654,7 @@ static void cupti_window_events(struct tp_trace *out, uint64_t first_ns, uint64_
 static void cupti_footer(struct tp_json *j)
 {
 	tp_json_lit(j, ",\"gpu\":{\"cupti\":");
-	tp_json_str(j, status);
+	tp_json_str(j, atomic_load_explicit(&yielded, memory_order_acquire) ? yield_status : status);
 	if (version) {
 		tp_json_lit(j, ",\"cupti_version\":");
 		tp_json_u64(j, version);
@@ -560,20 +666,6 @@ static void cupti_footer(struct tp_json *j)
 	tp_json_lit(j, ",\"gpu_events_lost\":");
 	tp_json_u64(j, tp_gpu_lost());
 	tp_json_char(j, '}');
-}
-
-/* The real driver, never our wrappers: dlsym itself may be interposed, so
- * the next one (libc's) is looked up by version. */
-static void *real_sym(void *h, const char *name)
-{
-	typedef void *(*dlsym_fn)(void *, const char *);
-	static dlsym_fn real;
-	if (!real) {
-		const char *const vers[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17" };
-		for (size_t i = 0; i < 3 && !real; i++)
-			real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", vers[i]);
-	}
-	return real ? real(h, name) : NULL;
 }
 
 static void query_devices(void)

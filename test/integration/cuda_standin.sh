@@ -90,7 +90,8 @@ PY
 # The dlsym hook keeps the caller: dlsym(RTLD_NEXT) from libl1 must find
 # libl2's probe (the object after the caller), not libl1's own (the object
 # after traceprof); and dlsym(RTLD_DEFAULT, "cuInit") stays NULL when no
-# driver is loaded, even though traceprof exports a cuInit wrapper.
+# driver is loaded, even though traceprof exports a cuInit wrapper, as does
+# cuptiActivityRegisterCallbacks when no libcupti is loaded.
 cat >l1.c <<'C'
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -109,7 +110,8 @@ cat >next.c <<'C'
 int probe_next(void);
 int main(void)
 {
-	printf("next=%d cuInit=%s\n", probe_next(), dlsym(RTLD_DEFAULT, "cuInit") ? "found" : "null");
+	printf("next=%d cuInit=%s cupti=%s\n", probe_next(), dlsym(RTLD_DEFAULT, "cuInit") ? "found" : "null",
+	       dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks") ? "found" : "null");
 	return 0;
 }
 C
@@ -117,6 +119,6 @@ cc -shared -fPIC -o libl1.so l1.c -ldl && cc -shared -fPIC -o libl2.so l2.c &&
 	cc -o next next.c -L. -Wl,--no-as-needed -ll1 -ll2 -ldl -Wl,-rpath,"$TP_TMP" || die "cannot build the RTLD_NEXT probe"
 LD_LIBRARY_PATH= ./next >next_plain.out
 LD_LIBRARY_PATH= TRACEPROF_FOLDER="$TP_TMP/t3" traced ./next >next_traced.out
-grep -qx 'next=2 cuInit=null' next_plain.out || die "probe baseline: $(cat next_plain.out)"
+grep -qx 'next=2 cuInit=null cupti=null' next_plain.out || die "probe baseline: $(cat next_plain.out)"
 diff next_plain.out next_traced.out || die "dlsym(RTLD_NEXT/RTLD_DEFAULT) changed under traceprof"
 echo "dlsym keeps the caller"

@@ -127,3 +127,54 @@ assert not [e for e in d["traceEvents"] if e.get("cat") == "kernel"]
 assert [e for e in d["traceEvents"] if e.get("name") == "cuLaunchKernel"]
 print("ok: another CUPTI loaded: host-only")
 PY
+
+# A second CUPTI client, as torch.profiler (prog_cuda_calls "profiler": it
+# registers its own buffer callbacks, enables kernels and external
+# correlation, and pushes its own ids 500.. around 3 launches after 5 plain
+# ones).  Whoever registers first keeps CUPTI: registered before cuInit
+# (early), traceprof never takes it; registered later, traceprof hands its
+# records over first and stops pushing ids.  Either way the client receives
+# exactly what it receives without traceprof, and traceprof says so once.
+# The client finds cuptiActivityRegisterCallbacks by name (default: as a
+# program linked with libcupti binds it) or on a handle of a libcupti it
+# loaded itself, RTLD_LOCAL (handle: as XLA does; not preloaded then).
+for when in early late; do
+	for lookup in default handle; do
+		tag=client-$when-$lookup
+		pre="$TP_PRELOAD"
+		[ "$lookup" = default ] && pre="$TP_PRELOAD:$SI/libcupti.so.13"
+		plain=$("$prog" profiler $when $lookup 5 3) || die "$tag: the program failed without traceprof: $plain"
+		[ "$plain" = "cuInit=0 get=0 launches=8 failed=0 client: kernels=3 ext=500,501,502 foreign=0 failed=0" ] ||
+			die "$tag: the stand-ins said: $plain"
+		out=$(TRACEPROF_FOLDER=out-$tag LD_PRELOAD="$pre" "$prog" profiler $when $lookup 5 3 2>err-$tag.txt) ||
+			die "$tag: the program failed: $(cat err-$tag.txt)"
+		[ "$out" = "$plain" ] || die "$tag: the client's records changed under traceprof: $out"
+		[ "$(grep -c '^traceprof:' err-$tag.txt)" = 1 ] && grep -q 'another CUPTI client' err-$tag.txt ||
+			die "$tag: want one message about the other client, got: $(cat err-$tag.txt)"
+		check_trace out-$tag/*.json >/dev/null || die "$tag: trace check failed"
+	done
+done
+"$PYTHON" - <<'PY'
+import glob, json
+for lookup in ("default", "handle"):
+    # Registered first: traceprof never loads CUPTI; host events only.
+    d = json.load(open(glob.glob(f"out-client-early-{lookup}/*.json")[0]))
+    gpu, ev = d["traceprof"]["gpu"], d["traceEvents"]
+    assert gpu["cupti"].startswith("unavailable: another CUPTI client"), gpu
+    launches = [e for e in ev if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel"]
+    assert len(launches) == 8 and not [e for e in ev if e.get("cat") == "kernel"], lookup
+    assert not [e for e in ev if "correlation" in e.get("args", {})], lookup
+    # Registered later: the 5 kernels of the launches before it are ours,
+    # paired with them; the 3 launches after it have no number.
+    d = json.load(open(glob.glob(f"out-client-late-{lookup}/*.json")[0]))
+    gpu, ev = d["traceprof"]["gpu"], d["traceEvents"]
+    assert gpu["cupti"].startswith("yielded at step 0: another CUPTI client"), gpu
+    launches = sorted((e for e in ev if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel"),
+                      key=lambda e: e["ts"])
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    assert len(launches) == 8 and len(kernels) == 5, (lookup, len(launches), len(kernels))
+    numbered = [e["args"].get("correlation") for e in launches]
+    assert None not in numbered[:5] and numbered[5:] == [None] * 3, numbered
+    assert sorted(k["args"]["correlation"] for k in kernels) == sorted(numbered[:5])
+print("ok: a second CUPTI client keeps its records; traceprof yields or stays out")
+PY

@@ -9,7 +9,11 @@
  * accident), and on the next flush delivers, as CUPTI does, an
  * EXTERNAL_CORRELATION record (that id -> the pushed external id) and a
  * CONCURRENT_KERNEL record named "standin_kernel" on device 0, stream 7,
- * starting 1 us after the push on the registered timestamp clock.
+ * starting 1 us after the push on the registered timestamp clock.  Records
+ * go to the buffer callbacks registered when they are flushed, and are made
+ * only while both kinds are enabled: a second client (a test program acting
+ * as torch.profiler) gets its own pushes' records once it has registered and
+ * enabled them.
  *
  * Built as build/standin/libcupti.so.13 with that soname; a test preloads it
  * so that traceprof finds it already loaded, as in a PyTorch process. */
@@ -24,6 +28,7 @@
 enum { MAX_PENDING = 4096 };
 
 struct pending {
+	CUpti_ExternalCorrelationKind kind;
 	uint64_t ext;
 	uint32_t corr;
 	uint64_t start;
@@ -109,7 +114,7 @@ SI CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCor
 	depth++;
 	pthread_mutex_lock(&mu);
 	if (enabled_kernels && enabled_ext && npend < MAX_PENDING)
-		pend[npend++] = (struct pending){ id, next_corr++, now_ns() + 1000 };
+		pend[npend++] = (struct pending){ kind, id, next_corr++, now_ns() + 1000 };
 	pthread_mutex_unlock(&mu);
 	return CUPTI_SUCCESS;
 }
@@ -159,7 +164,7 @@ SI CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 			CUpti_ActivityExternalCorrelation x;
 			memset(&x, 0, sizeof(x));
 			x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-			x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+			x.externalKind = pend[i].kind;
 			x.externalId = pend[i].ext;
 			x.correlationId = pend[i].corr;
 			memcpy(buf + used, &x, sizeof(x));
