@@ -128,6 +128,15 @@ static int nenabled;
 
 static uint64_t CUPTIAPI timestamp(void)
 {
+	/* After a yield the records are another client's: CUPTI's own clock,
+	 * CLOCK_REALTIME, which that client expects unless it registered a
+	 * callback of its own (that replaces this one).  Relaxed: the flag is
+	 * set before the client's registration goes through. */
+	if (atomic_load_explicit(&yielded, memory_order_relaxed)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
 	/* The clock host events are converted to (common/clock.h). */
 	return tp_clock_monotonic_ns();
 }

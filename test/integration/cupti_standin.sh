@@ -134,7 +134,8 @@ PY
 # ones).  Whoever registers first keeps CUPTI: registered before cuInit
 # (early), traceprof never takes it; registered later, traceprof hands its
 # records over first and stops pushing ids.  Either way the client receives
-# exactly what it receives without traceprof, and traceprof says so once.
+# exactly what it receives without traceprof (its kernels on CUPTI's own
+# clock, not the one traceprof gave CUPTI), and traceprof says so once.
 # The client finds cuptiActivityRegisterCallbacks by name (default: as a
 # program linked with libcupti binds it) or on a handle of a libcupti it
 # loaded itself, RTLD_LOCAL (handle: as XLA does; not preloaded then).
@@ -144,7 +145,7 @@ for when in early late; do
 		pre="$TP_PRELOAD"
 		[ "$lookup" = default ] && pre="$TP_PRELOAD:$SI/libcupti.so.13"
 		plain=$("$prog" profiler $when $lookup 5 3) || die "$tag: the program failed without traceprof: $plain"
-		[ "$plain" = "cuInit=0 get=0 launches=8 failed=0 client: kernels=3 ext=500,501,502 foreign=0 failed=0" ] ||
+		[ "$plain" = "cuInit=0 get=0 launches=8 failed=0 client: kernels=3 ext=500,501,502 off_clock=0 foreign=0 failed=0" ] ||
 			die "$tag: the stand-ins said: $plain"
 		out=$(TRACEPROF_FOLDER=out-$tag LD_PRELOAD="$pre" "$prog" profiler $when $lookup 5 3 2>err-$tag.txt) ||
 			die "$tag: the program failed: $(cat err-$tag.txt)"

@@ -18,7 +18,8 @@
  *                                 program linked with libcupti binds them) or
  *                                 on a handle of libcupti.so.13 (handle, as
  *                                 XLA does); it prints what its callbacks
- *                                 received.
+ *                                 received, and how many of its kernels are
+ *                                 not on CUPTI's default clock (realtime).
  * Prints what the calls returned; the output must be the same with and
  * without the library. */
 #include <cupti.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The symbol sym of library lib (dlopen + dlsym, as the runtime and PyTorch
@@ -53,6 +55,7 @@ static struct {
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
 	uint8_t *bufs[64];	/* handed out by p_request, not yet completed */
 	int kernels, foreign, failed;
+	int off_clock; /* kernels not on CUPTI's default clock, CLOCK_REALTIME */
 	char ext[1024];
 	size_t extlen;
 } P;
@@ -84,8 +87,14 @@ static void CUPTIAPI p_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, si
 	}
 	CUpti_Activity *r = NULL;
 	while (P.next(buf, valid, &r) == CUPTI_SUCCESS) {
-		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			P.kernels++;
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+			int64_t start = (int64_t)((CUpti_ActivityKernel10 *)r)->start;
+			P.off_clock += start < now - 60000000000ll || start > now + 60000000000ll;
+		}
 		if (r->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
 		    P.extlen + 24 < sizeof(P.ext))
 			P.extlen += (size_t)snprintf(
@@ -143,9 +152,9 @@ static int profiler(const char *when, const char *lookup, int n, int m)
 		P.failed += P.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL) != CUPTI_SUCCESS;
 	}
 	P.failed += P.flush(0) != CUPTI_SUCCESS;
-	printf("cuInit=%d get=%d launches=%d failed=%d client: kernels=%d ext=%s foreign=%d "
-	       "failed=%d\n",
-	       r, g, n + m, bad, P.kernels, P.ext, P.foreign, P.failed);
+	printf("cuInit=%d get=%d launches=%d failed=%d client: kernels=%d ext=%s off_clock=%d "
+	       "foreign=%d failed=%d\n",
+	       r, g, n + m, bad, P.kernels, P.ext, P.off_clock, P.foreign, P.failed);
 	return 0;
 }
 
