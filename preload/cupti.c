@@ -556,6 +556,7 @@ static void after_fork_child(void)
 	atomic_store_explicit(&state, ST_FAILED, memory_order_relaxed);
 	atomic_store_explicit(&done, NULL, memory_order_relaxed);
 	atomic_store_explicit(&flats, NULL, memory_order_relaxed);
+	atomic_store_explicit(&yielded, 0, memory_order_relaxed);
 	tp_gpu_reset();
 	tp_format(status, sizeof(status), "off in forked child");
 }
@@ -660,10 +661,22 @@ static void cupti_window_events(struct tp_trace *out, uint64_t first_ns, uint64_
 	tp_gpu_window_events(out, first_ns, last_ns, pid);
 }
 
+/* The footer's status text.  `status` is written only while loading (state
+ * ST_LOADING), before the release store of the state that ends it, so it is
+ * read only after an acquire load has seen another state. */
+static const char *status_text(void)
+{
+	if (atomic_load_explicit(&yielded, memory_order_acquire))
+		return yield_status;
+	if (atomic_load_explicit(&state, memory_order_acquire) == ST_LOADING)
+		return "loading";
+	return status;
+}
+
 static void cupti_footer(struct tp_json *j)
 {
 	tp_json_lit(j, ",\"gpu\":{\"cupti\":");
-	tp_json_str(j, atomic_load_explicit(&yielded, memory_order_acquire) ? yield_status : status);
+	tp_json_str(j, status_text());
 	if (version) {
 		tp_json_lit(j, ",\"cupti_version\":");
 		tp_json_u64(j, version);
