@@ -46,7 +46,7 @@ PROG_BINS := $(PROG_SRCS:test/programs/%.c=$(BUILD)/test/prog_%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all check check-unit check-integration bench demo install uninstall clean \
+.PHONY: all check check-unit check-integration bench bench-gpu demo install uninstall clean \
         check-asan check-tsan
 
 all: $(LIB) $(BUILD)/traceprof
@@ -107,6 +107,11 @@ check-unit: $(UNIT_BINS)
 
 bench: all $(BENCH_BINS) $(PROG_BINS)
 	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) bench/run
+
+# The real-GPU launch benchmark (bench/gpu): prints SKIP with the reason on
+# a machine without an NVIDIA GPU.
+bench-gpu: all
+	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) bench/gpu
 
 demo: all $(PROG_BINS)
 	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) scripts/demo

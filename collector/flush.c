@@ -71,6 +71,9 @@ static struct {
 	int nwin;
 	uint64_t next_window_id;
 	uint64_t pass;
+	/* Whole passes the thread has run: release store at the end of each,
+	 * acquire load in tp_flush_sync(). */
+	_Atomic uint64_t passes_done;
 	uint64_t last_recal_ns;
 	uint64_t late_total, filtered_total;
 	int64_t pid;
@@ -585,6 +588,8 @@ static void run_pass(void)
 	finalize_windows(0);
 	tp_threads_reap(thread_in_use, NULL);
 	log_control_warnings();
+	/* Pairs with the acquire load in tp_flush_sync(). */
+	atomic_fetch_add_explicit(&F.passes_done, 1, memory_order_release);
 }
 
 /* The final save: the exit transition of torch's table. */
@@ -746,6 +751,33 @@ static void stop_thread(void)
 	    !atomic_load_explicit(&F.signal_finish, memory_order_acquire))
 		pthread_join(F.thread, NULL);
 	F.running = 0;
+}
+
+void tp_flush_sync(int timeout_ms)
+{
+	if (!F.running || pthread_equal(pthread_self(), F.thread) ||
+	    atomic_load_explicit(&F.finished, memory_order_acquire))
+		return;
+	/* The pass under way may have drained before the caller's last
+	 * records: wait for the end of the one after it. */
+	uint64_t want = atomic_load_explicit(&F.passes_done, memory_order_acquire) + 2;
+	uint64_t one = 1;
+	ssize_t n = write(F.wake_fd, &one, sizeof(one));
+	(void)n;
+	int rewoken = 0;
+	struct timespec ms = { 0, 1000000 };
+	for (int i = 0; i < timeout_ms; i++) {
+		uint64_t done = atomic_load_explicit(&F.passes_done, memory_order_acquire);
+		if (done >= want)
+			return;
+		/* Wake it for the second pass too, rather than wait for its poll
+		 * timeout. */
+		if (!rewoken && done + 1 >= want) {
+			n = write(F.wake_fd, &one, sizeof(one));
+			rewoken = 1;
+		}
+		nanosleep(&ms, NULL);
+	}
 }
 
 void tp_flush_finish(void)

@@ -52,6 +52,13 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
  * writes the files.  Idempotent. */
 void tp_flush_finish(void);
 
+/* Asks the flush thread for one whole pass (drain, convert) and waits for it,
+ * at most timeout_ms.  For an exit handler that runs before the CUDA
+ * runtime's own teardown (preload/init.c): kernel names and other answers
+ * of the driver are looked up while it still gives them.  A no-op on the
+ * flush thread itself and once the final save has begun. */
+void tp_flush_sync(int timeout_ms);
+
 /* Async-signal-safe: asks the flush thread to do tp_flush_finish()'s work
  * and waits up to timeout_ms for it.  Returns 0 when the files are saved. */
 int tp_flush_finish_from_signal(int timeout_ms);

@@ -156,6 +156,15 @@ static struct {
 	struct tp_gpu_device dev[TP_GPU_MAX_DEVICES];
 	int have_dev[TP_GPU_MAX_DEVICES];
 	char *props_json;
+	/* The last API records whose calls pushed our external id, for
+	 * bridge_outer() (a ring; `inner_n` counts every one noted). */
+	struct inner {
+		uint64_t start, end; /* CUPTI's clock */
+		uint64_t ext;
+		uint32_t thread; /* CUPTI's thread id */
+	} inner[64];
+	uint64_t inner_n;
+	uint64_t next_flow; /* the last flow id handed out */
 } G;
 
 struct kname {
@@ -305,6 +314,39 @@ static void note_ctx(uint32_t ctx, uint32_t dev)
 		G.ctx_dev[ctx] = dev + 1;
 }
 
+#ifdef TP_GPU_HAVE_CUPTI
+/* A GPU event carries the CUPTI correlation of the outermost CUDA call that
+ * caused it, and CUPTI maps our external id only to the calls made while it
+ * was pushed.  When that outermost call is one traceprof could not interpose
+ * (a CUDA runtime linked statically into the program, or into cuBLAS and
+ * other NVIDIA libraries), only the driver call nested inside it pushed an
+ * id, under a correlation of its own that no GPU event carries.  So: every
+ * API record with an id is noted with its thread and times, and an API record
+ * without one takes the id of the latest noted record nested inside it on
+ * the same thread.  CUPTI writes an API record when its call returns, so a
+ * nested call's record (and the external-correlation record written just
+ * before it) is parsed before its caller's. */
+static int parse_api(const CUpti_ActivityAPI *r)
+{
+	uint64_t key = (uint64_t)r->correlationId + 1;
+	uint64_t *ext = map_get(&G.corr, key, NULL);
+	if (ext) {
+		struct inner *x = &G.inner[G.inner_n++ % 64];
+		*x = (struct inner){ r->start, r->end, *ext, r->threadId };
+		return 1;
+	}
+	uint64_t n = G.inner_n < 64 ? G.inner_n : 64;
+	for (uint64_t i = 1; i <= n; i++) {
+		const struct inner *x = &G.inner[(G.inner_n - i) % 64];
+		if (x->thread == r->threadId && x->start >= r->start && x->end <= r->end) {
+			map_put(&G.corr, key, x->ext, tp_clock_monotonic_ns());
+			return 1;
+		}
+	}
+	return 0;
+}
+#endif
+
 int tp_gpu_parse_record(const void *record)
 {
 #ifdef TP_GPU_HAVE_CUPTI
@@ -361,6 +403,9 @@ int tp_gpu_parse_record(const void *record)
 		e->sync_type = (uint32_t)s->type;
 		return 1;
 	}
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		return parse_api(record);
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
 		const CUpti_ActivityExternalCorrelation *x = record;
 		if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
@@ -611,9 +656,14 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 		uint64_t corr = in_api ? *api_corr : 0;
 		write_event(out, e, dev, corr);
 		if (in_api) {
+			/* One id per arrow, not the correlation: a graph launch
+			 * causes several kernels, and a viewer binds an id's
+			 * start to one end only.  32 bits: traceprof merge moves
+			 * each input's ids to its own range above them. */
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
-			write_flow(out, 's', corr, pid, tid, *api);
-			write_flow(out, 'f', corr, (int64_t)dev, (int32_t)e->stream, e->start);
+			uint64_t flow = G.next_flow = (G.next_flow & 0xffffffffu) + 1;
+			write_flow(out, 's', flow, pid, tid, *api);
+			write_flow(out, 'f', flow, (int64_t)dev, (int32_t)e->stream, e->start);
 		}
 		if (aux)
 			*aux = 0;

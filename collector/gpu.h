@@ -14,7 +14,9 @@
  * correlation leads to a noted API record in the window gets the same
  * number as its "correlation" and a flow arrow from that API event, as
  * Kineto writes them: Holistic Trace Analysis pairs a launch with its kernel
- * by equal "correlation" args.  CUPTI's own numbers cannot be used: they are
+ * by equal "correlation" args.  When the call that pushed the id ran inside
+ * a CUDA call traceprof could not interpose (a static runtime), CUPTI's API
+ * records bridge the two (parse_api() in gpu.c).  CUPTI's own numbers cannot be used: they are
  * not known yet when the API event is written. */
 #ifndef TP_COLLECTOR_GPU_H
 #define TP_COLLECTOR_GPU_H

@@ -57,17 +57,13 @@ struct buf {
 };
 _Static_assert(sizeof(struct buf) <= BUF_HEADER, "header fits before the data");
 
-/* Records copied out of CUPTI's buffers at exit, one per slot, so that the
- * flush thread parses them without calling CUPTI. */
-#define SLOT 512
-_Static_assert(sizeof(CUpti_ActivityKernel10) <= SLOT && sizeof(CUpti_ActivityMemcpy6) <= SLOT &&
-		       sizeof(CUpti_ActivityMemset4) <= SLOT &&
-		       sizeof(CUpti_ActivitySynchronization2) <= SLOT,
-	       "records fit a slot");
+/* Records copied out of CUPTI's buffers at exit, packed one after another
+ * at 8-byte boundaries (record_size()), so that the flush thread parses them
+ * without calling CUPTI. */
 struct flat {
 	struct flat *next;
-	size_t n;
-	unsigned char slots[][SLOT];
+	size_t len;
+	_Alignas(8) unsigned char data[];
 };
 
 static struct {
@@ -86,6 +82,9 @@ static struct {
 } C;
 
 static _Atomic int state;
+/* Whether our activity kinds are on (written under client_mu; the flush
+ * thread's unlocked relaxed read is only a hint, checked again locked). */
+static _Atomic int kinds_on;
 static int mode = TP_CUPTI_OFF;
 static uint32_t version;
 static char status[200] = "off";
@@ -107,7 +106,14 @@ static _Atomic uint64_t dropped, refused;
 /* Set by the flush thread while it reads CUPTI buffers with
  * cuptiActivityGetNextRecord; the exit handler waits for it to clear. */
 static _Atomic int flush_parsing;
-static int props_done;
+static int props_done; /* flush thread */
+/* Device properties, read on the thread that loaded CUPTI, right after
+ * cuInit (the driver may be gone by the time an exit-time save runs).
+ * Written before devs_ready's release store; the flush thread reads them
+ * after its acquire load. */
+static struct tp_gpu_device devs[TP_GPU_MAX_DEVICES];
+static int devs_ok[TP_GPU_MAX_DEVICES];
+static _Atomic int devs_ready;
 static uint64_t last_flush_ns;
 
 static const CUpti_ActivityKind kinds[] = {
@@ -122,7 +128,41 @@ static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_DRIVER,
 	CUPTI_ACTIVITY_KIND_RUNTIME,
 };
-static int nenabled;
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+static size_t nenabled; /* under client_mu: kinds[0..nenabled) are on */
+
+/* The bytes of a record parse_flats() needs (0: not one of ours), rounded up
+ * to keep the next one aligned. */
+static size_t record_size(const CUpti_Activity *rec)
+{
+	size_t n;
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+		n = sizeof(CUpti_ActivityKernel10);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		n = sizeof(CUpti_ActivityMemcpy6);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		n = sizeof(CUpti_ActivityMemset4);
+		break;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		n = sizeof(CUpti_ActivitySynchronization2);
+		break;
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		n = sizeof(CUpti_ActivityExternalCorrelation);
+		break;
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		/* collector/gpu.c links GPU events through them. */
+		n = sizeof(CUpti_ActivityAPI);
+		break;
+	default:
+		return 0;
+	}
+	return (n + 7) & ~(size_t)7;
+}
 
 /* ---- callbacks ---------------------------------------------------------- */
 
@@ -199,9 +239,9 @@ static void give_up(const char *why)
 {
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
 	tp_control_set_full(TP_FULL_CUPTI, 0);
-	for (int i = nenabled; i-- > 0;)
-		C.Disable(kinds[i]);
-	nenabled = 0;
+	while (nenabled > 0)
+		C.Disable(kinds[--nenabled]);
+	atomic_store_explicit(&kinds_on, 0, memory_order_relaxed);
 	tp_format(status, sizeof(status), "unavailable: %s", why);
 	if (mode == TP_CUPTI_ON)
 		tp_error("TRACEPROF_CUPTI=on: no GPU timeline: %s; recording host-side CUDA calls "
@@ -292,6 +332,57 @@ static void *real_sym(void *h, const char *name)
 static void at_exit(void);
 static void after_fork_child(void);
 
+/* Turns our activity kinds on or off (client_mu held).  Off, CUPTI adds
+ * nothing measurable to the program's CUDA calls (bench/gpu: about 2.6 us a
+ * launch while on, even in steps that record nothing), and the wrappers push
+ * no ids.  Returns 0, or -1 after give_up(). */
+static int set_kinds_locked(int on)
+{
+	if (on) {
+		for (; nenabled < NKINDS; nenabled++) {
+			CUptiResult r = C.Enable(kinds[nenabled]);
+			if (r != CUPTI_SUCCESS) {
+				char err[300];
+				tp_format(err, sizeof(err), "cuptiActivityEnable(%d): %s",
+					  (int)kinds[nenabled], result_str(r));
+				give_up(err);
+				return -1;
+			}
+		}
+		atomic_store_explicit(&tp_cupti_corr_on, 1, memory_order_relaxed);
+		/* Launches and copies then take the path that pushes their ids. */
+		tp_control_set_full(TP_FULL_CUPTI, 1);
+	} else {
+		atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
+		tp_control_set_full(TP_FULL_CUPTI, 0);
+		while (nenabled > 0)
+			C.Disable(kinds[--nenabled]);
+		/* Hands over what was recorded, for the windows still to come. */
+		C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	}
+	atomic_store_explicit(&kinds_on, on, memory_order_relaxed);
+	return 0;
+}
+
+static int wants_gpu(enum tp_action a)
+{
+	return a == TP_ACT_WARMUP || tp_action_records(a);
+}
+
+/* Whether CUPTI should record now: in WARMUP and recording steps, as
+ * torch.profiler does, and also in the step before one (the flush thread
+ * switches the kinds on within TRACEPROF_FLUSH_MS, so that a window without
+ * warm-up still gets its first kernels) and the step after one (kernels
+ * still running when a window's last step ends keep their records). */
+static int gpu_wanted(void)
+{
+	uint64_t s = tp_control_current_step();
+	return wants_gpu(tp_control_action(s)) || wants_gpu(tp_control_action(s + 1)) ||
+	       (s > 0 && wants_gpu(tp_control_action(s - 1)));
+}
+
+static void query_devices(void);
+
 static void load_locked(void)
 {
 	char err[300];
@@ -334,24 +425,19 @@ static void load_locked(void)
 		give_up(err);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if ((r = C.Enable(kinds[i])) != CUPTI_SUCCESS) {
-			tp_format(err, sizeof(err), "cuptiActivityEnable(%d): %s", (int)kinds[i],
-				  result_str(r));
-			give_up(err);
-			return;
-		}
-		nenabled++;
-	}
+	/* Every kind once, so that a CUPTI that refuses one says so now. */
+	if (set_kinds_locked(1) < 0)
+		return;
 	tp_format(status, sizeof(status), "active");
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);
-	atomic_store_explicit(&tp_cupti_corr_on, 1, memory_order_relaxed);
-	/* Launches and copies then take the path that pushes their ids. */
-	tp_control_set_full(TP_FULL_CUPTI, 1);
+	query_devices();
 	/* Release pairs with the acquire loads of the flush thread. */
 	atomic_store_explicit(&state, ST_ACTIVE, memory_order_release);
-	tp_debug("CUPTI %u: GPU activity tracing on", version);
+	if (!gpu_wanted())
+		set_kinds_locked(0);
+	tp_debug("CUPTI %u: loaded; GPU activity recorded in WARMUP and recording steps",
+		 version);
 }
 
 static void load(void)
@@ -376,9 +462,9 @@ static void yield(void)
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
 	tp_control_set_full(TP_FULL_CUPTI, 0);
 	C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	for (int i = nenabled; i-- > 0;)
-		C.Disable(kinds[i]);
-	nenabled = 0;
+	while (nenabled > 0)
+		C.Disable(kinds[--nenabled]);
+	atomic_store_explicit(&kinds_on, 0, memory_order_relaxed);
 	unsigned long long step = (unsigned long long)tp_control_current_step();
 	tp_format(yield_status, sizeof(yield_status),
 		  "yielded at step %llu: another CUPTI client registered its activity callbacks",
@@ -461,37 +547,21 @@ void tp_cupti_pop_slow(void)
 static void flatten(struct buf *b)
 {
 	uint8_t *data = (uint8_t *)b + BUF_HEADER;
-	size_t n = 0;
+	size_t total = 0;
 	CUpti_Activity *rec = NULL;
 	while (C.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS)
-		n++;
-	struct flat *f = malloc(sizeof(*f) + n * SLOT);
+		total += record_size(rec);
+	struct flat *f = malloc(sizeof(*f) + total);
 	if (f) {
-		f->n = 0;
+		f->len = 0;
 		rec = NULL;
-		while (f->n < n && C.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS) {
-			size_t sz = 0;
-			switch (rec->kind) {
-			case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-			case CUPTI_ACTIVITY_KIND_KERNEL:
-				sz = sizeof(CUpti_ActivityKernel10);
-				break;
-			case CUPTI_ACTIVITY_KIND_MEMCPY:
-				sz = sizeof(CUpti_ActivityMemcpy6);
-				break;
-			case CUPTI_ACTIVITY_KIND_MEMSET:
-				sz = sizeof(CUpti_ActivityMemset4);
-				break;
-			case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-				sz = sizeof(CUpti_ActivitySynchronization2);
-				break;
-			case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-				sz = sizeof(CUpti_ActivityExternalCorrelation);
-				break;
-			default:
+		while (C.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS) {
+			size_t sz = record_size(rec);
+			if (!sz || f->len + sz > total)
 				continue;
-			}
-			memcpy(f->slots[f->n++], rec, sz);
+			/* The record's own size may be less than sz (padding). */
+			memcpy(f->data + f->len, rec, sz);
+			f->len += sz;
 		}
 		struct flat *head = atomic_load_explicit(&flats, memory_order_relaxed);
 		do
@@ -517,6 +587,8 @@ static void at_exit(void)
 						      memory_order_acq_rel, memory_order_relaxed)))
 		return;
 	int ours = expect == ST_ACTIVE;
+	/* The flush thread switches kinds under client_mu (cupti_pass()). */
+	pthread_mutex_lock(&client_mu);
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
 	tp_control_set_full(TP_FULL_CUPTI, 0);
 	/* Wait (bounded: a pass parses at most a few buffers) until the flush
@@ -526,10 +598,11 @@ static void at_exit(void)
 		nanosleep(&ms, NULL);
 	if (ours) {
 		C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		for (int i = nenabled; i-- > 0;)
-			C.Disable(kinds[i]);
-		nenabled = 0;
+		while (nenabled > 0)
+			C.Disable(kinds[--nenabled]);
+		atomic_store_explicit(&kinds_on, 0, memory_order_relaxed);
 	}
+	pthread_mutex_unlock(&client_mu);
 	/* Pairs with the release CAS in buffer_completed(). */
 	struct buf *b = atomic_exchange_explicit(&done, NULL, memory_order_acquire);
 	struct buf *rev = NULL;
@@ -599,8 +672,11 @@ static void parse_flats(void)
 	}
 	for (f = rev; f;) {
 		struct flat *next = f->next;
-		for (size_t i = 0; i < f->n; i++)
-			tp_gpu_parse_record(f->slots[i]);
+		for (size_t off = 0; off < f->len;) {
+			const CUpti_Activity *rec = (const CUpti_Activity *)(void *)(f->data + off);
+			tp_gpu_parse_record(rec);
+			off += record_size(rec);
+		}
 		free(f);
 		f = next;
 	}
@@ -636,6 +712,17 @@ static void cupti_pass(uint64_t now_ns)
 	if (!has_records(st))
 		return;
 	tp_gpu_flows_on = 1;
+	if (st == ST_ACTIVE) {
+		int want = gpu_wanted();
+		if (want != atomic_load_explicit(&kinds_on, memory_order_relaxed)) {
+			pthread_mutex_lock(&client_mu);
+			/* Not after exit or a yield took CUPTI (both under the lock). */
+			if (atomic_load_explicit(&state, memory_order_acquire) == ST_ACTIVE &&
+			    want != atomic_load_explicit(&kinds_on, memory_order_relaxed))
+				set_kinds_locked(want);
+			pthread_mutex_unlock(&client_mu);
+		}
+	}
 	/* Calls after a yield pushed no id: no number for them. */
 	if (atomic_load_explicit(&yielded, memory_order_acquire))
 		tp_gpu_flows_until = atomic_load_explicit(&yield_ticks, memory_order_relaxed);
@@ -736,20 +823,23 @@ static void query_devices(void)
 		for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
 			if (attr(q[k].out, q[k].a, dev) != CUDA_SUCCESS)
 				*q[k].out = 0;
-		tp_gpu_set_device(i, &d);
+		devs[i] = d;
+		devs_ok[i] = 1;
 	}
 	dlclose(h);
+	/* Pairs with the acquire load in cupti_device_properties(). */
+	atomic_store_explicit(&devs_ready, 1, memory_order_release);
 }
 
 static const char *cupti_device_properties(void)
 {
-	if (atomic_load_explicit(&state, memory_order_acquire) != ST_ACTIVE)
-		return props_done ? tp_gpu_device_properties_json() : NULL;
-	if (!props_done) {
+	if (!props_done && atomic_load_explicit(&devs_ready, memory_order_acquire)) {
 		props_done = 1;
-		query_devices();
+		for (int i = 0; i < TP_GPU_MAX_DEVICES; i++)
+			if (devs_ok[i])
+				tp_gpu_set_device(i, &devs[i]);
 	}
-	return tp_gpu_device_properties_json();
+	return props_done ? tp_gpu_device_properties_json() : NULL;
 }
 
 static int cupti_init(const struct tp_config *cfg)

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "format/template.h"
+#include "preload/cupti.h"
 #include "preload/hook.h"
 #include "preload/nvtx.h"
 
@@ -47,6 +48,24 @@ void tp_preload_fail(const char *why)
 	if (atomic_exchange_explicit(&active, 0, memory_order_relaxed))
 		tp_error("%s; recording is disabled for the rest of this process", why);
 	tp_control_disable();
+}
+
+/* ---- CUDA's start and end ---------------------------------------------- */
+
+static void sync_at_exit(void)
+{
+	/* Bounded: one pass converts what the rings hold, a few ms. */
+	if (atomic_load_explicit(&active, memory_order_relaxed))
+		tp_flush_sync(2000);
+}
+
+void tp_preload_on_cuinit(int result)
+{
+	static _Atomic int registered;
+	if (result == 0 && atomic_load_explicit(&active, memory_order_relaxed) &&
+	    !atomic_exchange_explicit(&registered, 1, memory_order_relaxed))
+		atexit(sync_at_exit);
+	tp_cupti_on_cuinit(result);
 }
 
 /* ---- SIGINT / SIGTERM -------------------------------------------------- */

@@ -122,3 +122,22 @@ LD_LIBRARY_PATH= TRACEPROF_FOLDER="$TP_TMP/t3" traced ./next >next_traced.out
 grep -qx 'next=2 cuInit=null cupti=null' next_plain.out || die "probe baseline: $(cat next_plain.out)"
 diff next_plain.out next_traced.out || die "dlsym(RTLD_NEXT/RTLD_DEFAULT) changed under traceprof"
 echo "dlsym keeps the caller"
+
+# A program that ends before the flush thread's first pass (1 s here): its
+# records are converted when it exits, and the driver stops answering at exit
+# (the stand-in, like the CUDA runtime, tears down in an exit handler set
+# before traceprof's).  traceprof's own handler, set at the first successful
+# cuInit and so run first, has them converted while the driver still names
+# the kernels.
+out=$(TRACEPROF_FOLDER="$TP_TMP/t4" TRACEPROF_FLUSH_MS=1000 TRACEPROF_CUPTI=off \
+	traced "$BUILD/test/prog_cuda_calls" launch 3) || die "short program failed: $out"
+[ "$out" = "cuInit=0 get=0 launches=3 failed=0" ] || die "short program: $out"
+"$PYTHON" - "$TP_TMP/t4" "$TP_TOP/test/lib" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from cudacheck import load, api, fail
+names = [e["args"].get("kernel") for e in api(load(sys.argv[1]), "cuLaunchKernel")]
+if names != ["_Z9saxpy_drvfPf"] * 3:
+    fail("launches at exit not named: %r" % names)
+print("named before the driver's teardown")
+PY

@@ -70,18 +70,21 @@ for k in kernels:
     # The stand-in starts each kernel 1 us after the push, on traceprof's clock.
     assert l["ts"] <= k["ts"] <= l["ts"] + l["dur"] + 1000, (l, k)
 assert sorted(args(k)["correlation"] for k in kernels) == sorted(args(l)["correlation"] for l in launches)
-# Flows: one s at the launch, one f at the kernel, id = the correlation.
+# Flows: one arrow per kernel, an id of its own, from the s at its launch to
+# the f at the kernel.
 flows = {}
 for e in ev:
     if e.get("cat") == "ac2g":
-        flows.setdefault(e["id"], {})[e["ph"]] = e
+        assert e["ph"] not in flows.setdefault(e["id"], {}), ("id used twice", e)
+        flows[e["id"]][e["ph"]] = e
 assert len(flows) == n, len(flows)
-for k in kernels:
-    c = args(k)["correlation"]
-    s, f = flows[c]["s"], flows[c]["f"]
-    l = by_corr[c]
+at_kernel = {(k["pid"], k["tid"], k["ts"]): k for k in kernels}
+for fl in flows.values():
+    s, f = fl["s"], fl["f"]
+    k = at_kernel[(f["pid"], f["tid"], f["ts"])]
+    assert f["bp"] == "e", f
+    l = by_corr[args(k)["correlation"]]
     assert (s["pid"], s["tid"], s["ts"]) == (l["pid"], l["tid"], l["ts"]), (s, l)
-    assert (f["pid"], f["tid"], f["ts"], f["bp"]) == (k["pid"], k["tid"], k["ts"], "e"), (f, k)
 print("ok: %d launches paired with %d kernels" % (len(launches), len(kernels)))
 PY
 
@@ -109,6 +112,35 @@ for f in files:
     last = lc[-1]
     assert d["traceprof"]["gpu"]["cupti"] == "active", d["traceprof"]["gpu"]
 print("ok: scheduled windows pair their own launches")
+PY
+
+# CUPTI records only around the schedule's warm-up and recording steps, as
+# torch.profiler enables it: off, the program's calls pay nothing for it (on
+# a real GPU it costs microseconds a launch).  Each launch is a step (call:
+# source), paced so that the flush thread (every 5 ms) sees each one; of 40
+# steps, 20 is the warm-up and 21-22 record.  The stand-in counts the kernel
+# kind switched on twice and off twice: at load (every kind is tried once,
+# then off, since step 0 records nothing), and around the window (from one
+# step before the warm-up to one after the last recording step).  Only the 2
+# recorded launches push ids; the window pairs them with their kernels.
+out=$(FAKE_CUPTI_REPORT=1 TRACEPROF_FOLDER=out-gate TRACEPROF_FLUSH_MS=5 \
+	TRACEPROF_STEP=call:cuLaunchKernel TRACEPROF_SCHEDULE=wait=20,warmup=1,active=2,repeat=1 \
+	LD_PRELOAD="$TP_PRELOAD:$SI/libcupti.so.13" "$prog" launch 40 20000 2>err-gate.txt) ||
+	die "gated: the program failed: $(cat err-gate.txt)"
+[ "$out" = "cuInit=0 get=0 launches=40 failed=0" ] || die "gated: output changed: $out"
+grep -qx 'fake_cupti: pushes=2 kernels=2 on=2 off=2' err-gate.txt ||
+	die "gated: want CUPTI on at load and around steps 19-23 only, and 2 ids pushed: $(cat err-gate.txt)"
+"$PYTHON" - <<'PY'
+import glob, json
+files = sorted(glob.glob("out-gate/*.json"))
+assert [f.split("/")[-1] for f in files] == ["rank0.step22.trace.json"], files
+ev = json.load(open(files[0]))["traceEvents"]
+launches = [e for e in ev if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel"]
+kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+lc = sorted(e["args"].get("correlation") for e in launches)
+kc = sorted(e["args"].get("correlation") for e in kernels)
+assert len(launches) == 2 and lc == kc and None not in lc, (lc, kc)
+print("ok: CUPTI on around the window only; its 2 launches paired")
 PY
 
 # Another CUDA major's CUPTI already in the process (the stand-in built as

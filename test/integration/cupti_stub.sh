@@ -3,14 +3,12 @@
 # with exactly one warning (TRACEPROF_CUPTI=on: one error), none in auto mode
 # (cuInit fails, so CUPTI is never loaded) or off, and the program's output
 # and exit status never change.  cuInit reaches traceprof through its dlsym
-# hook; skipped until the cuInit wrapper calls tp_cupti_on_cuinit().
+# hook.
 . "$TP_TOP/test/lib/common.sh"
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 stub="$CUDA_HOME/lib64/stubs/libcuda.so"
 [ -e "$stub" ] || skip "no stub driver at $stub"
 [ -e "$CUDA_HOME/lib64/libcupti.so" ] || skip "no libcupti in $CUDA_HOME/lib64"
-grep -qs tp_cupti_on_cuinit "$BUILD/gen/cuda_wrappers.c" "$TP_TOP"/preload/cuda_*.c ||
-	skip "the cuInit wrapper does not call tp_cupti_on_cuinit() yet"
 mkdir -p lib && cp "$stub" lib/libcuda.so.1
 export LD_LIBRARY_PATH="$TP_TMP/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 prog="$BUILD/test/prog_cuda_calls"

@@ -3,8 +3,9 @@
  * wrappers):
  *   prog_cuda_calls cuinit        dlopen libcuda.so.1, call cuInit(0) once
  *   prog_cuda_calls count N       dlopen libcudart.so.13, N x cudaGetDeviceCount
- *   prog_cuda_calls launch N      cuInit(0), then N x cuLaunchKernel of the
- *                                 function cuModuleGetFunction hands back
+ *   prog_cuda_calls launch N [US] cuInit(0), then N x cuLaunchKernel of the
+ *                                 function cuModuleGetFunction hands back,
+ *                                 sleeping US microseconds after each
  *   prog_cuda_calls profiler WHEN LOOKUP N M
  *                                 launch as above, N times, then M times as
  *                                 a second CUPTI client does (torch.profiler):
@@ -179,8 +180,12 @@ int main(int argc, char **argv)
 		void *f = NULL;
 		int r = init(0), n = atoi(argv[2]), bad = 0;
 		int g = get(&f, NULL, "saxpy");
-		for (int i = 0; i < n; i++)
+		useconds_t pause = argc > 3 ? (useconds_t)atoi(argv[3]) : 0;
+		for (int i = 0; i < n; i++) {
 			bad += launch(f, 4, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL) != 0;
+			if (pause)
+				usleep(pause);
+		}
 		printf("cuInit=%d get=%d launches=%d failed=%d\n", r, g, n, bad);
 		return 0;
 	}

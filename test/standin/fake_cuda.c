@@ -7,8 +7,13 @@
  * LD_LIBRARY_PATH.  No CUDA header: the types below have the real ABI.
  *
  * Every function stores its exact exported name in fake_cuda_last, so a test
- * can tell which variant (cuMemcpyHtoD_v2 or cuMemcpyHtoD_v2_ptds) ran. */
+ * can tell which variant (cuMemcpyHtoD_v2 or cuMemcpyHtoD_v2_ptds) ran.
+ *
+ * Like the real driver under the CUDA runtime, it stops answering at exit:
+ * cuInit registers an exit handler (as the runtime does before its first
+ * cuInit), after which cuFuncGetName fails with CUDA_ERROR_DEINITIALIZED. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -24,7 +29,16 @@ static dptr_t next_ptr = 0x7f0000000000ull;
 #define MARK() (fake_cuda_last = __func__)
 
 SI int cuInit(unsigned flags);
-SI int cuInit(unsigned flags) { MARK(); return 0; }
+static int torn_down;
+static void tear_down(void) { torn_down = 1; }
+SI int cuInit(unsigned flags)
+{
+	static int once;
+	MARK();
+	if (!once++)
+		atexit(tear_down);
+	return 0;
+}
 SI int cuDriverGetVersion(int *v);
 SI int cuDriverGetVersion(int *v) { MARK(); *v = 13000; return 0; }
 SI int cuGetExportTable(const void **t, const void *id);
@@ -56,6 +70,8 @@ SI int cuModuleGetFunction(func_t *f, void *mod, const char *name) { MARK(); *f 
 SI int cuFuncGetName(const char **name, func_t f);
 SI int cuFuncGetName(const char **name, func_t f)
 {
+	if (torn_down)
+		return 4; /* CUDA_ERROR_DEINITIALIZED */
 	if (f != (func_t)&fake_function)
 		return 400; /* CUDA_ERROR_INVALID_HANDLE */
 	*name = "_Z9saxpy_drvfPf";

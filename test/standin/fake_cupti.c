@@ -16,10 +16,15 @@
  * enabled them.
  *
  * Built as build/standin/libcupti.so.13 with that soname; a test preloads it
- * so that traceprof finds it already loaded, as in a PyTorch process. */
+ * so that traceprof finds it already loaded, as in a PyTorch process.  With
+ * FAKE_CUPTI_REPORT set it prints at exit, on stderr, how many ids were
+ * pushed, how many kernels it made up, and how many times the kernel kind
+ * was switched on and off ("fake_cupti: pushes=N kernels=N on=N off=N"). */
 #include <cupti.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -41,7 +46,8 @@ static CUpti_TimestampCallbackFunc clock_fn;
 static struct pending pend[MAX_PENDING];
 static int npend;
 static uint32_t next_corr = 1001;
-static int enabled_kernels, enabled_ext;
+static int enabled_kernels, enabled_ext; /* under mu */
+static int pushes, made, ons, offs;	 /* under mu */
 static __thread uint64_t pushed[16];
 static __thread int depth;
 
@@ -82,11 +88,25 @@ SI CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
 
 static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
 {
-	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+	pthread_mutex_lock(&mu);
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+		if (on && !enabled_kernels)
+			ons++;
+		else if (!on && enabled_kernels)
+			offs++;
 		enabled_kernels = on;
+	}
 	else if (kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
 		enabled_ext = on;
+	pthread_mutex_unlock(&mu);
 	return CUPTI_SUCCESS;
+}
+
+__attribute__((destructor)) static void report(void)
+{
+	if (getenv("FAKE_CUPTI_REPORT"))
+		fprintf(stderr, "fake_cupti: pushes=%d kernels=%d on=%d off=%d\n", pushes, made, ons,
+			offs);
 }
 
 SI CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
@@ -113,8 +133,11 @@ SI CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCor
 		pushed[depth] = id;
 	depth++;
 	pthread_mutex_lock(&mu);
-	if (enabled_kernels && enabled_ext && npend < MAX_PENDING)
+	pushes++;
+	if (enabled_kernels && enabled_ext && npend < MAX_PENDING) {
 		pend[npend++] = (struct pending){ kind, id, next_corr++, now_ns() + 1000 };
+		made++;
+	}
 	pthread_mutex_unlock(&mu);
 	return CUPTI_SUCCESS;
 }

@@ -82,6 +82,20 @@ static void kernel(const char *name, uint64_t start, uint64_t end, uint32_t stre
 	ck_assert_int_eq(tp_gpu_parse_record(&k), 1);
 }
 
+/* A CUPTI runtime or driver API record (CUPTI's thread id and clock). */
+static int api_record(CUpti_ActivityKind kind, uint32_t corr, uint32_t thread, uint64_t start,
+		      uint64_t end)
+{
+	CUpti_ActivityAPI a;
+	memset(&a, 0, sizeof(a));
+	a.kind = kind;
+	a.correlationId = corr;
+	a.threadId = thread;
+	a.start = start;
+	a.end = end;
+	return tp_gpu_parse_record(&a);
+}
+
 #define HAS(s) ck_assert_msg(strstr(trace_text(), (s)) != NULL, "missing %s in %s", (s), \
 			     trace_text())
 #define HASNT(s) ck_assert_msg(strstr(trace_text(), (s)) == NULL, "unexpected %s in %s", \
@@ -115,6 +129,61 @@ START_TEST(test_kernel_event_and_flow)
 	HAS("\"stream 7\"");
 	HAS("\"process_sort_index\"");
 	ck_assert_uint_eq(tp_gpu_pending(), 0);
+}
+END_TEST
+
+/* A runtime traceprof cannot interpose (static cudart, the one inside
+ * cuBLAS): the kernel carries the correlation of that runtime call (30),
+ * while the id was pushed by the interposed driver call inside it (31).
+ * Records come in CUPTI's order: a nested call's external correlation and
+ * API record before its caller's API record. */
+START_TEST(test_static_runtime_bridge)
+{
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 500, 1000), 1);
+	ext_corr(31, tp_gpu_ext_id(HOST_TID, 500));
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_DRIVER, 31, 9, 1100, 1200), 1);
+	/* The same times on another thread, and a call on the same thread that
+	 * does not contain the driver call: not linked. */
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 32, 8, 1000, 1300), 0);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 33, 9, 1150, 1400), 0);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 30, 9, 1000, 1300), 1);
+	kernel("static_launch", 2000, 2500, 7, 30);
+	kernel("other_thread", 2600, 2700, 7, 32);
+	kernel("not_nested", 2800, 2900, 7, 33);
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("\"name\":\"static_launch\",\"pid\":0,\"tid\":7,\"ts\":2.000,\"dur\":0.500,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
+	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":4242,\"tid\":77,"
+	    "\"ts\":1.000}");
+	HAS("\"name\":\"other_thread\",\"pid\":0,\"tid\":7,\"ts\":2.600,\"dur\":0.100,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
+	HAS("\"name\":\"not_nested\",\"pid\":0,\"tid\":7,\"ts\":2.800,\"dur\":0.100,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
+	HASNT("\"id\":2");
+}
+END_TEST
+
+/* A graph launch: one API event, two kernels with its correlation.  Each
+ * arrow has an id of its own (a viewer binds one start to one end). */
+START_TEST(test_graph_launch_arrows)
+{
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 700, 3000), 1);
+	ext_corr(40, tp_gpu_ext_id(HOST_TID, 700));
+	kernel("graph_a", 4000, 4100, 7, 40);
+	kernel("graph_b", 4200, 4300, 7, 40);
+	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	HAS("\"name\":\"graph_a\",\"pid\":0,\"tid\":7,\"ts\":4.000,\"dur\":0.100,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
+	HAS("\"name\":\"graph_b\",\"pid\":0,\"tid\":7,\"ts\":4.200,\"dur\":0.100,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
+	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":4242,\"tid\":77,"
+	    "\"ts\":3.000}");
+	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":2,\"pid\":4242,\"tid\":77,"
+	    "\"ts\":3.000}");
+	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":0,"
+	    "\"tid\":7,\"ts\":4.000}");
+	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":2,\"pid\":0,"
+	    "\"tid\":7,\"ts\":4.200}");
 }
 END_TEST
 
@@ -152,6 +221,8 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":2,");
 	HAS("\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":6.000,\"dur\":0.500,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":3,");
+	/* Arrows are numbered in the order the GPU events are written (k3, k2,
+	 * k1): the second one starts at k2's launch, on its own thread. */
 	HAS("\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":2,\"pid\":4242,\"tid\":78,"
 	    "\"ts\":1.500}");
 
@@ -171,7 +242,10 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	HAS("\"name\":\"k5\",\"pid\":0,\"tid\":7,\"ts\":24.000,\"dur\":1.000,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":5,");
 	HASNT("\"correlation\":1,");
-	HAS("\"id\":5,");
+	/* Arrow ids count arrows, on from the first window's three; the
+	 * unpaired kernel has none. */
+	HAS("\"id\":4,");
+	HASNT("\"id\":5,");
 	HASNT("\"id\":1,");
 }
 END_TEST
@@ -275,7 +349,8 @@ START_TEST(test_memcpy_memset_sync)
 	y.streamId = 13;
 	y.correlationId = 23;
 	ck_assert_int_eq(tp_gpu_parse_record(&y), 1);
-	/* API records are not ours. */
+	/* An API record with no id of ours and no call of ours inside it:
+	 * nothing to keep. */
 	CUpti_ActivityAPI a;
 	memset(&a, 0, sizeof(a));
 	a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
@@ -378,6 +453,8 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_kernel_event_and_flow);
 	tcase_add_test(tc, test_no_flow_without_api);
+	tcase_add_test(tc, test_static_runtime_bridge);
+	tcase_add_test(tc, test_graph_launch_arrows);
 	tcase_add_test(tc, test_correlation_pairs_api_and_gpu);
 	tcase_add_test(tc, test_convert_writes_the_pair);
 	tcase_add_test(tc, test_kernel_after_window_follows_its_launch);
