@@ -176,7 +176,7 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 		uint64_t corr = 0;
 		if (tp_gpu_flows_on && r->start < tp_gpu_flows_until &&
 		    (!api_decoder || !api_decoder->correlates || api_decoder->correlates(r)))
-			corr = tp_gpu_note_api(t->tid, r->start, b);
+			corr = tp_gpu_note_api(t->tid, r->start, b, e);
 		if (api_decoder) {
 			api_decoder->write_event(out, r, pid, t->tid, b, e, corr);
 		} else {

@@ -142,6 +142,16 @@ static void window_finalize(struct tp_window *w);
 
 /* Opens the next part file of w and writes its header.  Returns 0 or -1
  * (logged). */
+
+/* The first plugin's deviceProperties array text, or NULL. */
+static const char *device_properties(void)
+{
+	const char *p = NULL;
+	for (int i = 0; i < F.nplugins && !p; i++)
+		if (F.plugins[i]->device_properties)
+			p = F.plugins[i]->device_properties();
+	return p;
+}
 static int part_open(struct tp_window *w)
 {
 	char name[NAME_MAX + 1];
@@ -173,10 +183,7 @@ static int part_open(struct tp_window *w)
 		tp_sink_abort(pt->sink);
 		return -1;
 	}
-	const char *devprops = NULL;
-	for (int i = 0; i < F.nplugins; i++)
-		if (F.plugins[i]->device_properties && !devprops)
-			devprops = F.plugins[i]->device_properties();
+	const char *devprops = device_properties();
 	struct tp_trace_header h = {
 		.trace_name = name,
 		.base_wall_ns = F.base_wall,
@@ -480,6 +487,8 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 	write_metadata(w, &pt->trace, last);
 	write_footer(w, &pt->trace, i, dropped);
 	tp_trace_footer_close(&pt->trace);
+	/* Not known when the part began (no successful cuInit yet). */
+	tp_trace_device_properties(&pt->trace, device_properties());
 	for (int k = 0; k < F.nplugins; k++)
 		if (F.plugins[k]->toplevel)
 			F.plugins[k]->toplevel(&pt->trace.j);

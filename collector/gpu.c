@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/thread.h"
 #include "common/clock.h"
 #include "common/log.h"
 
@@ -156,14 +157,18 @@ static struct {
 	struct tp_gpu_device dev[TP_GPU_MAX_DEVICES];
 	int have_dev[TP_GPU_MAX_DEVICES];
 	char *props_json;
-	/* The last API records whose calls pushed our external id, for
-	 * bridge_outer() (a ring; `inner_n` counts every one noted). */
-	struct inner {
-		uint64_t start, end; /* CUPTI's clock */
+	/* CUPTI's API records that came without an id of ours, for
+	 * link_outer(): CUPTI correlation + 1 -> start (ns, host clock);
+	 * aux = duration (ns, at most 2^32 - 1) << 32 | CUPTI's thread id. */
+	struct map outer;
+	/* The API events noted for the windows not written yet
+	 * (tp_gpu_note_api()), sorted by start when a window is written. */
+	struct note {
+		uint64_t start, end; /* ns */
 		uint64_t ext;
-		uint32_t thread; /* CUPTI's thread id */
-	} inner[64];
-	uint64_t inner_n;
+		int64_t tid;
+	} *notes;
+	size_t nnotes, notes_cap;
 	uint64_t next_flow; /* the last flow id handed out */
 } G;
 
@@ -190,6 +195,8 @@ void tp_gpu_reset(void)
 	free(G.ev);
 	map_free(&G.corr);
 	map_free(&G.api);
+	map_free(&G.outer);
+	free(G.notes);
 	names_free();
 	free(G.props_json);
 	memset(&G, 0, sizeof(G));
@@ -315,35 +322,18 @@ static void note_ctx(uint32_t ctx, uint32_t dev)
 }
 
 #ifdef TP_GPU_HAVE_CUPTI
-/* A GPU event carries the CUPTI correlation of the outermost CUDA call that
- * caused it, and CUPTI maps our external id only to the calls made while it
- * was pushed.  When that outermost call is one traceprof could not interpose
- * (a CUDA runtime linked statically into the program, or into cuBLAS and
- * other NVIDIA libraries), only the driver call nested inside it pushed an
- * id, under a correlation of its own that no GPU event carries.  So: every
- * API record with an id is noted with its thread and times, and an API record
- * without one takes the id of the latest noted record nested inside it on
- * the same thread.  CUPTI writes an API record when its call returns, so a
- * nested call's record (and the external-correlation record written just
- * before it) is parsed before its caller's. */
+/* A CUPTI API record that came without an id of ours is kept for
+ * link_outer(); one with ours needs nothing more.  (CUPTI writes a call's
+ * external-correlation record just before its API record.) */
 static int parse_api(const CUpti_ActivityAPI *r)
 {
 	uint64_t key = (uint64_t)r->correlationId + 1;
-	uint64_t *ext = map_get(&G.corr, key, NULL);
-	if (ext) {
-		struct inner *x = &G.inner[G.inner_n++ % 64];
-		*x = (struct inner){ r->start, r->end, *ext, r->threadId };
-		return 1;
-	}
-	uint64_t n = G.inner_n < 64 ? G.inner_n : 64;
-	for (uint64_t i = 1; i <= n; i++) {
-		const struct inner *x = &G.inner[(G.inner_n - i) % 64];
-		if (x->thread == r->threadId && x->start >= r->start && x->end <= r->end) {
-			map_put(&G.corr, key, x->ext, tp_clock_monotonic_ns());
-			return 1;
-		}
-	}
-	return 0;
+	if (map_get(&G.corr, key, NULL))
+		return 0;
+	uint64_t dur = r->end > r->start ? r->end - r->start : 0;
+	if (dur > UINT32_MAX)
+		dur = UINT32_MAX;
+	return map_put(&G.outer, key, gpu_ns(r->start), dur << 32 | r->threadId) == 0;
 }
 #endif
 
@@ -423,12 +413,91 @@ int tp_gpu_parse_record(const void *record)
 #endif
 }
 
-uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns)
+/* At most this many API events are noted for link_outer() (about 128 MB);
+ * past it, GPU events of calls inside a hidden runtime stay unlinked. */
+#define MAX_NOTES (1u << 22)
+
+uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, uint64_t end_ns)
 {
 	uint64_t corr = G.next_corr + 1;
-	if (map_put(&G.api, tp_gpu_ext_id(tid, start_ticks), start_ns, corr) != 0)
+	uint64_t ext = tp_gpu_ext_id(tid, start_ticks);
+	if (map_put(&G.api, ext, start_ns, corr) != 0)
 		return 0;
+	if (G.nnotes == G.notes_cap && G.notes_cap < MAX_NOTES) {
+		size_t cap = G.notes_cap ? G.notes_cap * 2 : 4096;
+		struct note *n = realloc(G.notes, cap * sizeof(*n));
+		if (n) {
+			G.notes = n;
+			G.notes_cap = cap;
+		}
+	}
+	if (G.nnotes < G.notes_cap)
+		G.notes[G.nnotes++] = (struct note){ start_ns, end_ns, ext, tid };
 	return G.next_corr = corr;
+}
+
+static int note_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct note *)a)->start, y = ((const struct note *)b)->start;
+	return (x > y) - (x < y);
+}
+
+/* Drops the notes that started before `before` (sorted or not). */
+static void notes_drop_before(uint64_t before)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < G.nnotes; i++)
+		if (G.notes[i].start >= before)
+			G.notes[k++] = G.notes[i];
+	G.nnotes = k;
+}
+
+/* Our API events may start this much before the CUPTI record of the call
+ * that contains them: the same CLOCK_MONOTONIC reached two ways (TSC ticks
+ * converted, CUPTI's timestamp callback) differs by well under this. */
+#define LINK_SLACK_NS 2000
+
+/* CUPTI gives a GPU event the correlation of the outermost CUDA call that
+ * caused it, and records no driver call made inside a runtime call.  When
+ * that outer call is one traceprof could not interpose (nvcc's static
+ * runtime inside the program, the runtime inside cuBLAS and other NVIDIA
+ * libraries), the id our driver wrapper pushed inside it reaches no record.
+ * The outer call's API record still says when and on which thread it ran:
+ * our API event on that thread that overlaps it most is the driver call it
+ * made (measured on an H100: the runtime's own work is about a microsecond
+ * on either side of it).  Links the correlation to that event's id and
+ * returns the id, or 0.  Notes sorted by start. */
+static uint64_t link_outer(uint32_t corr)
+{
+	uint64_t key = (uint64_t)corr + 1, *aux = NULL;
+	uint64_t *start = map_get(&G.outer, key, &aux);
+	if (!start)
+		return 0;
+	uint64_t s = *start, e = s + (*aux >> 32);
+	/* -1 (a thread that never recorded, a platform whose CUPTI ids differ):
+	 * any thread's overlap counts. */
+	int64_t tid = tp_threads_tid_of_cupti((uint32_t)*aux);
+	uint64_t from = s > LINK_SLACK_NS ? s - LINK_SLACK_NS : 0;
+	size_t lo = 0, hi = G.nnotes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (G.notes[mid].start < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint64_t best = 0, ext = 0;
+	for (size_t i = lo; i < G.nnotes && G.notes[i].start <= e; i++) {
+		const struct note *n = &G.notes[i];
+		uint64_t a = n->start > s ? n->start : s, b = n->end < e ? n->end : e;
+		if ((tid < 0 || n->tid == tid) && b > a && b - a > best) {
+			best = b - a;
+			ext = n->ext;
+		}
+	}
+	if (ext)
+		map_put(&G.corr, key, ext, tp_clock_monotonic_ns());
+	return ext;
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -637,10 +706,13 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 	int ntracks = 0;
 	uint64_t devs = 0;
 	size_t k = 0;
+	qsort(G.notes, G.nnotes, sizeof(*G.notes), note_cmp);
 	for (size_t i = 0; i < G.n; i++) {
 		struct gev *e = &G.ev[i];
 		uint64_t *aux = NULL, *api_corr = NULL;
 		uint64_t *ext = map_get(&G.corr, (uint64_t)e->corr + 1, &aux);
+		if (!ext && link_outer(e->corr))
+			ext = map_get(&G.corr, (uint64_t)e->corr + 1, &aux);
 		uint64_t *api = ext ? map_get(&G.api, *ext, &api_corr) : NULL;
 		int in_api = api && *api >= first_ns && *api <= last_ns;
 		int in_gpu = e->start >= first_ns && e->start <= last_ns;
@@ -696,6 +768,9 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 	map_filter(&G.api, keep_api, &last_ns);
 	uint64_t zero = 0;
 	map_filter(&G.corr, keep_corr, &zero);
+	/* The same for the calls' times, and CUPTI's records of the calls. */
+	notes_drop_before(last_ns + 1);
+	map_filter(&G.outer, keep_api, &last_ns);
 }
 
 void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
@@ -708,6 +783,8 @@ void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
 	G.n = k;
 	map_filter(&G.api, keep_api, &before);
 	map_filter(&G.corr, keep_corr, &before);
+	notes_drop_before(before);
+	map_filter(&G.outer, keep_api, &before);
 }
 
 /* ---- device properties -------------------------------------------------- */

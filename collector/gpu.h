@@ -16,7 +16,8 @@
  * Kineto writes them: Holistic Trace Analysis pairs a launch with its kernel
  * by equal "correlation" args.  When the call that pushed the id ran inside
  * a CUDA call traceprof could not interpose (a static runtime), CUPTI's API
- * records bridge the two (parse_api() in gpu.c).  CUPTI's own numbers cannot be used: they are
+ * record of that call and the times of ours link the two (link_outer() in
+ * gpu.c).  CUPTI's own numbers cannot be used: they are
  * not known yet when the API event is written. */
 #ifndef TP_COLLECTOR_GPU_H
 #define TP_COLLECTOR_GPU_H
@@ -77,10 +78,10 @@ uint64_t tp_gpu_pending(void);
 uint64_t tp_gpu_lost(void);
 
 /* convert.c: an API record of thread tid that started at start_ticks
- * (start_ns once converted) is being written into the current window.
- * Returns the correlation number to write in its args, or 0 (no memory:
- * write none; its GPU events then get none either). */
-uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns);
+ * (start_ns once converted; it ended at end_ns) is being written into the
+ * current window.  Returns the correlation number to write in its args, or 0
+ * (no memory: write none; its GPU events then get none either). */
+uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, uint64_t end_ns);
 
 /* Writes the GPU events, their flows, and the GPU tracks' metadata for the
  * window [first_ns, last_ns] of host process pid, then forgets what no later

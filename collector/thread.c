@@ -62,6 +62,7 @@ struct tp_thread *tp_thread_create_self(void)
 		goto fail;
 	}
 	t->tid = (pid_t)syscall(SYS_gettid);
+	t->cupti_thread = (uint32_t)(uintptr_t)pthread_self();
 	/* The name now, while the thread is alive: a short-lived thread may be
 	 * gone before the flush thread could read /proc.  One-time cost. */
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
@@ -90,6 +91,14 @@ struct tp_thread *tp_threads_first(void)
 {
 	/* Pairs with the release CAS in tp_thread_create_self(). */
 	return atomic_load_explicit(&registry_head, memory_order_acquire);
+}
+
+int64_t tp_threads_tid_of_cupti(uint32_t cupti_thread)
+{
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
+		if (t->cupti_thread == cupti_thread)
+			return t->tid;
+	return -1;
 }
 
 void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)

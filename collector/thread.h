@@ -36,6 +36,9 @@ struct tp_thread {
 	 * instead of corrupting the slot being written. */
 	uint32_t writing;
 	pid_t tid;
+	/* The low 32 bits of pthread_self(): the thread id CUPTI's API records
+	 * carry (collector/gpu.c maps them back to tid).  Set at creation. */
+	uint32_t cupti_thread;
 	/* Set (release) by the key destructor when the thread exits; read
 	 * (acquire) by the flush thread, which then drains and frees the state. */
 	_Atomic int dead;
@@ -71,6 +74,11 @@ struct tp_thread *tp_thread_create_self(void);
 
 /* The registry head; walk with ->next (acquire on the head, see thread.c). */
 struct tp_thread *tp_threads_first(void);
+
+/* Flush thread: the OS thread id of the thread whose CUPTI thread id (the low
+ * 32 bits of its pthread_self()) is cupti_thread, or -1 when no registered
+ * thread has it. */
+int64_t tp_threads_tid_of_cupti(uint32_t cupti_thread);
 
 /* Flush thread: unlinks and frees dead, drained states no open window uses
  * (never the head).  `in_use(t, ctx)` says whether a window still needs t. */

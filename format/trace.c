@@ -36,9 +36,23 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	tp_json_i64(j, h->local_world_size);
 	tp_json_lit(j, ", \"node_rank\": ");
 	tp_json_i64(j, h->node_rank);
-	tp_json_lit(j, "},\n  \"deviceProperties\": ");
-	tp_json_lit(j, h->device_properties_json ? h->device_properties_json : "[]");
-	tp_json_lit(j, ",\n  \"traceEvents\": [\n");
+	tp_json_lit(j, "},\n  ");
+	t->devprops_done = h->device_properties_json != NULL;
+	if (t->devprops_done) {
+		tp_json_lit(j, "\"deviceProperties\": ");
+		tp_json_lit(j, h->device_properties_json);
+		tp_json_lit(j, ",\n  ");
+	}
+	tp_json_lit(j, "\"traceEvents\": [\n");
+}
+
+void tp_trace_device_properties(struct tp_trace *t, const char *json)
+{
+	if (t->devprops_done)
+		return;
+	t->devprops_done = 1;
+	tp_json_lit(&t->j, ",\n  \"deviceProperties\": ");
+	tp_json_lit(&t->j, json ? json : "[]");
 }
 
 void tp_trace_event_open(struct tp_trace *t)

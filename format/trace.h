@@ -38,6 +38,9 @@ struct tp_trace {
 	 * instead of once per event.  cat NULL: nothing cached. */
 	const char *cat;
 	size_t cat_len;
+	/* deviceProperties was written in the header (its value was known when
+	 * the file began); else tp_trace_device_properties() writes it last. */
+	int devprops_done;
 };
 
 /* What goes before traceEvents. */
@@ -48,7 +51,10 @@ struct tp_trace_header {
 	int64_t pid;
 	int64_t rank, local_rank, world_size, local_world_size, node_rank;
 	const char *launcher;
-	const char *device_properties_json; /* a JSON array, or NULL for [] */
+	/* A JSON array, or NULL when not known yet (no successful cuInit before
+	 * the window began): then tp_trace_device_properties() writes it after
+	 * the events. */
+	const char *device_properties_json;
 };
 
 /* Floors a wall-clock time to Kineto's shared base: every rank of a job that
@@ -57,6 +63,11 @@ int64_t tp_trace_base_time(int64_t wall_ns);
 
 /* Starts the file: writes the header and opens traceEvents. */
 void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h);
+
+/* After the footer: ,"deviceProperties": json ("[]" when NULL), unless the
+ * header had it.  JSON readers take top-level keys in any order; Kineto's
+ * place, before traceEvents, is used whenever the devices are known then. */
+void tp_trace_device_properties(struct tp_trace *t, const char *json);
 
 /* Opens one event object: writes the separator and '{'.  The caller writes
  * the fields with the tp_json_* functions and closes with

@@ -143,6 +143,29 @@ assert len(launches) == 2 and lc == kc and None not in lc, (lc, kc)
 print("ok: CUPTI on around the window only; its 2 launches paired")
 PY
 
+# deviceProperties when the file began before the first successful cuInit
+# (the runtime's first driver calls come before it, and a real GPU's cuInit
+# takes hundreds of ms): written after the events, and kept by traceprof
+# merge, from plain and zstd input.
+out=$(FAKE_CUDA_INIT_US=100000 TRACEPROF_FLUSH_MS=5 TRACEPROF_FOLDER=out-late \
+	LD_PRELOAD="$TP_PRELOAD:$SI/libcupti.so.13" "$prog" launch 2 2>err-late.txt) ||
+	die "late devices: the program failed: $(cat err-late.txt)"
+late=$(ls out-late/*.json)
+head -c 1000 "$late" | grep -q deviceProperties && die "late devices: expected after the events: $(head -c 600 "$late")"
+zstd -q -o late.json.zst "$late" || die "zstd failed"
+for f in "$late" late.json.zst; do
+	"$PYTHON" "$TP_TOP/scripts/traceprof" merge -o "merged-$(basename "$f").json" "$f" 2>merge.log ||
+		die "merge of $f failed: $(cat merge.log)"
+done
+"$PYTHON" - "$late" merged-*.json <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    names = [p["name"] for p in d["deviceProperties"]]
+    assert names == ["Stand-in GPU"] and d["deviceProperties"][0]["numSms"] == 4, (f, d["deviceProperties"])
+print("ok: devices known after the file began: in the file and in merges")
+PY
+
 # Another CUDA major's CUPTI already in the process (the stand-in built as
 # libcupti.so.12): traceprof does not load a second one; one warning, host
 # events only, the program unchanged.

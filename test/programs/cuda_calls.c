@@ -3,7 +3,8 @@
  * wrappers):
  *   prog_cuda_calls cuinit        dlopen libcuda.so.1, call cuInit(0) once
  *   prog_cuda_calls count N       dlopen libcudart.so.13, N x cudaGetDeviceCount
- *   prog_cuda_calls launch N [US] cuInit(0), then N x cuLaunchKernel of the
+ *   prog_cuda_calls launch N [US] cuDriverGetVersion (as the CUDA runtime
+ *                                 starts), cuInit(0), then N x cuLaunchKernel of the
  *                                 function cuModuleGetFunction hands back,
  *                                 sleeping US microseconds after each
  *   prog_cuda_calls profiler WHEN LOOKUP N M
@@ -177,6 +178,10 @@ int main(int argc, char **argv)
 		launch_fn launch = (launch_fn)sym_of("libcuda.so.1", "cuLaunchKernel");
 		if (!init || !get || !launch)
 			return 4;
+		int (*version)(int *) = (int (*)(int *))sym_of("libcuda.so.1", "cuDriverGetVersion");
+		int v = 0;
+		if (version)
+			version(&v);
 		void *f = NULL;
 		int r = init(0), n = atoi(argv[2]), bad = 0;
 		int g = get(&f, NULL, "saxpy");

@@ -11,9 +11,12 @@
  *
  * Like the real driver under the CUDA runtime, it stops answering at exit:
  * cuInit registers an exit handler (as the runtime does before its first
- * cuInit), after which cuFuncGetName fails with CUDA_ERROR_DEINITIALIZED. */
+ * cuInit), after which cuFuncGetName fails with CUDA_ERROR_DEINITIALIZED.
+ * FAKE_CUDA_INIT_US makes cuInit take that long, as a real GPU's first one
+ * does (a few hundred ms on an H100). */
 #include <stddef.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -35,8 +38,12 @@ SI int cuInit(unsigned flags)
 {
 	static int once;
 	MARK();
-	if (!once++)
+	if (!once++) {
 		atexit(tear_down);
+		const char *us = getenv("FAKE_CUDA_INIT_US");
+		if (us)
+			usleep((useconds_t)atoi(us));
+	}
 	return 0;
 }
 SI int cuDriverGetVersion(int *v);
@@ -79,6 +86,30 @@ SI int cuFuncGetName(const char **name, func_t f)
 }
 SI int cuKernelGetName(const char **name, void *k);
 SI int cuKernelGetName(const char **name, void *k) { return 400; }
+
+/* One made-up device, for deviceProperties: every attribute 1 except the
+ * ones named. */
+SI int cuDeviceGetCount(int *n);
+SI int cuDeviceGetCount(int *n) { *n = 1; return 0; }
+SI int cuDeviceGet(int *dev, int ordinal);
+SI int cuDeviceGet(int *dev, int ordinal) { *dev = ordinal; return ordinal == 0 ? 0 : 101; }
+SI int cuDeviceGetName(char *name, int len, int dev);
+SI int cuDeviceGetName(char *name, int len, int dev)
+{
+	const char n[] = "Stand-in GPU";
+	if (len < (int)sizeof(n))
+		return 1;
+	memcpy(name, n, sizeof(n));
+	return 0;
+}
+SI int cuDeviceTotalMem_v2(size_t *bytes, int dev);
+SI int cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = (size_t)1 << 30; return 0; }
+SI int cuDeviceGetAttribute(int *v, int attr, int dev);
+SI int cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+	*v = attr == 16 ? 4 : attr == 10 ? 32 : 1; /* multiprocessors, warp size */
+	return 0;
+}
 
 SI int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status);
 SI int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags);

@@ -2,6 +2,7 @@
  * the toolkit's cupti_activity.h) become Kineto-style GPU events, ac2g flows
  * and GPU track metadata, on the host clock, in the right window. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 #include <cupti_activity.h>
 
 #include "collector/convert.h"
+#include "collector/emit.h"
 #include "collector/gpu.h"
+#include "collector/thread.h"
 #include "common/clock.h"
 #include "format/trace.h"
 
@@ -107,7 +110,7 @@ START_TEST(test_kernel_event_and_flow)
 	uint64_t ext = tp_gpu_ext_id(HOST_TID, api_ticks);
 	/* The API record was converted (convert.c) at 1000 ns, as the
 	 * process's first: its event was written with "correlation":1. */
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, api_ticks, 1000), 1);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, api_ticks, 1000, 1500), 1);
 	ext_corr(9, ext);
 	kernel("my_kernel", 5000, 7500, 7, 9);
 	ck_assert_uint_eq(tp_gpu_pending(), 1);
@@ -132,34 +135,80 @@ START_TEST(test_kernel_event_and_flow)
 }
 END_TEST
 
-/* A runtime traceprof cannot interpose (static cudart, the one inside
- * cuBLAS): the kernel carries the correlation of that runtime call (30),
- * while the id was pushed by the interposed driver call inside it (31).
- * Records come in CUPTI's order: a nested call's external correlation and
- * API record before its caller's API record. */
-START_TEST(test_static_runtime_bridge)
+/* A runtime traceprof cannot interpose (nvcc's static cudart, the one inside
+ * cuBLAS): the kernel carries the correlation of that runtime call, which
+ * came with no id of ours, and CUPTI records no driver call made inside it.
+ * Our API event on the same thread that overlaps the runtime call's record
+ * most is its driver call.  Threads are real ones registered with the
+ * collector: CUPTI names them by the low 32 bits of pthread_self(). */
+struct other_thread {
+	uint32_t cupti;
+	int64_t tid;
+};
+
+static void *register_other(void *arg)
 {
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 500, 1000), 1);
-	ext_corr(31, tp_gpu_ext_id(HOST_TID, 500));
-	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_DRIVER, 31, 9, 1100, 1200), 1);
-	/* The same times on another thread, and a call on the same thread that
-	 * does not contain the driver call: not linked. */
-	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 32, 8, 1000, 1300), 0);
-	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 33, 9, 1150, 1400), 0);
-	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 30, 9, 1000, 1300), 1);
-	kernel("static_launch", 2000, 2500, 7, 30);
-	kernel("other_thread", 2600, 2700, 7, 32);
-	kernel("not_nested", 2800, 2900, 7, 33);
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
-	HAS("\"name\":\"static_launch\",\"pid\":0,\"tid\":7,\"ts\":2.000,\"dur\":0.500,"
+	struct other_thread *o = arg;
+	struct tp_thread *t = tp_thread_create_self();
+	ck_assert_ptr_nonnull(t);
+	o->cupti = t->cupti_thread;
+	o->tid = t->tid;
+	return NULL;
+}
+
+START_TEST(test_hidden_runtime_link)
+{
+	struct tp_thread *me = tp_emit_self();
+	ck_assert_ptr_nonnull(me);
+	ck_assert_uint_eq(me->cupti_thread, (uint32_t)(uintptr_t)pthread_self());
+	struct other_thread other;
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, register_other, &other), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(tp_threads_tid_of_cupti(other.cupti), other.tid);
+	const uint32_t mine = me->cupti_thread;
+
+	/* 1: the driver call inside runtime call 30, starting 300 ns before
+	 * CUPTI's record of it (two ways to the same clock). */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 500, 9700, 10900), 1);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 30, mine, 10000, 11000), 1);
+	kernel("hidden_launch", 12000, 12500, 7, 30);
+	/* 2, 3: two of our calls overlap runtime call 31; the longer overlap
+	 * wins. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 600, 20000, 20400), 2);
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 700, 20500, 22000), 3);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 31, mine, 20000, 22100), 1);
+	kernel("longest_overlap", 23000, 23100, 7, 31);
+	/* 4: ours, at the time of another thread's runtime call 32: not linked. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 800, 30000, 31000), 4);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 32, other.cupti, 29900, 31100), 1);
+	kernel("other_thread", 32000, 32100, 7, 32);
+	/* 5: a CUPTI thread id no registered thread has: any thread's call. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 900, 40000, 41000), 5);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 33, 0xdead0000u, 39900, 41100), 1);
+	kernel("unknown_thread", 42000, 42100, 7, 33);
+	/* A runtime call that contains none of ours. */
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 34, mine, 50000, 51000), 1);
+	kernel("nothing_inside", 52000, 52100, 7, 34);
+
+	tp_gpu_window_events(&tr, 0, 100000, HOST_PID);
+	HAS("\"name\":\"hidden_launch\",\"pid\":0,\"tid\":7,\"ts\":12.000,\"dur\":0.500,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
-	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":4242,\"tid\":77,"
-	    "\"ts\":1.000}");
-	HAS("\"name\":\"other_thread\",\"pid\":0,\"tid\":7,\"ts\":2.600,\"dur\":0.100,"
+	HAS("\"name\":\"longest_overlap\",\"pid\":0,\"tid\":7,\"ts\":23.000,\"dur\":0.100,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":3,");
+	HAS("\"name\":\"other_thread\",\"pid\":0,\"tid\":7,\"ts\":32.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
-	HAS("\"name\":\"not_nested\",\"pid\":0,\"tid\":7,\"ts\":2.800,\"dur\":0.100,"
+	HAS("\"name\":\"unknown_thread\",\"pid\":0,\"tid\":7,\"ts\":42.000,\"dur\":0.100,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":5,");
+	HAS("\"name\":\"nothing_inside\",\"pid\":0,\"tid\":7,\"ts\":52.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
-	HASNT("\"id\":2");
+	/* The arrow of the first starts at our driver call, on our thread. */
+	char want[160];
+	snprintf(want, sizeof(want),
+		 "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":4242,"
+		 "\"tid\":%lld,\"ts\":9.700}",
+		 (long long)me->tid);
+	HAS(want);
 }
 END_TEST
 
@@ -167,7 +216,7 @@ END_TEST
  * arrow has an id of its own (a viewer binds one start to one end). */
 START_TEST(test_graph_launch_arrows)
 {
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 700, 3000), 1);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 700, 3000, 3500), 1);
 	ext_corr(40, tp_gpu_ext_id(HOST_TID, 700));
 	kernel("graph_a", 4000, 4100, 7, 40);
 	kernel("graph_b", 4200, 4300, 7, 40);
@@ -205,9 +254,9 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	/* Three API events of two threads, numbered as they are written; the
 	 * GPU events find their own through CUPTI's correlation ids, in any
 	 * order. */
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 100, 1000), 1);
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID + 1, 100, 1500), 2);
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 200, 2000), 3);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 100, 1000, 1500), 1);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID + 1, 100, 1500, 2000), 2);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 200, 2000, 2500), 3);
 	ext_corr(40, tp_gpu_ext_id(HOST_TID, 200));
 	ext_corr(41, tp_gpu_ext_id(HOST_TID + 1, 100));
 	ext_corr(42, tp_gpu_ext_id(HOST_TID, 100));
@@ -230,8 +279,8 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	 * is placed by its time, unpaired, and numbers keep growing. */
 	tp_json_free(&tr.j);
 	trace_new();
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 300, 20000), 4);
-	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 400, 21000), 5);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 300, 20000, 20500), 4);
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 400, 21000, 21500), 5);
 	ext_corr(50, tp_gpu_ext_id(HOST_TID, 400));
 	ext_corr(51, tp_gpu_ext_id(HOST_TID, 100)); /* forgotten after window 1 */
 	kernel("late_k1", 22000, 23000, 7, 51);
@@ -254,7 +303,7 @@ START_TEST(test_kernel_after_window_follows_its_launch)
 {
 	/* Launched inside the window, run after its end: it belongs to it. */
 	uint64_t ext = tp_gpu_ext_id(HOST_TID, 42);
-	tp_gpu_note_api(HOST_TID, 42, 9000);
+	tp_gpu_note_api(HOST_TID, 42, 9000, 9500);
 	ext_corr(5, ext);
 	kernel("late", 20000, 21000, 7, 5);
 	tp_gpu_window_events(&tr, 1000, 10000, HOST_PID);
@@ -349,11 +398,12 @@ START_TEST(test_memcpy_memset_sync)
 	y.streamId = 13;
 	y.correlationId = 23;
 	ck_assert_int_eq(tp_gpu_parse_record(&y), 1);
-	/* An API record with no id of ours and no call of ours inside it:
-	 * nothing to keep. */
+	/* An API record that came with an id of ours: nothing to keep. */
+	ext_corr(24, tp_gpu_ext_id(HOST_TID, 5));
 	CUpti_ActivityAPI a;
 	memset(&a, 0, sizeof(a));
 	a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	a.correlationId = 24;
 	ck_assert_int_eq(tp_gpu_parse_record(&a), 0);
 
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
@@ -453,7 +503,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_kernel_event_and_flow);
 	tcase_add_test(tc, test_no_flow_without_api);
-	tcase_add_test(tc, test_static_runtime_bridge);
+	tcase_add_test(tc, test_hidden_runtime_link);
 	tcase_add_test(tc, test_graph_launch_arrows);
 	tcase_add_test(tc, test_correlation_pairs_api_and_gpu);
 	tcase_add_test(tc, test_convert_writes_the_pair);

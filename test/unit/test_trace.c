@@ -40,6 +40,38 @@ static const char *take(void)
 	return out;
 }
 
+/* deviceProperties: in the header when the devices are known as the file
+ * begins (Kineto's place), else once, after the footer. */
+START_TEST(test_device_properties_place)
+{
+	struct tp_trace_header h = { .trace_name = "t", .world_size = 1, .local_world_size = 1 };
+	h.device_properties_json = "[{\"id\":0}]";
+	tp_trace_begin(&tr, &h);
+	const char *head = take();
+	ck_assert_msg(strstr(head, "\"deviceProperties\": [{\"id\":0}],\n  \"traceEvents\": [\n"),
+		      "%s", head);
+	tp_trace_device_properties(&tr, "[{\"id\":1}]");
+	ck_assert_str_eq(take(), "");
+
+	memset(&tr.devprops_done, 0, sizeof(tr.devprops_done));
+	h.device_properties_json = NULL;
+	tp_trace_begin(&tr, &h);
+	head = take();
+	ck_assert_msg(!strstr(head, "deviceProperties"), "%s", head);
+	ck_assert_msg(strstr(head, "},\n  \"traceEvents\": [\n"), "%s", head);
+	tp_trace_device_properties(&tr, "[{\"id\":1}]");
+	ck_assert_str_eq(take(), ",\n  \"deviceProperties\": [{\"id\":1}]");
+	tp_trace_device_properties(&tr, "[{\"id\":2}]");
+	ck_assert_str_eq(take(), "");
+
+	h.device_properties_json = NULL;
+	tp_trace_begin(&tr, &h);
+	take();
+	tp_trace_device_properties(&tr, NULL);
+	ck_assert_str_eq(take(), ",\n  \"deviceProperties\": []");
+}
+END_TEST
+
 START_TEST(test_api_event_result_only)
 {
 	tp_trace_api_open(&tr, "cuda_runtime", "cudaEventRecord", 15, 1234567, 7654321,
@@ -299,6 +331,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_other_args);
 	tcase_add_test(tc, test_strcache);
 	tcase_add_test(tc, test_sticky_error);
+	tcase_add_test(tc, test_device_properties_place);
 	suite_add_tcase(s, tc);
 	return s;
 }
