@@ -107,6 +107,7 @@ check-unit: $(UNIT_BINS)
 
 bench: all $(BENCH_BINS) $(PROG_BINS)
 	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) bench/run
+	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) bench/gpu
 
 # The real-GPU launch benchmark (bench/gpu): prints SKIP with the reason on
 # a machine without an NVIDIA GPU.
