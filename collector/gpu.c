@@ -706,7 +706,8 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 	int ntracks = 0;
 	uint64_t devs = 0;
 	size_t k = 0;
-	qsort(G.notes, G.nnotes, sizeof(*G.notes), note_cmp);
+	if (G.nnotes > 1) /* qsort's base may not be NULL, even for 0 */
+		qsort(G.notes, G.nnotes, sizeof(*G.notes), note_cmp);
 	for (size_t i = 0; i < G.n; i++) {
 		struct gev *e = &G.ev[i];
 		uint64_t *aux = NULL, *api_corr = NULL;
