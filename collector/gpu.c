@@ -322,13 +322,15 @@ static void note_ctx(uint32_t ctx, uint32_t dev)
 }
 
 #ifdef TP_GPU_HAVE_CUPTI
-/* A CUPTI API record that came without an id of ours is kept for
- * link_outer(); one with ours needs nothing more.  (CUPTI writes a call's
- * external-correlation record just before its API record.) */
+/* A runtime API record that came without an id of ours is kept for
+ * link_outer(); one with ours needs nothing more (CUPTI writes a call's
+ * external-correlation record just before its API record).  Driver records
+ * are never needed: every driver call that can cause GPU work is interposed
+ * and pushes its id, so it is never a hidden outer call. */
 static int parse_api(const CUpti_ActivityAPI *r)
 {
 	uint64_t key = (uint64_t)r->correlationId + 1;
-	if (map_get(&G.corr, key, NULL))
+	if (r->kind != CUPTI_ACTIVITY_KIND_RUNTIME || map_get(&G.corr, key, NULL))
 		return 0;
 	uint64_t dur = r->end > r->start ? r->end - r->start : 0;
 	if (dur > UINT32_MAX)
@@ -413,9 +415,10 @@ int tp_gpu_parse_record(const void *record)
 #endif
 }
 
-/* At most this many API events are noted for link_outer() (about 128 MB);
- * past it, GPU events of calls inside a hidden runtime stay unlinked. */
-#define MAX_NOTES (1u << 22)
+/* At most this many API events are noted for link_outer() (32 MB), as many
+ * as GPU events may wait (MAX_PENDING); past it, GPU events of calls inside
+ * a hidden runtime stay unlinked (written, without a correlation). */
+#define MAX_NOTES (1u << 20)
 
 uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, uint64_t end_ns)
 {

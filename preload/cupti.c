@@ -234,14 +234,27 @@ static const char *result_str(CUptiResult r)
 	return "unknown CUPTI error";
 }
 
-/* Host-only mode from now on, with the one message of the process. */
-static void give_up(const char *why)
+/* The wrappers stop pushing ids: calls already past their test finish on
+ * the path they took. */
+static void stop_pushing(void)
 {
 	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
 	tp_control_set_full(TP_FULL_CUPTI, 0);
+}
+
+/* Our activity kinds off (client_mu held, or while loading under it). */
+static void kinds_off_locked(void)
+{
 	while (nenabled > 0)
 		C.Disable(kinds[--nenabled]);
 	atomic_store_explicit(&kinds_on, 0, memory_order_relaxed);
+}
+
+/* Host-only mode from now on, with the one message of the process. */
+static void give_up(const char *why)
+{
+	stop_pushing();
+	kinds_off_locked();
 	tp_format(status, sizeof(status), "unavailable: %s", why);
 	if (mode == TP_CUPTI_ON)
 		tp_error("TRACEPROF_CUPTI=on: no GPU timeline: %s; recording host-side CUDA calls "
@@ -352,15 +365,13 @@ static int set_kinds_locked(int on)
 		atomic_store_explicit(&tp_cupti_corr_on, 1, memory_order_relaxed);
 		/* Launches and copies then take the path that pushes their ids. */
 		tp_control_set_full(TP_FULL_CUPTI, 1);
+		atomic_store_explicit(&kinds_on, 1, memory_order_relaxed);
 	} else {
-		atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
-		tp_control_set_full(TP_FULL_CUPTI, 0);
-		while (nenabled > 0)
-			C.Disable(kinds[--nenabled]);
+		stop_pushing();
+		kinds_off_locked();
 		/* Hands over what was recorded, for the windows still to come. */
 		C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	}
-	atomic_store_explicit(&kinds_on, on, memory_order_relaxed);
 	return 0;
 }
 
@@ -459,12 +470,9 @@ static void load(void)
  * client's records. */
 static void yield(void)
 {
-	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
-	tp_control_set_full(TP_FULL_CUPTI, 0);
+	stop_pushing();
 	C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	while (nenabled > 0)
-		C.Disable(kinds[--nenabled]);
-	atomic_store_explicit(&kinds_on, 0, memory_order_relaxed);
+	kinds_off_locked();
 	unsigned long long step = (unsigned long long)tp_control_current_step();
 	tp_format(yield_status, sizeof(yield_status),
 		  "yielded at step %llu: another CUPTI client registered its activity callbacks",
@@ -589,8 +597,7 @@ static void at_exit(void)
 	int ours = expect == ST_ACTIVE;
 	/* The flush thread switches kinds under client_mu (cupti_pass()). */
 	pthread_mutex_lock(&client_mu);
-	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
-	tp_control_set_full(TP_FULL_CUPTI, 0);
+	stop_pushing();
 	/* Wait (bounded: a pass parses at most a few buffers) until the flush
 	 * thread is out of cuptiActivityGetNextRecord; it sees ST_STOPPED next. */
 	struct timespec ms = { 0, 1000000 };
@@ -598,9 +605,7 @@ static void at_exit(void)
 		nanosleep(&ms, NULL);
 	if (ours) {
 		C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		while (nenabled > 0)
-			C.Disable(kinds[--nenabled]);
-		atomic_store_explicit(&kinds_on, 0, memory_order_relaxed);
+		kinds_off_locked();
 	}
 	pthread_mutex_unlock(&client_mu);
 	/* Pairs with the release CAS in buffer_completed(). */
@@ -624,8 +629,7 @@ static void at_exit(void)
 static void after_fork_child(void)
 {
 	/* CUDA does not survive fork: the child records host events only. */
-	atomic_store_explicit(&tp_cupti_corr_on, 0, memory_order_relaxed);
-	tp_control_set_full(TP_FULL_CUPTI, 0);
+	stop_pushing();
 	atomic_store_explicit(&state, ST_FAILED, memory_order_relaxed);
 	atomic_store_explicit(&done, NULL, memory_order_relaxed);
 	atomic_store_explicit(&flats, NULL, memory_order_relaxed);

@@ -190,6 +190,11 @@ START_TEST(test_hidden_runtime_link)
 	/* A runtime call that contains none of ours. */
 	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 34, mine, 50000, 51000), 1);
 	kernel("nothing_inside", 52000, 52100, 7, 34);
+	/* A driver record without an id is never a hidden outer call (every
+	 * driver call that can cause GPU work pushes its own): not kept. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 1000, 60000, 61000), 6);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_DRIVER, 35, mine, 59900, 61100), 0);
+	kernel("driver_outer", 62000, 62100, 7, 35);
 
 	tp_gpu_window_events(&tr, 0, 100000, HOST_PID);
 	HAS("\"name\":\"hidden_launch\",\"pid\":0,\"tid\":7,\"ts\":12.000,\"dur\":0.500,"
@@ -201,6 +206,8 @@ START_TEST(test_hidden_runtime_link)
 	HAS("\"name\":\"unknown_thread\",\"pid\":0,\"tid\":7,\"ts\":42.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":5,");
 	HAS("\"name\":\"nothing_inside\",\"pid\":0,\"tid\":7,\"ts\":52.000,\"dur\":0.100,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
+	HAS("\"name\":\"driver_outer\",\"pid\":0,\"tid\":7,\"ts\":62.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
 	/* The arrow of the first starts at our driver call, on our thread. */
 	char want[160];
