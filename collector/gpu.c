@@ -737,7 +737,7 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 			 * start to one end only.  32 bits: traceprof merge moves
 			 * each input's ids to its own range above them. */
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
-			uint64_t flow = G.next_flow = (G.next_flow & 0xffffffffu) + 1;
+			uint64_t flow = G.next_flow = G.next_flow % 0xffffffffu + 1; /* 1..2^32-1 */
 			write_flow(out, 's', flow, pid, tid, *api);
 			write_flow(out, 'f', flow, (int64_t)dev, (int32_t)e->stream, e->start);
 		}
