@@ -156,10 +156,50 @@ $(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic
 	ln -sf libcuda.so.1 $(STANDIN_DIR)/libcuda.so
 
-$(STANDIN_DIR)/libcudart.so.13: test/standin/fake_cudart.c
+# Like NVIDIA's, the stand-in runtimes version every symbol with their soname
+# (cudaMalloc@@libcudart.so.13), which decides what a caller binds to when two
+# runtimes are loaded.
+$(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/rt12/libcudart.so.12: test/standin/fake_cudart.c
 	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcudart.so.13 -ldl
-	ln -sf libcudart.so.13 $(STANDIN_DIR)/libcudart.so
+	printf '%s { global: *; };\n' $(notdir $@) > $@.map
+	$(CC) $(STANDIN_CFLAGS) -DSTANDIN_MAJOR=$(subst .,,$(suffix $@)) -shared -o $@ $< \
+	    -Wl,-soname,$(notdir $@) -Wl,--version-script,$@.map -ldl
+	ln -sf $(notdir $@) $(dir $@)libcudart.so
+
+# ---- Local scopes (test/scope, test/integration/cuda_scope.sh) ----
+# Libraries that reach a CUDA runtime or driver in their own local scope, as
+# extension modules do: the test stand-ins of two runtime majors, the stand-in
+# driver, and the toolkit's real libcudart.so.13 when there is a toolkit.
+SCOPE_DIR  := $(STANDIN_DIR)/scope
+SCOPE_BINS := $(SCOPE_DIR)/scope_app $(SCOPE_DIR)/libprobe12.so $(SCOPE_DIR)/libprobe13.so \
+              $(SCOPE_DIR)/libprobe_drv.so \
+              $(if $(wildcard $(CUDA_HOME)/lib64/libcudart.so.13),$(SCOPE_DIR)/libprobe_real.so)
+
+$(SCOPE_DIR)/scope_app: test/scope/scope_app.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl -lpthread
+
+$(SCOPE_DIR)/libprobe12.so: test/scope/probe.c $(STANDIN_DIR)/rt12/libcudart.so.12
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(STANDIN_DIR)/rt12 -l:libcudart.so.12 \
+	    -Wl,-rpath,'$$ORIGIN/../rt12'
+
+$(SCOPE_DIR)/libprobe13.so: test/scope/probe.c $(STANDIN_DIR)/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(STANDIN_DIR) -l:libcudart.so.13 \
+	    -Wl,-rpath,'$$ORIGIN/..'
+
+$(SCOPE_DIR)/libprobe_drv.so: test/scope/probe.c $(STANDIN_DIR)/libcuda.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -DPROBE_DRIVER -shared -o $@ $< -L$(STANDIN_DIR) -l:libcuda.so.1 \
+	    -Wl,-rpath,'$$ORIGIN/..'
+
+$(SCOPE_DIR)/libprobe_real.so: test/scope/probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(CUDA_HOME)/lib64 -l:libcudart.so.13 \
+	    -Wl,-rpath,$(CUDA_HOME)/lib64
+
+check: $(SCOPE_BINS)
 
 # With the toolkit's CUPTI headers: the stand-in writes their record layouts.
 # Built twice: as our major's libcupti, and as another major's (cupti12/),

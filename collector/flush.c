@@ -287,6 +287,16 @@ struct drain_ctx {
 	struct tp_thread *t;
 };
 
+/* Set by tp_flush_note_activity() (a program thread) and by on_record();
+ * read by window_finalize().  Relaxed: it is a flag with nothing published
+ * through it, and the final save reads it after draining every ring. */
+static _Atomic int activity;
+
+void tp_flush_note_activity(void)
+{
+	atomic_store_explicit(&activity, 1, memory_order_relaxed);
+}
+
 static void on_record(const struct tp_record *r, void *arg)
 {
 	struct drain_ctx *c = arg;
@@ -306,6 +316,8 @@ static void on_record(const struct tp_record *r, void *arg)
 	}
 	wstat(t, w)->written++;
 	w->written++;
+	if (r->kind != TP_REC_STEP && r->kind != TP_REC_THREAD_NAME)
+		atomic_store_explicit(&activity, 1, memory_order_relaxed);
 	if (w->failed)
 		return;
 	uint64_t b = tp_clock_to_ns(r->start);
@@ -509,6 +521,12 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 
 static void window_finalize(struct tp_window *w)
 {
+	if (w->save && !atomic_load_explicit(&activity, memory_order_relaxed)) {
+		w->save = 0;
+		tp_info("nothing recorded (no CUDA call, marker, NVTX range or step): no trace "
+			"file for steps %llu-%llu", (unsigned long long)w->first_step,
+			(unsigned long long)w->last_step);
+	}
 	if (!w->failed && w->save && !w->nparts && part_open(w) < 0)
 		w->failed = 1;
 	if (!w->failed && w->save) {

@@ -52,6 +52,12 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
  * writes the files.  Idempotent. */
 void tp_flush_finish(void);
 
+/* The program did something worth a file: a traceprof_step() call.  Any
+ * record other than ProfilerStep (and thread names) counts too (flush.c).
+ * A process that did nothing of the kind (a shell, a launcher, a pyenv
+ * shim) writes no trace file: its implicit ProfilerStep#0 does not count. */
+void tp_flush_note_activity(void);
+
 /* Asks the flush thread for one whole pass (drain, convert) and waits for it,
  * at most timeout_ms.  For an exit handler that runs before the CUDA
  * runtime's own teardown (preload/init.c): kernel names and other answers

@@ -16,11 +16,15 @@
  * caller only decides which object a dependency is recorded for (traceprof,
  * which is never unloaded, instead of the caller). */
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "preload/cuda_pack.h"
+#include "preload/cuda_scope.h"
 #include "preload/cupti_hook.h"
+#include "preload/dl_hooks.h"
 #include "preload/export.h"
 
 void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
@@ -29,8 +33,11 @@ void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
  * writer stores the same value). */
 void *_Atomic tp_cuda_real_dlsym;
 
-int tp_cuda_dlsym_hidden(const char *name);
+int tp_cuda_dlsym_hidden(const char *name, const void *caller);
 void *tp_cuda_dlsym_handle(void *handle, const char *name);
+
+/* See cuda_pack.h: only the portable C form of the wrappers writes it. */
+__thread const void *tp_cuda_caller;
 
 /* Finds glibc's dlsym without calling the public one (which is us).  glibc
  * 2.34 moved dlsym into libc with a new version; older ones only have
@@ -67,53 +74,48 @@ static int is_cuda_name(const char *name)
 
 void *tp_cuda_set_real(uint32_t id, void *p)
 {
-	void *expected = NULL;
-	/* Relaxed is enough, see tp_cuda_real(); the CAS makes the first real
-	 * address seen win, so that a wrapper never changes targets. */
-	if (atomic_compare_exchange_strong_explicit(&tp_cuda_reals[id], &expected, p,
-						    memory_order_relaxed, memory_order_relaxed))
-		return p;
-	return expected;
+	return tp_scope_publish(id, p);
 }
 
-void *tp_cuda_resolve(uint32_t id)
+/* The name glibc gives an object in its messages: its path, or the
+ * program's argv[0]. */
+static const char *object_name(const void *caller)
 {
-	if (id >= TP_CUDA_NFUNCS)
-		return NULL;
-	tp_dlsym_fn dl = real_dlsym();
-	if (!dl)
-		return NULL;
-	const char *name = tp_cuda_fns[id].name;
-	/* Called from here, RTLD_NEXT means "after traceprof": never a wrapper. */
-	void *p = dl(RTLD_NEXT, name);
-	if (!p && tp_cuda_fns[id].lib == TP_CUDA_LIB_DRIVER) {
-		/* The runtime dlopens the driver without RTLD_GLOBAL. */
-		void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-		if (h) {
-			p = dl(h, name);
-			dlclose(h);
-		}
-	}
-	if (!p || p == tp_cuda_wrappers[id])
-		return NULL;
-	return tp_cuda_set_real(id, p);
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (caller && dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name &&
+	    lm->l_name[0])
+		return lm->l_name;
+	return program_invocation_name ? program_invocation_name : "<main program>";
 }
 
-/* Non-zero when an RTLD_DEFAULT lookup must answer NULL: the name is one of
- * our wrappers but no real function exists, so without traceprof the lookup
- * would have failed (programs probe for the driver this way). */
-int tp_cuda_dlsym_hidden(const char *name)
+/* Non-zero when an RTLD_DEFAULT or RTLD_NEXT lookup must answer NULL: the
+ * name is one of our wrappers but no real function exists for that caller,
+ * so without traceprof the lookup would have failed (programs probe for the
+ * driver this way).  The message glibc would have left becomes the pending
+ * dlerror() text. */
+int tp_cuda_dlsym_hidden(const char *name, const void *caller)
 {
 	if (!is_cuda_name(name))
 		return 0;
 	int id = tp_cuda_find(name);
+	int hidden;
 	if (id < 0)
-		return tp_cupti_hook_hidden(name);
-	return !tp_cuda_real((uint32_t)id);
+		hidden = tp_cupti_hook_hidden(name);
+	else
+		hidden = !tp_cuda_real_known((uint32_t)id) &&
+			 !tp_scope_lookup((uint32_t)id, caller);
+	if (hidden)
+		tp_dlerr_undefined(object_name(caller), name);
+	return hidden;
 }
 
 /* A lookup on an explicit handle: the real answer, or the wrapper of the
- * same function when the answer is that function's real address. */
+ * same function when the answer is that function's real address.  While
+ * two libraries define the function (two runtimes), the real address is
+ * handed out as it is: a wrapper routes a call by its caller, and whoever
+ * calls through this pointer asked for this definition (not traced, but
+ * correct). */
 void *tp_cuda_dlsym_handle(void *handle, const char *name)
 {
 	tp_dlsym_fn dl = real_dlsym();
@@ -126,6 +128,8 @@ void *tp_cuda_dlsym_handle(void *handle, const char *name)
 	if (id < 0)
 		return tp_cupti_hook_for(name, p);
 	if (p == tp_cuda_wrappers[id])
+		return p;
+	if (!tp_scope_single((uint32_t)id))
 		return p;
 	/* A different address than the one already known is a second copy of
 	 * the library (say, a bundled libcudart): left unwrapped, since a
@@ -146,7 +150,7 @@ __asm__(".text\n"
 	"	testq %rdi, %rdi\n"
 	"	je 1f\n"
 	"	cmpq $-1, %rdi\n"
-	"	je 2f\n"
+	"	je 1f\n"
 	"	jmp tp_cuda_dlsym_handle\n"
 	"1:	pushq %rdi\n"
 	".cfi_adjust_cfa_offset 8\n"
@@ -155,6 +159,7 @@ __asm__(".text\n"
 	"	subq $8, %rsp\n"
 	".cfi_adjust_cfa_offset 8\n"
 	"	movq %rsi, %rdi\n"
+	"	movq 24(%rsp), %rsi\n"
 	"	call tp_cuda_dlsym_hidden\n"
 	"	addq $8, %rsp\n"
 	".cfi_adjust_cfa_offset -8\n"
@@ -197,7 +202,7 @@ TP_EXPORT void *dlsym(void *handle, const char *name)
 {
 	if (handle != RTLD_DEFAULT && handle != RTLD_NEXT)
 		return tp_cuda_dlsym_handle(handle, name);
-	if (handle == RTLD_DEFAULT && tp_cuda_dlsym_hidden(name))
+	if (tp_cuda_dlsym_hidden(name, __builtin_return_address(0)))
 		return NULL;
 	tp_dlsym_fn dl = real_dlsym();
 	return dl ? dl(handle, name) : NULL;

@@ -84,8 +84,8 @@ struct tp_cuda_fn {
 extern const struct tp_cuda_fn tp_cuda_fns[TP_CUDA_NFUNCS + 1];
 /* The exported wrappers by id (generated). */
 extern void *const tp_cuda_wrappers[TP_CUDA_NFUNCS + 1];
-/* The real functions by id, filled lazily (tp_cuda_resolve) or by the dlsym
- * and cuGetProcAddress hooks when they first see a real address. */
+/* The real functions by id, for every caller at once: published and
+ * withdrawn by preload/cuda_scope.c (NULL: ask per caller). */
 extern void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 
 /* libc's dlsym, never our hook (preload/cuda_dlsym.c, which hands out our
@@ -93,32 +93,46 @@ extern void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 typedef void *(*tp_dlsym_fn)(void *, const char *);
 void *tp_cuda_dlsym_resolve(void);
 
-/* Slow path of tp_cuda_real(): looks the function up after traceprof
- * (RTLD_NEXT), then in libcuda.so.1 if it is loaded.  Never returns a
- * traceprof wrapper.  NULL when not found. */
-void *tp_cuda_resolve(uint32_t id);
+/* Slow path of the lookups below (preload/cuda_scope.c): the real function
+ * that `caller` (a return address; NULL: traceprof's own use) reaches.
+ * Never returns a traceprof wrapper.  NULL when nothing defines it. */
+void *tp_scope_resolve(uint32_t id, const void *caller);
 
-/* The real function if it is already known, else NULL (the wrappers' first
- * test: their slow path then calls tp_cuda_real()).  Relaxed: a function's
- * code never changes, so the pointer is all that needs to be seen; it is
- * published with a CAS (paired with tp_cuda_set_real()) and a racing reader
- * at worst resolves it again. */
+/* The real function if it is already known for every caller, else NULL (the
+ * wrappers' first test: their slow path then asks tp_cuda_real_at()).
+ * Relaxed: a function's code never changes, so the pointer is all that needs
+ * to be seen; preload/cuda_scope.c publishes and withdraws it under its lock
+ * and a racing reader at worst takes the slow path. */
 static inline __attribute__((always_inline)) void *tp_cuda_real_known(uint32_t id)
 {
 	return atomic_load_explicit(&tp_cuda_reals[id], memory_order_relaxed);
 }
 
-static inline void *tp_cuda_real(uint32_t id)
+/* The real function for a call made from `caller`. */
+static inline void *tp_cuda_real_at(uint32_t id, const void *caller)
 {
 	void *p = tp_cuda_real_known(id);
 	if (__builtin_expect(p != 0, 1))
 		return p;
-	return tp_cuda_resolve(id);
+	return tp_scope_resolve(id, caller);
 }
 
-/* Records p as the real function of id if none is known yet.  Returns the
- * real function now known (p, or the one seen before). */
+/* The real function for traceprof's own calls (naming kernels, the
+ * cuGetProcAddress bookkeeping). */
+static inline void *tp_cuda_real(uint32_t id)
+{
+	return tp_cuda_real_at(id, 0);
+}
+
+/* Records p, found by a lookup on a handle or by cuGetProcAddress, as a
+ * definition of id (tp_scope_publish).  Returns the first definition known:
+ * p, or the one seen before. */
 void *tp_cuda_set_real(uint32_t id, void *p);
+
+/* The wrappers of the portable C form (no assembly entry points) call their
+ * recording half with a normal call, so they leave the caller's return
+ * address here for it (preload/cuda_dlsym.c). */
+extern __thread const void *tp_cuda_caller;
 
 /* Name lookups (preload/cuda_match.c). */
 int tp_cuda_find(const char *name);

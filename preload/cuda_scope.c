@@ -1,0 +1,537 @@
+/* Which definition of a CUDA function each caller reaches (issue 16).
+ *
+ * traceprof's wrappers are found first by every caller, because a preloaded
+ * library is in the global scope and a relocation searches the global scope
+ * before the caller's own (local) scope.  Without traceprof the caller would
+ * have reached the first definition in the global scope, else the one in its
+ * local scope: a library dlopen'ed with RTLD_LOCAL (how CPython loads every
+ * extension module, ctypes included) holds its runtime there only.  Looking
+ * the real function up after traceprof (RTLD_NEXT) sees the global scope
+ * only, and two runtimes of different majors (libcudart.so.12 and .so.13, each
+ * in its own local scope) define the same names.  So the answer depends on
+ * the caller, and is found like this (resolve_caller()):
+ *   1. the caller's own scope: dlsym on a handle of the object that holds the
+ *      return address (itself and its dependencies, breadth first);
+ *   2. the global scope after traceprof (RTLD_NEXT);
+ *   3. for driver functions, the libcuda.so.1 the runtime dlopen'ed locally;
+ *   4. the first definition ever found (a caller with no CUDA library in its
+ *      scope, such as libffi calling through a pointer from dlsym).
+ * The caller's scope comes before the global one because NVIDIA versions
+ * every runtime symbol with its soname (cudaMalloc@@libcudart.so.13): a
+ * caller linked with one major never binds another major's definition even
+ * when that one is global.
+ *
+ * What it costs: one process-wide fast pointer per function
+ * (tp_cuda_reals[id]) stays the common case.  It is published only while
+ * each library (runtime, driver) has at most one defining object in the
+ * process, so that every caller would get the same answer, and no dlopen is
+ * in flight.  Objects are scanned for definitions at the first resolution
+ * and after every dlopen (preload/dl_open.c), by a few marker names per
+ * library.  Once a library has two definers (or after a load traceprof could
+ * not follow), its pointers stay NULL: each call goes through the wrapper's
+ * slow path to a per-call-site cache keyed by (return address, function).
+ *
+ * Locking: `lock` guards the tables below and is never held across a call
+ * into the dynamic linker (which takes its own loader lock, held through the
+ * constructors of a loading object; a constructor calling CUDA on the
+ * loading thread must not wait for us while we wait for the loader). */
+#include "preload/cuda_scope.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "preload/dl_hooks.h"
+
+enum { NFAM = 2 }; /* indexed by enum tp_cuda_lib: runtime, driver */
+
+static const char *const markers[NFAM][3] = {
+	{ "cudaGetDeviceCount", "cudaMalloc", "cudaLaunchKernel" },
+	{ "cuInit", "cuGetProcAddress_v2", "cuLaunchKernel" },
+};
+static const char *const fam_name[NFAM] = { "CUDA runtime", "CUDA driver" };
+
+#define MAX_DEFINERS 16
+#define MAX_SEEN 16384
+#define SITE_SLOTS 4096 /* power of two */
+#define SITE_PROBE 16
+#define MAX_SITE_TABLES 64
+
+struct site {
+	/* Release-stored after fn (by site_insert, under lock), acquire-loaded
+	 * by site_lookup before it reads fn. */
+	_Atomic uintptr_t key;
+	void *_Atomic fn;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int inflight;			  /* dlopens between begin and end */
+	size_t nseen;			  /* objects looked at: sorted base addresses */
+	uintptr_t seen[MAX_SEEN];
+	uintptr_t definer[NFAM][MAX_DEFINERS];
+	int ndef[NFAM];
+	void *first[TP_CUDA_NFUNCS];	  /* the first definition found per function */
+	int site_tables;		  /* tables handed out so far */
+	struct site sites0[SITE_SLOTS];	  /* the first call-site table */
+} S;
+
+/* The call-site table in use: replaced (the old one leaked, readers may
+ * still hold it) when the global scope changes.  Release-stored under lock,
+ * acquire-loaded by site_lookup. */
+static struct site *_Atomic sites = S.sites0;
+/* Per library: 1 once it has two definers (written under lock after the
+ * fast pointers were withdrawn; read relaxed, a stale 0 only means a
+ * publication attempt that publish_locked() refuses under the lock). */
+static _Atomic int multi[NFAM];
+static _Atomic int degraded;
+/* The first scan ran (release after it, acquire before trusting it). */
+static _Atomic int scanned;
+
+/* libtraceprof's own address range, set once (pthread_once). */
+static uintptr_t self_lo, self_hi;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+struct obj {
+	uintptr_t base, lo, hi;
+	const char *name;
+};
+
+struct objs {
+	struct obj *v;
+	size_t n, cap;
+	unsigned long long subs; /* objects unloaded so far (dlpi_subs) */
+};
+
+/* dlpi_subs at the last scan (under lock): a change means objects were
+ * unloaded, and a call site cached for one of them could now belong to a
+ * new object mapped at the same address. */
+static unsigned long long last_subs;
+
+static void range_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t l = UINTPTR_MAX, h = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < l)
+			l = a;
+		if (a + ph->p_memsz > h)
+			h = a + ph->p_memsz;
+	}
+	*lo = l;
+	*hi = h;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t me = (uintptr_t)data, lo, hi;
+	range_of(info, &lo, &hi);
+	if (me < lo || me >= hi)
+		return 0;
+	self_lo = lo;
+	self_hi = hi;
+	return 1;
+}
+
+static void init_self(void)
+{
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)&tp_scope_is_self);
+}
+
+int tp_scope_is_self(const void *addr)
+{
+	pthread_once(&self_once, init_self);
+	return (uintptr_t)addr >= self_lo && (uintptr_t)addr < self_hi;
+}
+
+/* ---- call sites ------------------------------------------------------- */
+
+static uintptr_t site_key(const void *caller, uint32_t id)
+{
+	/* User-space addresses fit in 48 bits: the id goes above them. */
+	return ((uintptr_t)caller & ((1ull << 48) - 1)) | (uintptr_t)(id + 1) << 48;
+}
+
+static size_t site_hash(uintptr_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & (SITE_SLOTS - 1);
+}
+
+static void *site_lookup(uintptr_t key)
+{
+	struct site *t = atomic_load_explicit(&sites, memory_order_acquire);
+	if (!t)
+		return NULL;
+	size_t h = site_hash(key);
+	for (int i = 0; i < SITE_PROBE; i++, h = (h + 1) & (SITE_SLOTS - 1)) {
+		uintptr_t k = atomic_load_explicit(&t[h].key, memory_order_acquire);
+		if (k == key)
+			return atomic_load_explicit(&t[h].fn, memory_order_relaxed);
+		if (!k)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Under lock.  A full neighbourhood is left uncached (resolved each time). */
+static void site_insert_locked(uintptr_t key, void *fn)
+{
+	struct site *t = atomic_load_explicit(&sites, memory_order_relaxed);
+	if (!t)
+		return;
+	size_t h = site_hash(key);
+	for (int i = 0; i < SITE_PROBE; i++, h = (h + 1) & (SITE_SLOTS - 1)) {
+		uintptr_t k = atomic_load_explicit(&t[h].key, memory_order_relaxed);
+		if (k == key)
+			return;
+		if (k)
+			continue;
+		atomic_store_explicit(&t[h].fn, fn, memory_order_relaxed);
+		/* Release: a reader that sees the key sees fn (site_lookup). */
+		atomic_store_explicit(&t[h].key, key, memory_order_release);
+		return;
+	}
+}
+
+/* A new, empty call-site table: the global scope changed, so a cached
+ * answer that came from it may be stale.  Allocated outside the lock.  Past
+ * MAX_SITE_TABLES nothing is cached any more (each slow call resolves). */
+static void sites_reset(void)
+{
+	struct site *t = NULL;
+	pthread_mutex_lock(&lock);
+	int n = S.site_tables;
+	pthread_mutex_unlock(&lock);
+	if (n < MAX_SITE_TABLES)
+		t = calloc(SITE_SLOTS, sizeof(*t));
+	pthread_mutex_lock(&lock);
+	S.site_tables++;
+	atomic_store_explicit(&sites, t, memory_order_release);
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- the fast pointers ------------------------------------------------ */
+
+static int fast_ok_locked(uint32_t id)
+{
+	int fam = tp_cuda_fns[id].lib;
+	return !S.inflight && !atomic_load_explicit(&degraded, memory_order_relaxed) &&
+	       !atomic_load_explicit(&multi[fam], memory_order_relaxed);
+}
+
+static void publish_locked(uint32_t id)
+{
+	void *p = S.first[id];
+	if (!p || !fast_ok_locked(id))
+		return;
+	/* Relaxed, as every other tp_cuda_reals access (cuda_pack.h): the
+	 * pointer is all a reader needs, and the lock orders this store after
+	 * any withdrawal. */
+	atomic_store_explicit(&tp_cuda_reals[id], p, memory_order_relaxed);
+}
+
+/* fam < 0: every library. */
+static void withdraw_locked(int fam)
+{
+	for (uint32_t id = 0; id < TP_CUDA_NFUNCS; id++)
+		if (fam < 0 || tp_cuda_fns[id].lib == fam)
+			atomic_store_explicit(&tp_cuda_reals[id], NULL, memory_order_relaxed);
+}
+
+/* ---- scanning loaded objects ------------------------------------------ */
+
+static int collect(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct objs *o = data;
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 256;
+		struct obj *v = realloc(o->v, cap * sizeof(*v));
+		if (!v)
+			return 1;
+		o->v = v;
+		o->cap = cap;
+	}
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		o->subs = info->dlpi_subs;
+	struct obj *b = &o->v[o->n++];
+	b->base = info->dlpi_addr;
+	b->name = info->dlpi_name ? info->dlpi_name : "";
+	range_of(info, &b->lo, &b->hi);
+	return 0;
+}
+
+static int seen_locked(uintptr_t base)
+{
+	size_t lo = 0, hi = S.nseen;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (S.seen[mid] < base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < S.nseen && S.seen[lo] == base;
+}
+
+static void mark_seen_locked(uintptr_t base)
+{
+	if (S.nseen == MAX_SEEN || seen_locked(base))
+		return;
+	size_t i = S.nseen;
+	while (i > 0 && S.seen[i - 1] > base) {
+		S.seen[i] = S.seen[i - 1];
+		i--;
+	}
+	S.seen[i] = base;
+	S.nseen++;
+}
+
+/* Bit f set: the object itself defines library f (one of its markers
+ * resolves into the object's own address range).  Called without lock. */
+static unsigned defines(const struct obj *b, tp_dlsym_fn dl, tp_dlopen_fn op)
+{
+	/* The program is the object named "" (a NOLOAD of NULL is its
+	 * handle); the vDSO is named but cannot be opened, and is skipped. */
+	void *h = op(b->name[0] ? b->name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	unsigned bits = 0;
+	for (int f = 0; f < NFAM; f++)
+		for (int m = 0; m < 3; m++) {
+			uintptr_t p = (uintptr_t)dl(h, markers[f][m]);
+			if (p >= b->lo && p < b->hi) {
+				bits |= 1u << f;
+				break;
+			}
+		}
+	dlclose(h);
+	return bits;
+}
+
+static void add_definer_locked(int f, const struct obj *b)
+{
+	for (int i = 0; i < S.ndef[f]; i++)
+		if (S.definer[f][i] == b->base)
+			return;
+	if (S.ndef[f] < MAX_DEFINERS)
+		S.definer[f][S.ndef[f]] = b->base;
+	S.ndef[f]++;
+	tp_debug("%s defined by %s", fam_name[f], b->name[0] ? b->name : "the program");
+	if (S.ndef[f] == 2 && !atomic_load_explicit(&multi[f], memory_order_relaxed)) {
+		withdraw_locked(f);
+		atomic_store_explicit(&multi[f], 1, memory_order_relaxed);
+		tp_info("two %s libraries in one process (the second: %s): each call "
+			"goes to the one its caller's scope holds", fam_name[f],
+			b->name[0] ? b->name : "the program");
+	}
+}
+
+/* Looks at every object not seen before.  Called without lock. */
+static void scan(void)
+{
+	int saved = errno;
+	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlopen_fn op = tp_dl_real_dlopen();
+	struct objs o = { 0 };
+	pthread_once(&self_once, init_self);
+	if (!dl || !op) {
+		atomic_store_explicit(&scanned, 1, memory_order_release);
+		return;
+	}
+	dl_iterate_phdr(collect, &o);
+	tp_dlerr_begin();
+	for (size_t i = 0; i < o.n; i++) {
+		struct obj *b = &o.v[i];
+		pthread_mutex_lock(&lock);
+		int old = seen_locked(b->base);
+		pthread_mutex_unlock(&lock);
+		if (old || (b->lo <= self_lo && self_lo < b->hi))
+			continue;
+		unsigned bits = defines(b, dl, op);
+		pthread_mutex_lock(&lock);
+		mark_seen_locked(b->base);
+		for (int f = 0; f < NFAM; f++)
+			if (bits & (1u << f))
+				add_definer_locked(f, b);
+		pthread_mutex_unlock(&lock);
+	}
+	tp_dlerr_end();
+	free(o.v);
+	pthread_mutex_lock(&lock);
+	int unloaded = o.subs != last_subs;
+	last_subs = o.subs;
+	pthread_mutex_unlock(&lock);
+	if (unloaded)
+		sites_reset();
+	/* Release: a reader that sees it sees the definers recorded above. */
+	atomic_store_explicit(&scanned, 1, memory_order_release);
+	errno = saved;
+}
+
+/* ---- resolution ------------------------------------------------------- */
+
+static void *not_self(void *p)
+{
+	return p && !tp_scope_is_self(p) ? p : NULL;
+}
+
+/* Steps 1-3 of the header comment.  Called without lock, inside
+ * tp_dlerr_begin/end. */
+static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, tp_dlopen_fn op,
+			    int with_driver)
+{
+	const char *name = tp_cuda_fns[id].name;
+	void *p = NULL;
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (caller && !tp_scope_is_self(caller) &&
+	    dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name &&
+	    lm->l_name[0]) {
+		void *h = op(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			p = not_self(dl(h, name));
+			dlclose(h);
+		}
+	}
+	if (!p)
+		p = not_self(dl(RTLD_NEXT, name));
+	if (!p && with_driver && tp_cuda_fns[id].lib == TP_CUDA_LIB_DRIVER) {
+		/* The runtime dlopens the driver without RTLD_GLOBAL, and reaches
+		 * it through cuGetProcAddress: its callers' scopes lack it. */
+		void *h = op("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			p = not_self(dl(h, name));
+			dlclose(h);
+		}
+	}
+	return p;
+}
+
+/* One line per function that nothing defines. */
+static void note_missing(uint32_t id)
+{
+	static _Atomic uint64_t said[(TP_CUDA_NFUNCS + 63) / 64];
+	uint64_t bit = 1ull << (id % 64);
+	if (atomic_fetch_or_explicit(&said[id / 64], bit, memory_order_relaxed) & bit)
+		return;
+	tp_warn("%s: no definition in the caller's scope, the global scope or a loaded "
+		"libcuda.so.1; the call returns an error without reaching CUDA",
+		tp_cuda_fns[id].name);
+}
+
+void *tp_scope_resolve(uint32_t id, const void *caller)
+{
+	if (id >= TP_CUDA_NFUNCS)
+		return NULL;
+	int saved = errno;
+	if (!atomic_load_explicit(&scanned, memory_order_acquire))
+		scan();
+	uintptr_t key = site_key(caller, id);
+	void *p = site_lookup(key);
+	if (p) {
+		errno = saved;
+		return p;
+	}
+	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlopen_fn op = tp_dl_real_dlopen();
+	if (dl && op) {
+		tp_dlerr_begin();
+		p = resolve_caller(id, caller, dl, op, 1);
+		tp_dlerr_end();
+	}
+	pthread_mutex_lock(&lock);
+	if (!p)
+		p = S.first[id];
+	else if (!S.first[id])
+		S.first[id] = p;
+	if (p) {
+		site_insert_locked(key, p);
+		publish_locked(id);
+	}
+	pthread_mutex_unlock(&lock);
+	if (!p)
+		note_missing(id);
+	errno = saved;
+	return p;
+}
+
+void *tp_scope_lookup(uint32_t id, const void *caller)
+{
+	if (id >= TP_CUDA_NFUNCS)
+		return NULL;
+	int saved = errno;
+	void *p = NULL;
+	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlopen_fn op = tp_dl_real_dlopen();
+	if (dl && op) {
+		tp_dlerr_begin();
+		p = resolve_caller(id, caller, dl, op, 0);
+		tp_dlerr_end();
+	}
+	errno = saved;
+	return p;
+}
+
+void *tp_scope_publish(uint32_t id, void *p)
+{
+	if (id >= TP_CUDA_NFUNCS || !p)
+		return NULL;
+	pthread_mutex_lock(&lock);
+	if (!S.first[id])
+		S.first[id] = p;
+	void *first = S.first[id];
+	publish_locked(id);
+	pthread_mutex_unlock(&lock);
+	return first;
+}
+
+int tp_scope_single(uint32_t id)
+{
+	int fam = tp_cuda_fns[id].lib;
+	return !atomic_load_explicit(&degraded, memory_order_relaxed) &&
+	       !atomic_load_explicit(&multi[fam], memory_order_relaxed);
+}
+
+/* ---- loads ------------------------------------------------------------ */
+
+void tp_scope_load_begin(void)
+{
+	pthread_mutex_lock(&lock);
+	S.inflight++;
+	withdraw_locked(-1);
+	pthread_mutex_unlock(&lock);
+}
+
+void tp_scope_load_end(int global)
+{
+	scan();
+	if (global)
+		sites_reset();
+	pthread_mutex_lock(&lock);
+	S.inflight--;
+	if (!S.inflight)
+		for (uint32_t id = 0; id < TP_CUDA_NFUNCS; id++)
+			publish_locked(id);
+	pthread_mutex_unlock(&lock);
+}
+
+void tp_scope_degrade(const char *why)
+{
+	pthread_mutex_lock(&lock);
+	int was = atomic_exchange_explicit(&degraded, 1, memory_order_relaxed);
+	withdraw_locked(-1);
+	pthread_mutex_unlock(&lock);
+	if (!was)
+		tp_info("%s: every CUDA call is resolved per caller from now on", why);
+}

@@ -1,0 +1,21 @@
+/* The dynamic-linker functions traceprof interposes (dlsym in
+ * preload/cuda_dlsym.c, dlopen in preload/dl_open.c, dlerror in
+ * preload/dl_error.c) and what the rest of preload/ asks of them. */
+#ifndef TP_PRELOAD_DL_HOOKS_H
+#define TP_PRELOAD_DL_HOOKS_H
+
+#include "preload/cuda_pack.h" /* tp_dlsym_fn, tp_cuda_dlsym_resolve */
+
+/* Around traceprof's own dl* calls on a program thread: the program's
+ * pending dlerror() text is kept, and whatever our calls leave is dropped. */
+void tp_dlerr_begin(void);
+void tp_dlerr_end(void);
+/* A lookup that traceprof answers NULL itself: the message glibc would have
+ * left ("OBJECT: undefined symbol: NAME") becomes the pending error. */
+void tp_dlerr_undefined(const char *object, const char *name);
+
+/* libc's dlopen (never our hook); NULL if it cannot be found. */
+typedef void *(*tp_dlopen_fn)(const char *, int);
+tp_dlopen_fn tp_dl_real_dlopen(void);
+
+#endif
