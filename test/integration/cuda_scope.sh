@@ -52,6 +52,24 @@ same_output drv "$SC/libprobe_drv.so"
 [ "$(recorded drv)" = "$(printf 'cuDriverGetVersion 0\ncuDriverGetVersion 0\ncuInit 0\ncuInit 0')" ] ||
 	die "driver: recorded calls differ: $(recorded drv)"
 
+# The driver itself opened with ctypes (RTLD_LOCAL) and called through the
+# pointers ctypes looks up on its handle, as numba does: the wrappers handed
+# out by the dlsym hook are called from libffi, whose scope holds no driver.
+cat >drv.py <<'PY'
+import ctypes, sys
+cuda = ctypes.CDLL(sys.argv[1])
+v = ctypes.c_int(0)
+print("cuInit=%d" % cuda.cuInit(0))
+print("cuDriverGetVersion=%d v=%d" % (cuda.cuDriverGetVersion(ctypes.byref(v)), v.value))
+PY
+"$PYTHON" drv.py "$BUILD/standin/libcuda.so.1" >drvpy.plain
+TRACEPROF_FOLDER="$TP_TMP/drvpy" TRACEPROF_CUPTI=off traced "$PYTHON" drv.py "$BUILD/standin/libcuda.so.1" \
+	>drvpy.traced 2>drvpy.err || die "ctypes driver: failed with traceprof: $(cat drvpy.err)"
+diff drvpy.plain drvpy.traced || die "ctypes driver: results changed under traceprof"
+[ "$(recorded drvpy)" = "$(printf 'cuDriverGetVersion 0\ncuInit 0')" ] ||
+	die "ctypes driver: calls not recorded: $(recorded drvpy)"
+echo "ctypes driver: same results: $(tr '\n' ';' <drvpy.plain)"
+
 # 3. The toolkit's real runtime in a local scope (its calls fail for want of
 #    a driver here, with the real runtime's own code: 35 without a GPU).
 if [ -e "$SC/libprobe_real.so" ]; then

@@ -20,7 +20,7 @@ env true
 exec "$SI/standin_app"
 SH
 chmod +x wrapper.sh
-"$T" run -q --folder "$TP_TMP/out" -- bash -c './wrapper.sh; echo done' >run.out 2>run.err ||
+TRACEPROF_LIB="$TP_LIB" "$T" run -q --folder "$TP_TMP/out" -- bash -c './wrapper.sh; echo done' >run.out 2>run.err ||
 	die "traceprof run failed: $(cat run.err)"
 grep -qx done run.out || die "the wrapper tree did not run to its end: $(cat run.out)"
 files=$(find "$TP_TMP/out" -type f | sort)
