@@ -143,9 +143,18 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* A child forked while another thread held the lock would never get it:
+ * the child starts with a fresh one (the tables are small, and each update
+ * under the lock leaves them usable at every step). */
+static void child_after_fork(void)
+{
+	pthread_mutex_init(&lock, NULL);
+}
+
 static void init_self(void)
 {
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&tp_scope_is_self);
+	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
 int tp_scope_is_self(const void *addr)
