@@ -14,6 +14,7 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_NUM_TRACES_TO_KEEP", "TRACEPROF_OVERWRITE", "TRACEPROF_BUFFER_EVENTS",
 	"TRACEPROF_FLUSH_MS",	  "TRACEPROF_CLOCK",	     "TRACEPROF_STEP",
 	"TRACEPROF_TRIGGER",	  "TRACEPROF_TRIGGER_STEPS", "TRACEPROF_CUPTI",
+	"TRACEPROF_CUDA_CALLS",
 	"TRACEPROF_WITH_STACK",	  "TRACEPROF_STACK_DEPTH",   "TRACEPROF_COMPRESS",
 	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_ZSTD_THREADS",  "TRACEPROF_MAX_FILE_MB",
 	"TRACEPROF_SAMPLE_MS",
@@ -248,6 +249,7 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	static const char *const log_words[] = { "error", "warn", "info", "debug", NULL };
 	static const char *const clock_words[] = { "tsc", "monotonic", NULL };
 	static const char *const cupti_words[] = { "auto", "on", "off", NULL };
+	static const char *const calls_words[] = { "outer", "all", NULL };
 	static const char *const compress_words[] = { "none", "zstd", "gzip", NULL };
 	int64_t x;
 
@@ -299,6 +301,8 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 		return -1;
 	cfg->trigger_steps = (uint64_t)x;
 	if (parse_enum(&c, "TRACEPROF_CUPTI", cupti_words, TP_CUPTI_AUTO, &cfg->cupti))
+		return -1;
+	if (parse_enum(&c, "TRACEPROF_CUDA_CALLS", calls_words, TP_CUDA_CALLS_OUTER, &cfg->cuda_calls))
 		return -1;
 	if (parse_bool(&c, "TRACEPROF_WITH_STACK", 0, &cfg->with_stack))
 		return -1;
@@ -406,6 +410,7 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->trigger_steps);
 	fn("TRACEPROF_TRIGGER_STEPS", b, ctx);
 	fn("TRACEPROF_CUPTI", cupti_words[cfg->cupti % 3], ctx);
+	fn("TRACEPROF_CUDA_CALLS", cfg->cuda_calls == TP_CUDA_CALLS_ALL ? "all" : "outer", ctx);
 	fn("TRACEPROF_WITH_STACK", cfg->with_stack ? "1" : "0", ctx);
 	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->stack_depth);
 	fn("TRACEPROF_STACK_DEPTH", b, ctx);

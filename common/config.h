@@ -12,6 +12,9 @@
 
 enum tp_compress { TP_COMPRESS_NONE = 0, TP_COMPRESS_ZSTD = 1, TP_COMPRESS_GZIP = 2 };
 enum tp_cupti_mode { TP_CUPTI_AUTO = 0, TP_CUPTI_ON = 1, TP_CUPTI_OFF = 2 };
+/* TRACEPROF_CUDA_CALLS: what the program called (not nvcc's launch plumbing,
+ * not the driver calls a runtime call makes), or every intercepted call. */
+enum tp_cuda_calls { TP_CUDA_CALLS_OUTER = 0, TP_CUDA_CALLS_ALL = 1 };
 enum tp_step_source {
 	TP_STEP_API = 0,  /* traceprof_step() only */
 	TP_STEP_NVTX = 1, /* NVTX range starts named step_arg (prefix when it ends in '*') */
@@ -40,6 +43,7 @@ struct tp_config {
 	int trigger_signal; /* 0: none */
 	uint64_t trigger_steps; /* 0: warmup + active of the schedule */
 	int cupti;
+	int cuda_calls; /* enum tp_cuda_calls */
 	int with_stack;
 	uint64_t stack_depth;
 	int compress;

@@ -58,6 +58,9 @@ enum tp_cuda_dec {
  * records (scripts/gen-cuda-wrappers' CORRELATE): its event gets a
  * correlation number (collector/gpu.h). */
 #define TP_CUDA_F_CORR 8u
+/* nvcc's launch plumbing (__cudaPush/PopCallConfiguration, __cudaGetKernel):
+ * not in the trace unless TRACEPROF_CUDA_CALLS=all. */
+#define TP_CUDA_F_PLUMBING 16u
 
 /* What cuGetProcAddress's wrapper did with the pointer it was given. */
 enum tp_cuda_pa_outcome {
@@ -133,6 +136,19 @@ void *tp_cuda_set_real(uint32_t id, void *p);
  * recording half with a normal call, so they leave the caller's return
  * address here for it (preload/cuda_dlsym.c). */
 extern __thread const void *tp_cuda_caller;
+
+/* Which recorded calls a trace holds (TRACEPROF_CUDA_CALLS, preload/cuda_calls.c),
+ * read by the wrappers only while recording:
+ *   tp_cuda_quiet[id]   1: not recorded (nvcc's plumbing, unless "all");
+ *   tp_cuda_in_runtime  runtime calls being recorded on this thread: a
+ *                       driver call made while it is above
+ *   tp_cuda_nest_max    (0, or UINT32_MAX with "all") is the runtime's own
+ *                       and is not recorded: its GPU work is linked to the
+ *                       runtime call, which pushed the correlation id. */
+extern uint8_t tp_cuda_quiet[TP_CUDA_NFUNCS + 1];
+extern uint32_t tp_cuda_nest_max;
+extern __thread uint32_t tp_cuda_in_runtime __attribute__((tls_model("initial-exec")));
+void tp_cuda_calls_configure(int all);
 
 /* Name lookups (preload/cuda_match.c). */
 int tp_cuda_find(const char *name);

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "format/template.h"
+#include "preload/cuda_pack.h"
 #include "preload/cupti.h"
 #include "preload/hook.h"
 #include "preload/nvtx.h"
@@ -192,6 +193,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 	/* Before any NVTX call can read it: NVTX users report to us. */
 	tp_nvtx_setenv();
 	tp_hook_stack_depth = cfg.with_stack ? (int)cfg.stack_depth : 0;
+	tp_cuda_calls_configure(cfg.cuda_calls == TP_CUDA_CALLS_ALL);
 	if (!cfg.follow_exec)
 		strip_from_ld_preload();
 	char err[400];

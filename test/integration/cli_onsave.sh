@@ -24,17 +24,19 @@ rm -f up/*
 [ -z "$(ls k0 2>/dev/null)" ] || die "keep=0: local files left: $(ls k0)"
 # 3. A failing command: logged, the file kept, the exit code unchanged.
 set +e
-"$T" run --folder "$PWD/f" --on-save 'echo uploading {path}; exit 5' -- bash -c 'exit 4' >out.txt 2>err.txt
+# (The program records something: a process that records nothing writes no
+# file, so bash alone would give the command nothing to run on.)
+"$T" run --folder "$PWD/f" --on-save 'echo uploading {path}; exit 5' -- bash -c '"$1" 1 1 >/dev/null; exit 4' sh "$P" >out.txt 2>err.txt
 rc=$?
 set -e
 [ $rc = 4 ] || die "exit code changed to $rc by a failing ON_SAVE"
 grep -q "TRACEPROF_ON_SAVE.*failed with exit status 5" err.txt || die "failure not logged: $(cat err.txt)"
 ls f/*.json >/dev/null || die "file of a failed upload deleted"
 # 4. keep=0 and a failing command: the file stays.
-"$T" run --folder "$PWD/g" --keep 0 --on-save 'false' -- true 2>err.txt
+"$T" run --folder "$PWD/g" --keep 0 --on-save 'false' -- "$P" 1 1 >/dev/null 2>err.txt
 ls g/*.json >/dev/null || die "keep=0 deleted a file whose upload failed"
 # 5. keep=0 without a command: deleted right after the save (Composer), with a warning.
-"$T" run --folder "$PWD/h" --keep 0 -- true 2>err.txt
+"$T" run --folder "$PWD/h" --keep 0 -- "$P" 1 1 >/dev/null 2>err.txt
 grep -q "NUM_TRACES_TO_KEEP=0 without TRACEPROF_ON_SAVE" err.txt || die "no warning for keep=0 alone: $(cat err.txt)"
 [ -z "$(ls h 2>/dev/null)" ] || die "keep=0 without ON_SAVE kept $(ls h)"
 # 6. keep=1 with uploads slower than the saves: rotation waits for a file's

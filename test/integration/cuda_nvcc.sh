@@ -29,14 +29,21 @@ for b in static shared; do
 	diff plain_$b.out traced_$b.out || die "$b: output changed under traceprof"
 	grep -q 'cudaMalloc: 34' plain_$b.out || die "$b: expected the stub driver's error 34"
 done
+# Every intercepted call (TRACEPROF_CUDA_CALLS=all): nvcc's launch plumbing
+# and the shared runtime's own driver calls too.
+TRACEPROF_FOLDER="$TP_TMP/t_all" TRACEPROF_CUDA_CALLS=all LD_LIBRARY_PATH="$TP_TMP/drv" traced ./saxpy_shared \
+	>traced_all.out 2>&1 || true
+diff plain_shared.out traced_all.out || die "all calls: output changed under traceprof"
 
 "$PYTHON" - "$TP_TMP" "$TP_TOP/test/lib" <<'PY'
 import os, sys
 sys.path.insert(0, sys.argv[2])
 from cudacheck import load, api, one, fail
-for b in ("static", "shared"):
+for b in ("static", "all"):
     ev = load(os.path.join(sys.argv[1], "t_" + b))
-    # The runtime's own way to the driver, in both builds.
+    # The runtime's own way to the driver: the static runtime cannot be
+    # interposed, so its driver calls are the program's outer calls; the
+    # shared runtime's are shown with TRACEPROF_CUDA_CALLS=all.
     one(ev, "cuGetProcAddress_v2", result=34)
     one(ev, "cuDriverGetVersion", result=34)
     one(ev, "cuGetExportTable", result=34)
@@ -46,7 +53,17 @@ for b in ("static", "shared"):
     if b == "static" and api(ev, cat="cuda_runtime"):
         # A static runtime lives inside the executable: nothing to interpose.
         fail("static build: unexpected runtime events %r" % api(ev, cat="cuda_runtime")[:3])
+# By default (TRACEPROF_CUDA_CALLS=outer) the shared build's trace holds what
+# the program called: the runtime calls, not the driver calls made inside
+# them, and not nvcc's launch plumbing (issue 22).
+plumbing = ("__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "__cudaGetKernel")
 ev = load(os.path.join(sys.argv[1], "t_shared"))
+if api(ev, cat="cuda_driver"):
+    fail("shared build: the runtime's own driver calls recorded: %r" % api(ev, cat="cuda_driver")[:3])
+if [e for e in api(ev) if e["name"] in plumbing]:
+    fail("shared build: nvcc's launch plumbing recorded")
+for n in plumbing:
+    one(load(os.path.join(sys.argv[1], "t_all")), n)
 name = "saxpy(int, float, float const*, float*)"
 one(ev, "__cudaRegisterFunction", kernel=name)
 one(ev, "__cudaLaunchKernel", result=34, kernel=name, grid=[4096, 1, 1], block=[256, 1, 1])

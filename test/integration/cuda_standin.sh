@@ -9,7 +9,8 @@ SI="$BUILD/standin"
 export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 "$SI/standin_app" >plain.out 2>plain.err || die "stand-in program failed without traceprof"
-TRACEPROF_FOLDER="$TP_TMP/t1" traced "$SI/standin_app" >traced.out 2>traced.err ||
+# Every call (TRACEPROF_CUDA_CALLS=all): the runtime's own driver calls too.
+TRACEPROF_FOLDER="$TP_TMP/t1" TRACEPROF_CUDA_CALLS=all traced "$SI/standin_app" >traced.out 2>traced.err ||
 	die "stand-in program failed with traceprof: $(cat traced.err)"
 diff plain.out traced.out || die "the program's output changed under traceprof"
 grep -qx "errno-after-first-call=4242" traced.out && grep -qx "errno-after-call=77" traced.out || die "errno changed by the wrappers: $(grep errno traced.out)"
@@ -71,9 +72,31 @@ if not mem or max(mem) != 1048576 + 8192 or 0 not in mem or mem[-1] != 64:
 print("stand-in trace OK: %d CUDA events" % len(api(ev)))
 PY
 
+# By default (TRACEPROF_CUDA_CALLS=outer): what the program called.  The
+# driver calls the program makes itself stay (cuGetProcAddress, the per-thread
+# copy); those the stand-in runtime makes inside cudaMalloc (cuMemAlloc_v2)
+# and nvcc's launch plumbing go (issue 22).
+TRACEPROF_FOLDER="$TP_TMP/t1o" traced "$SI/standin_app" >traced_o.out 2>traced_o.err ||
+	die "stand-in program failed with traceprof (outer calls): $(cat traced_o.err)"
+diff plain.out traced_o.out || die "the program's output changed under traceprof (outer calls)"
+"$PYTHON" - "$TP_TMP/t1o" "$TP_TOP/test/lib" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from cudacheck import load, api, one, fail
+ev = load(sys.argv[1])
+one(ev, "cudaMalloc", result=0, bytes=1048576)
+one(ev, "__cudaLaunchKernel", result=0)
+one(ev, "cuMemcpyHtoD_v2_ptds", bytes=64, kind="HtoD")
+one(ev, "cuGetProcAddress_v2", symbol="cuMemcpyHtoD_v2_ptds", flags=2, outcome=1)
+for n in ("cuMemAlloc_v2", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration"):
+    if api(ev, n):
+        fail("%s recorded by default" % n)
+print("outer calls only: %d CUDA events" % len(api(ev)))
+PY
+
 # A program that loads the runtime itself and looks functions up by name.
 "$SI/standin_dlopen" "$SI/libcudart.so.13" >plain2.out || die "dlopen program failed"
-TRACEPROF_FOLDER="$TP_TMP/t2" traced "$SI/standin_dlopen" "$SI/libcudart.so.13" >traced2.out ||
+TRACEPROF_FOLDER="$TP_TMP/t2" TRACEPROF_CUDA_CALLS=all traced "$SI/standin_dlopen" "$SI/libcudart.so.13" >traced2.out ||
 	die "dlopen program failed with traceprof"
 diff plain2.out traced2.out || die "dlopen program's output changed"
 "$PYTHON" - "$TP_TMP/t2" "$TP_TOP/test/lib" <<'PY'
