@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collector/emit.h"
+#include "collector/flush.h"
 #include "common/log.h"
 
 _Atomic uint64_t tp_state;
@@ -135,6 +136,9 @@ static void maybe_start_capture(uint64_t new_step)
 
 void tp_control_step(void)
 {
+	/* A step from any source (traceprof_step(), NVTX, a CUDA call, the
+	 * timer) is the program's or the user's: the process writes its file. */
+	tp_flush_note_activity();
 	uint64_t now = tp_clock_now();
 	uint64_t old = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	uint64_t step, next;

@@ -5,17 +5,14 @@
 #include <string.h>
 
 #include "collector/emit.h"
-#include "collector/flush.h"
 #include "preload/export.h"
 #include "preload/hook.h"
 #include "preload/init.h"
 
 TP_EXPORT void traceprof_step(void)
 {
-	if (tp_preload_active()) {
-		tp_flush_note_activity();
+	if (tp_preload_active())
 		tp_control_step();
-	}
 }
 
 /* Emits a named record on the calling thread when the current step records.

@@ -40,6 +40,11 @@ for i, (sched, n) in enumerate(cases):
             fails += 1
     fn = tor.parse(sched) if sched else tor.default_schedule
     want, _ = tor.simulate(fn, n)
+    if n == 0:
+        # prog_steps with no iteration records nothing: traceprof writes no
+        # file for such a process (issue 16), where torch would save its
+        # implicit first step.
+        want = []
     if sorted(got) != sorted(want):
         print(f"FAIL {sched!r} n={n}: saved windows {sorted(got)}, torch saves {sorted(want)}")
         fails += 1
