@@ -240,7 +240,7 @@ uninstall:
 # `traceprof run` puts a sanitizer build's runtime first itself;
 # verify_asan_link_order=0 is still needed where a test preloads another,
 # uninstrumented library alone into an instrumented program (rel_life's runs
-# without traceprof).  Nightly instructions: README.md, "Fuzzing and sanitizers".
+# without traceprof).  Nightly instructions: docs/development.md, "Fuzzing and sanitizers".
 SAN_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 
