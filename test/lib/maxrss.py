@@ -8,6 +8,8 @@ carries up from every descendant that was waited for (a test's shell waits
 for what it starts).  Exits with the command's status (128 + N when a signal
 N ended it), so test/run-all reads the status as if it had run the command
 itself.  A process left running after the command exits is not counted.
+The floor is about 14 MiB, this Python's own size: the kernel counts the
+forked child's pages from before its exec.
 """
 import resource
 import subprocess
