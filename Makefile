@@ -12,14 +12,10 @@ PYTHON    ?= python3
 BUILD     := build
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-# Dependencies are installed by the project itself when pkg-config cannot find
-# them (a fresh machine): see scripts/install-deps.
+# Build dependencies: `make deps` installs them (scripts/install-deps, which
+# .ci/run also calls).  Reading this file never installs anything; the targets
+# that compile check first (preflight, below) and say what to run.
 PKGS := check libunwind libzstd zlib
-DEPS_OK := $(shell pkg-config --exists $(PKGS) && echo yes)
-ifneq ($(DEPS_OK),yes)
-  $(info traceprof: installing missing build dependencies ($(PKGS)))
-  $(shell scripts/install-deps >&2)
-endif
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
@@ -47,16 +43,40 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all check check-unit check-integration bench bench-gpu demo install uninstall clean \
-        check-asan check-tsan
+        check-asan check-tsan deps preflight
 
 all: $(LIB) $(BUILD)/traceprof
 
-$(BUILD)/obj/%.o: %.c $(wildcard */*.h) $(BUILD)/gen/cuda_table.h
+# `make deps`: installs the packages the build and the tests need (Debian or
+# Ubuntu, as root or through sudo).
+deps:
+	scripts/install-deps
+
+# Everything that compiles needs this first, as an order-only prerequisite
+# (so it never makes a file out of date).  It runs once per make invocation
+# and stops the build with one line when something is missing, before any
+# compiler error could bury the cause:
+# - the libraries pkg-config finds (make deps installs them);
+# - a CUDA toolkit at CUDA_HOME: its headers (cuda.h, cuda_runtime_api.h,
+#   cupti.h, nvtx3/) are needed by preload/ and the test stand-ins even
+#   where no GPU exists.
+TOOLKIT_HEADERS := cuda.h cuda_runtime_api.h cupti.h nvtx3/nvToolsExt.h
+preflight:
+	@command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) || { \
+	    missing=""; for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
+	    echo "traceprof: missing build dependencies (pkg-config cannot find:$$missing); run 'make deps' (it calls scripts/install-deps: apt-get install, as root or through sudo)" >&2; \
+	    exit 1; }
+	@missing=""; for h in $(TOOLKIT_HEADERS); do [ -e "$(CUDA_HOME)/include/$$h" ] || missing="$$missing $$h"; done; \
+	[ -z "$$missing" ] || { \
+	    echo "traceprof: no CUDA toolkit at CUDA_HOME=$(CUDA_HOME) (missing include/:$$missing); install the CUDA 13 toolkit (NVIDIA's cuda-toolkit-13-0 package; no GPU is needed) and run make CUDA_HOME=<its folder> (default /usr/local/cuda)" >&2; \
+	    exit 1; }
+
+$(BUILD)/obj/%.o: %.c $(wildcard */*.h) $(BUILD)/gen/cuda_table.h | preflight
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h)
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -66,7 +86,7 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h)
 # One run writes both files: the table depends on the wrappers, so that a
 # parallel make runs the generator once (two targets of one rule would be two
 # runs racing on the same temporary files).
-$(BUILD)/gen/cuda_wrappers.c: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h)
+$(BUILD)/gen/cuda_wrappers.c: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
 	@mkdir -p $(BUILD)/gen
 	$(PYTHON) scripts/gen-cuda-wrappers --cuda-home "$(CUDA_HOME)" --out $(BUILD)/gen
 
@@ -85,17 +105,17 @@ $(BUILD)/traceprof: scripts/traceprof
 	@mkdir -p $(BUILD)
 	cp scripts/traceprof $@ && chmod +x $@
 
-$(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(wildcard test/unit/*.h)
+$(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(wildcard test/unit/*.h) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(CORE_LIB) $(CHECK_LIBS) $(LIBS) $(EXTRA_LDFLAGS)
 
-$(BUILD)/test/prog_%: test/programs/%.c preload/traceprof.h
+$(BUILD)/test/prog_%: test/programs/%.c preload/traceprof.h | preflight
 	@mkdir -p $(dir $@)
 	@echo "  PROG    $@"
 	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread -lm $(EXTRA_LDFLAGS)
 
-$(BUILD)/bench/%: bench/%.c $(CORE_LIB)
+$(BUILD)/bench/%: bench/%.c $(CORE_LIB) | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< $(CORE_LIB) $(LIBS)
 
@@ -129,11 +149,11 @@ clean:
 BENCH_STANDIN := $(BUILD)/bench/libcudart.so.13
 BENCH_PROGS   := $(BUILD)/bench/launch_loop
 
-$(BENCH_STANDIN): bench/standin/noop_cudart.c
+$(BENCH_STANDIN): bench/standin/noop_cudart.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcudart.so.13 -o $@ $<
 
-$(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/traceprof.h
+$(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/traceprof.h | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< -L$(BUILD)/bench \
 	    -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
@@ -151,7 +171,7 @@ STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
                 $(STANDIN_DIR)/standin_dlopen
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
-$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c
+$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic
 	ln -sf libcuda.so.1 $(STANDIN_DIR)/libcuda.so
@@ -159,7 +179,7 @@ $(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c
 # Like NVIDIA's, the stand-in runtimes version every symbol with their soname
 # (cudaMalloc@@libcudart.so.13), which decides what a caller binds to when two
 # runtimes are loaded.
-$(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/rt12/libcudart.so.12: test/standin/fake_cudart.c
+$(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/rt12/libcudart.so.12: test/standin/fake_cudart.c | preflight
 	@mkdir -p $(dir $@)
 	printf '%s { global: *; };\n' $(notdir $@) > $@.map
 	$(CC) $(STANDIN_CFLAGS) -DSTANDIN_MAJOR=$(subst .,,$(suffix $@)) -shared -o $@ $< \
@@ -175,26 +195,26 @@ SCOPE_BINS := $(SCOPE_DIR)/scope_app $(SCOPE_DIR)/libprobe12.so $(SCOPE_DIR)/lib
               $(SCOPE_DIR)/libprobe_drv.so \
               $(if $(wildcard $(CUDA_HOME)/lib64/libcudart.so.13),$(SCOPE_DIR)/libprobe_real.so)
 
-$(SCOPE_DIR)/scope_app: test/scope/scope_app.c
+$(SCOPE_DIR)/scope_app: test/scope/scope_app.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl -lpthread
 
-$(SCOPE_DIR)/libprobe12.so: test/scope/probe.c $(STANDIN_DIR)/rt12/libcudart.so.12
+$(SCOPE_DIR)/libprobe12.so: test/scope/probe.c $(STANDIN_DIR)/rt12/libcudart.so.12 | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(STANDIN_DIR)/rt12 -l:libcudart.so.12 \
 	    -Wl,-rpath,'$$ORIGIN/../rt12'
 
-$(SCOPE_DIR)/libprobe13.so: test/scope/probe.c $(STANDIN_DIR)/libcudart.so.13
+$(SCOPE_DIR)/libprobe13.so: test/scope/probe.c $(STANDIN_DIR)/libcudart.so.13 | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(STANDIN_DIR) -l:libcudart.so.13 \
 	    -Wl,-rpath,'$$ORIGIN/..'
 
-$(SCOPE_DIR)/libprobe_drv.so: test/scope/probe.c $(STANDIN_DIR)/libcuda.so.1
+$(SCOPE_DIR)/libprobe_drv.so: test/scope/probe.c $(STANDIN_DIR)/libcuda.so.1 | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -DPROBE_DRIVER -shared -o $@ $< -L$(STANDIN_DIR) -l:libcuda.so.1 \
 	    -Wl,-rpath,'$$ORIGIN/..'
 
-$(SCOPE_DIR)/libprobe_real.so: test/scope/probe.c
+$(SCOPE_DIR)/libprobe_real.so: test/scope/probe.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(CUDA_HOME)/lib64 -l:libcudart.so.13 \
 	    -Wl,-rpath,$(CUDA_HOME)/lib64
@@ -204,16 +224,16 @@ check: $(SCOPE_BINS)
 # With the toolkit's CUPTI headers: the stand-in writes their record layouts.
 # Built twice: as our major's libcupti, and as another major's (cupti12/),
 # which a program may have loaded already.  The soname is the file's name.
-$(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12: test/standin/fake_cupti.c
+$(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12: test/standin/fake_cupti.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,$(notdir $@) \
 	    -lpthread
 
-$(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1
+$(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1 | preflight
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -lcudart -ldl -Wl,--no-as-needed -lstdc++ \
 	    -Wl,-rpath,'$$ORIGIN'
 
-$(STANDIN_DIR)/standin_dlopen: test/standin/standin_dlopen.c
+$(STANDIN_DIR)/standin_dlopen: test/standin/standin_dlopen.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl
 
@@ -260,7 +280,7 @@ uninstall:
 # `traceprof run` puts a sanitizer build's runtime first itself;
 # verify_asan_link_order=0 is still needed where a test preloads another,
 # uninstrumented library alone into an instrumented program (rel_life's runs
-# without traceprof).  Nightly instructions: README.md, "Fuzzing and sanitizers".
+# without traceprof).  Nightly instructions: docs/development.md, "Fuzzing and sanitizers".
 SAN_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 

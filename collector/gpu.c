@@ -276,6 +276,10 @@ const char *tp_gpu_intern_kernel_name(const char *mangled)
 
 /* ---- parsing ------------------------------------------------------------ */
 
+/* Everything down to tp_gpu_parse_record() reads CUPTI's records: built
+ * without the toolkit's CUPTI headers (CUDA_HOME without a toolkit), none of
+ * it is used. */
+#ifdef TP_GPU_HAVE_CUPTI
 static uint64_t gpu_ns(uint64_t t)
 {
 	return (uint64_t)((int64_t)t - G.clock_offset);
@@ -321,7 +325,6 @@ static void note_ctx(uint32_t ctx, uint32_t dev)
 		G.ctx_dev[ctx] = dev + 1;
 }
 
-#ifdef TP_GPU_HAVE_CUPTI
 /* A runtime API record that came without an id of ours is kept for
  * link_outer(); one with ours needs nothing more (CUPTI writes a call's
  * external-correlation record just before its API record).  Driver records

@@ -18,7 +18,7 @@
  *   clang -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE \
  *         test/fuzz/fuzz_config.c common/config.c common/log.c \
  *         collector/schedule.c format/template.c
- * See README.md, "Fuzzing and sanitizers", for the 10-minute runs. */
+ * See docs/development.md, "Fuzzing and sanitizers", for the 10-minute runs. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  *
  *   clang -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE \
  *         test/fuzz/fuzz_json.c format/json.c test/fuzz/stub_sink.c -lm
- * See README.md, "Fuzzing and sanitizers", for the 10-minute runs. */
+ * See docs/development.md, "Fuzzing and sanitizers", for the 10-minute runs. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

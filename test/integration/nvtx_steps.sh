@@ -23,14 +23,40 @@ assert iters == ["iter_1", "iter_2"], (sys.argv[1], iters)
 ps = sorted(n for n in names if n.startswith("ProfilerStep#"))
 assert ps == ["ProfilerStep#2", "ProfilerStep#3"], ps
 assert names.count("train_step") == 2, names
-# The range that made the step starts with it.
+# The range that made the step is the step's first event on its thread and
+# lies inside the step, and each iteration's ranges lie inside its range:
+# order and containment only, no wall-clock slack (a loaded machine may
+# delay any call by any time).  Times in integer ns; the end of a range is
+# ts + dur, each printed rounded to the ns, so ends may differ by 1 ns.
 ev = d["traceEvents"]
+def ns(x):
+    return round(float(x) * 1000)
+def span(e):
+    return ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+def inside(inner, outer):
+    return outer[0] <= inner[0] and inner[1] <= outer[1] + 1
+prev_end = None
 for k in (2, 3):
-    step = [e for e in ev if e.get("name") == f"ProfilerStep#{k}"][0]
-    # (the step's start is taken just before the range's own start)
-    ts = [e for e in ev if e.get("name") == "train_step"
-          and step["ts"] <= e["ts"] <= step["ts"] + min(step["dur"], 5000)]
-    assert len(ts) == 1, (k, step)
+    step = [e for e in ev if e.get("name") == f"ProfilerStep#{k}"]
+    assert len(step) == 1, (k, step)
+    step = step[0]
+    s = span(step)
+    ranges = [e for e in ev if e.get("name") == "train_step" and inside(span(e), s)]
+    assert len(ranges) == 1, (sys.argv[1], k, step, ranges)
+    r = ranges[0]
+    assert r["tid"] == step["tid"], (k, r, step)
+    # Nothing on the step's thread starts inside the step before the range.
+    before = [e for e in ev if e.get("tid") == step["tid"] and e is not step and e is not r
+              and "ts" in e and e.get("ph") in ("X", "i")
+              and s[0] <= ns(e["ts"]) < ns(r["ts"])]
+    assert not before, (k, r, before)
+    # The iteration the range wraps (iteration k-1) is inside it.
+    it = [e for e in ev if e.get("name") == f"iter_{k - 1}"]
+    assert len(it) == 1 and inside(span(it[0]), span(r)), (k, it, r)
+    # Steps and their ranges come in order.
+    if prev_end is not None:
+        assert prev_end <= ns(r["ts"]), (k, prev_end, r)
+    prev_end = span(r)[1]
 print("ok", sys.argv[1])
 PY
 done

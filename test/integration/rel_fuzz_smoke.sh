@@ -1,6 +1,6 @@
 # CI smoke run of the libFuzzer targets (test/fuzz/): builds them with clang
 # (-fsanitize=fuzzer,address,undefined) and runs each for about 20 s over its
-# seed corpus.  The 10-minute runs: README.md, "Fuzzing and sanitizers".
+# seed corpus.  The 10-minute runs: docs/development.md, "Fuzzing and sanitizers".
 # Skipped when clang cannot build a fuzzer.  TP_FUZZ_SECONDS overrides 20.
 . "$TP_TOP/test/lib/common.sh"
 CLANG=${CLANG:-clang}
