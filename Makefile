@@ -187,7 +187,9 @@ check: $(STANDIN_BINS)
 PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
 INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
                  $(PREFIX)/bin/traceprof $(PYTHON_DIR)/traceprof.py \
-                 $(PREFIX)/lib/pkgconfig/traceprof.pc
+                 $(PREFIX)/lib/pkgconfig/traceprof.pc \
+                 $(PREFIX)/lib/traceprof/pyboot/sitecustomize.py \
+                 $(PREFIX)/lib/traceprof/pyboot/traceprof_torch.py
 
 install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
@@ -198,6 +200,9 @@ install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
 	    > $(DESTDIR)$(PREFIX)/bin/traceprof
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/traceprof
 	install -m 0644 scripts/traceprof.py $(DESTDIR)$(PYTHON_DIR)/traceprof.py
+	install -d $(DESTDIR)$(PREFIX)/lib/traceprof/pyboot
+	install -m 0644 scripts/pyboot/sitecustomize.py scripts/pyboot/traceprof_torch.py \
+	    $(DESTDIR)$(PREFIX)/lib/traceprof/pyboot/
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: traceprof' 'Description: zero-code LD_PRELOAD profiler for CUDA programs' \
 	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ltraceprof' 'Cflags: -I$${includedir}' \

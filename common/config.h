@@ -13,7 +13,8 @@
 enum tp_compress { TP_COMPRESS_NONE = 0, TP_COMPRESS_ZSTD = 1, TP_COMPRESS_GZIP = 2 };
 enum tp_cupti_mode { TP_CUPTI_AUTO = 0, TP_CUPTI_ON = 1, TP_CUPTI_OFF = 2 };
 enum tp_step_source {
-	TP_STEP_API = 0,  /* traceprof_step() only */
+	TP_STEP_API = 0,  /* traceprof_step() only (step_arg "torch": TRACEPROF_STEP=torch,
+			   * whose traceprof_step() calls the Python side makes) */
 	TP_STEP_NVTX = 1, /* NVTX range starts named step_arg (prefix when it ends in '*') */
 	TP_STEP_CALL = 2, /* every step_every-th call of CUDA function step_arg */
 	TP_STEP_TIME = 3, /* every step_every milliseconds */
@@ -50,6 +51,7 @@ struct tp_config {
 	char on_save[TP_CONFIG_STR];
 	int follow_fork;
 	int follow_exec;
+	unsigned pytorch; /* TRACEPROF_PYTORCH: bit 0 modules, 1 ops, 2 shapes */
 };
 
 /* Fills cfg from the environment (getenv).  Returns 0, or -1 after logging one

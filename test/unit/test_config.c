@@ -87,6 +87,13 @@ START_TEST(test_accepted_values)
 	ck_assert_int_eq(c.zstd_level, 19);
 	ck_assert_int_eq(parse1("TRACEPROF_ZSTD_THREADS", "4", &c, err), 0);
 	ck_assert_int_eq(c.zstd_threads, 4);
+	ck_assert_int_eq(parse1("TRACEPROF_STEP", "torch", &c, err), 0);
+	ck_assert_int_eq(c.step_source, TP_STEP_API);
+	ck_assert_str_eq(c.step_arg, "torch");
+	ck_assert_int_eq(parse1("TRACEPROF_PYTORCH", "modules,shapes", &c, err), 0);
+	ck_assert_uint_eq(c.pytorch, 5);
+	ck_assert_int_eq(parse1("TRACEPROF_PYTORCH", "ops", &c, err), 0);
+	ck_assert_uint_eq(c.pytorch, 2);
 }
 END_TEST
 
@@ -122,6 +129,8 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_STEP", "call:cudaMalloc:0", "from 1 to");
 	expect_error("TRACEPROF_STEP", "time:0", "from 1 to");
 	expect_error("TRACEPROF_STEP", "time:fast", "from 1 to");
+	expect_error("TRACEPROF_PYTORCH", "module", "list of modules, ops, shapes");
+	expect_error("TRACEPROF_PYTORCH", "modules,,ops", "list of modules, ops, shapes");
 	expect_error("TRACEPROF_TRIGGER", "SIGFOO", "signal name");
 	expect_error("TRACEPROF_CUPTI", "yes", "auto, on, off");
 	expect_error("TRACEPROF_WITH_STACK", "2", "expected 1 or 0");

@@ -1,0 +1,56 @@
+"""An unmodified PyTorch training script (no traceprof import): an MLP with
+named submodules, SGD, deterministic on the CPU, so that a run under
+traceprof prints exactly what a plain run prints.  For
+test/integration/torch_zero_code.sh.
+
+    torch_mlp.py STEPS [--accumulate N] [--thread]
+        --accumulate N: N forward/backward passes per optimizer step
+        --thread: train in a second Python thread (module events there)
+"""
+import sys
+import threading
+
+import torch
+import torch.nn.functional as F
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU())
+        self.head = torch.nn.Linear(64, 4)
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+def train(steps, accumulate, out):
+    torch.manual_seed(0)
+    model = MLP()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(16, 32)
+    y = torch.randint(0, 4, (16,))
+    for _ in range(steps):
+        opt.zero_grad()
+        for _ in range(accumulate):
+            loss = F.cross_entropy(model(x), y) / accumulate
+            loss.backward()
+        opt.step()
+        out.append(loss.item())
+
+
+def main():
+    steps = int(sys.argv[1])
+    accumulate = int(sys.argv[sys.argv.index("--accumulate") + 1]) \
+        if "--accumulate" in sys.argv else 1
+    losses = []
+    if "--thread" in sys.argv:
+        t = threading.Thread(target=train, args=(steps, accumulate, losses))
+        t.start()
+        t.join()
+    else:
+        train(steps, accumulate, losses)
+    print("losses", " ".join("%.6f" % v for v in losses))
+
+
+main()
