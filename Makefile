@@ -148,7 +148,8 @@ STANDIN_DIR  := $(BUILD)/standin
 STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
                 $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12 \
                 $(STANDIN_DIR)/standin_app \
-                $(STANDIN_DIR)/standin_dlopen
+                $(STANDIN_DIR)/standin_dlopen \
+                $(STANDIN_DIR)/standin_capture
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
 $(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c
@@ -171,6 +172,10 @@ $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12: test/standi
 
 $(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -lcudart -ldl -Wl,--no-as-needed -lstdc++ \
+	    -Wl,-rpath,'$$ORIGIN'
+
+$(STANDIN_DIR)/standin_capture: test/standin/standin_capture.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1
+	$(CC) $(STANDIN_CFLAGS) -I. -o $@ $< -L$(STANDIN_DIR) -lcudart -lcuda -ldl \
 	    -Wl,-rpath,'$$ORIGIN'
 
 $(STANDIN_DIR)/standin_dlopen: test/standin/standin_dlopen.c

@@ -18,7 +18,7 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_ZSTD_THREADS",  "TRACEPROF_MAX_FILE_MB",
 	"TRACEPROF_SAMPLE_MS",
 	"TRACEPROF_ON_SAVE",	  "TRACEPROF_FOLLOW_FORK",   "TRACEPROF_FOLLOW_EXEC",
-	"TRACEPROF_PYTORCH",
+	"TRACEPROF_PYTORCH",	  "TRACEPROF_CAPTURE",
 	NULL,
 };
 
@@ -375,6 +375,18 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 		return -1;
 	if (parse_pytorch(&c, cfg))
 		return -1;
+	static const char *const capture_words[] = { "none", "cudaProfilerApi", NULL };
+	if (parse_enum(&c, "TRACEPROF_CAPTURE", capture_words, 0, &cfg->capture))
+		return -1;
+	/* The range decides what records; a schedule or a trigger would decide
+	 * it too, and neither answer would be what the user meant. */
+	if (cfg->capture && cfg->schedule.enabled)
+		return fail(&c, "TRACEPROF_CAPTURE", get("TRACEPROF_CAPTURE", env),
+			    "cannot be combined with TRACEPROF_SCHEDULE (the cudaProfilerStart/Stop "
+			    "ranges decide what records); unset one of them");
+	if (cfg->capture && cfg->trigger_signal)
+		return fail(&c, "TRACEPROF_CAPTURE", get("TRACEPROF_CAPTURE", env),
+			    "cannot be combined with TRACEPROF_TRIGGER; unset one of them");
 	return 0;
 }
 
@@ -471,4 +483,5 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 			n += tp_format(b + n, (int)sizeof(b) - n, "%s%s", n ? "," : "",
 				       pytorch_words[i]);
 	fn("TRACEPROF_PYTORCH", b, ctx);
+	fn("TRACEPROF_CAPTURE", cfg->capture ? "cudaProfilerApi" : "none", ctx);
 }

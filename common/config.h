@@ -52,6 +52,7 @@ struct tp_config {
 	int follow_fork;
 	int follow_exec;
 	unsigned pytorch; /* TRACEPROF_PYTORCH: bit 0 modules, 1 ops, 2 shapes */
+	int capture;	  /* TRACEPROF_CAPTURE: 0 none, 1 cudaProfilerApi */
 };
 
 /* Fills cfg from the environment (getenv).  Returns 0, or -1 after logging one

@@ -34,6 +34,8 @@ out=$("$T" run -q --folder "$PWD/tr" --step torch --pytorch modules \
 	|| die "the script failed under traceprof: $(cat err.txt)"
 [ "$out" = "$plain" ] || die "losses changed under traceprof: '$plain' vs '$out'"
 [ ! -s err.txt ] || die "unexpected messages: $(cat err.txt)"
+[ "$(ls tr/*.json 2>/dev/null | wc -l)" = 2 ] \
+	|| die "want the schedule's 2 files, got: $(ls tr 2>&1) (no steps from the optimizer?)"
 check_trace tr/*.json >/dev/null
 "$PYTHON" - tr/*.json <<'PY' || die "steps or module events wrong"
 import json, sys
@@ -93,13 +95,16 @@ PY
 
 # 3. A program that does not import torch: exactly as before.
 mkdir -p user
+# (A mark on sys, not in the environment: `traceprof run` itself is a
+# Python program that runs this sitecustomize too, and its children inherit
+# its environment.)
 cat >user/sitecustomize.py <<'PY'
-import os
-os.environ["USER_SITECUSTOMIZE_RAN"] = "yes"
+import sys
+sys.USER_SITECUSTOMIZE_RAN = "yes"
 PY
 # The same path, the same modules loaded (none of ours, no torch), the
 # user's sitecustomize ran; only an import finder waits for torch.
-probe='import os, sys; m = sorted(sys.modules); import json; print(json.dumps([sys.path, m, "torch" in m, os.environ.get("USER_SITECUSTOMIZE_RAN")]))'
+probe='import os, sys; m = sorted(sys.modules); import json; print(json.dumps([sys.path, m, "torch" in m, getattr(sys, "USER_SITECUSTOMIZE_RAN", None)]))'
 a=$(PYTHONPATH=$PWD/user "$py" -c "$probe")
 b=$(PYTHONPATH=$PWD/user "$T" run -q --folder "$PWD/np" --step torch --pytorch modules,ops \
 	-- "$py" -c "$probe") || die "non-torch program failed"
@@ -107,8 +112,8 @@ b=$(PYTHONPATH=$PWD/user "$T" run -q --folder "$PWD/np" --step torch --pytorch m
 case "$b" in *'false, "yes"]') ;; *) die "torch imported or user sitecustomize lost: $b" ;; esac
 # The user's sitecustomize also runs beside the hooks in a torch program.
 PYTHONPATH=$PWD/user "$T" run -q --folder "$PWD/us" --step torch -- "$py" -c '
-import os, torch
-assert os.environ.get("USER_SITECUSTOMIZE_RAN") == "yes"
+import sys, torch
+assert getattr(sys, "USER_SITECUSTOMIZE_RAN", None) == "yes"
 opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
 for _ in range(3):
     opt.step()
