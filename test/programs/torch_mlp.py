@@ -3,12 +3,16 @@ named submodules, SGD, deterministic on the CPU, so that a run under
 traceprof prints exactly what a plain run prints.  For
 test/integration/torch_zero_code.sh.
 
-    torch_mlp.py STEPS [--accumulate N] [--thread]
+    torch_mlp.py STEPS [--accumulate N] [--thread] [--cuda]
         --accumulate N: N forward/backward passes per optimizer step
         --thread: train in a second Python thread (module events there)
+        --cuda: on the GPU (test/integration/gpu_torch_zero_code.sh)
 """
+import os
 import sys
 import threading
+
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import torch
 import torch.nn.functional as F
@@ -24,12 +28,12 @@ class MLP(torch.nn.Module):
         return self.head(self.encoder(x))
 
 
-def train(steps, accumulate, out):
+def train(steps, accumulate, out, dev):
     torch.manual_seed(0)
-    model = MLP()
+    model = MLP().to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    x = torch.randn(16, 32)
-    y = torch.randint(0, 4, (16,))
+    x = torch.randn(16, 32).to(dev)
+    y = torch.randint(0, 4, (16,)).to(dev)
     for _ in range(steps):
         opt.zero_grad()
         for _ in range(accumulate):
@@ -43,13 +47,16 @@ def main():
     steps = int(sys.argv[1])
     accumulate = int(sys.argv[sys.argv.index("--accumulate") + 1]) \
         if "--accumulate" in sys.argv else 1
+    dev = "cuda" if "--cuda" in sys.argv else "cpu"
+    if dev == "cuda":
+        torch.use_deterministic_algorithms(True)
     losses = []
     if "--thread" in sys.argv:
-        t = threading.Thread(target=train, args=(steps, accumulate, losses))
+        t = threading.Thread(target=train, args=(steps, accumulate, losses, dev))
         t.start()
         t.join()
     else:
-        train(steps, accumulate, losses)
+        train(steps, accumulate, losses, dev)
     print("losses", " ".join("%.6f" % v for v in losses))
 
 
