@@ -110,13 +110,15 @@ b=$(PYTHONPATH=$PWD/user "$T" run -q --folder "$PWD/np" --step torch --pytorch m
 	-- "$py" -c "$probe") || die "non-torch program failed"
 [ "$a" = "$b" ] || die "a non-torch program saw a different world: '$a' vs '$b'"
 case "$b" in *'false, "yes"]') ;; *) die "torch imported or user sitecustomize lost: $b" ;; esac
-# The user's sitecustomize also runs beside the hooks in a torch program.
-PYTHONPATH=$PWD/user "$T" run -q --folder "$PWD/us" --step torch -- "$py" -c '
-import sys, torch
+# The user's sitecustomize also runs beside the hooks in a torch program;
+# a script that also calls traceprof.step() does not count steps twice.
+PYTHONPATH=$PWD/user:$TP_TOP/scripts "$T" run -q --folder "$PWD/us" --step torch -- "$py" -c '
+import sys, torch, traceprof
 assert getattr(sys, "USER_SITECUSTOMIZE_RAN", None) == "yes"
 opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
 for _ in range(3):
     opt.step()
+    traceprof.step()
 ' || die "user sitecustomize with torch"
 n=$("$PYTHON" -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e["name"].startswith("ProfilerStep#")))' us/*.json)
 [ "$n" = 4 ] || die "3 optimizer steps gave $n ProfilerStep events (want 4: #0-#3)"
