@@ -168,7 +168,8 @@ STANDIN_DIR  := $(BUILD)/standin
 STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
                 $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12 \
                 $(STANDIN_DIR)/standin_app \
-                $(STANDIN_DIR)/standin_dlopen
+                $(STANDIN_DIR)/standin_dlopen \
+                $(STANDIN_DIR)/standin_capture
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
 $(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c | preflight
@@ -233,6 +234,10 @@ $(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -lcudart -ldl -Wl,--no-as-needed -lstdc++ \
 	    -Wl,-rpath,'$$ORIGIN'
 
+$(STANDIN_DIR)/standin_capture: test/standin/standin_capture.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1 | preflight
+	$(CC) $(STANDIN_CFLAGS) -I. -o $@ $< -L$(STANDIN_DIR) -lcudart -lcuda -ldl \
+	    -Wl,-rpath,'$$ORIGIN'
+
 $(STANDIN_DIR)/standin_dlopen: test/standin/standin_dlopen.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl
@@ -247,7 +252,9 @@ check: $(STANDIN_BINS)
 PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
 INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
                  $(PREFIX)/bin/traceprof $(PYTHON_DIR)/traceprof.py \
-                 $(PREFIX)/lib/pkgconfig/traceprof.pc
+                 $(PREFIX)/lib/pkgconfig/traceprof.pc \
+                 $(PREFIX)/lib/traceprof/pyboot/sitecustomize.py \
+                 $(PREFIX)/lib/traceprof/pyboot/traceprof_torch.py
 
 install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
@@ -258,6 +265,9 @@ install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
 	    > $(DESTDIR)$(PREFIX)/bin/traceprof
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/traceprof
 	install -m 0644 scripts/traceprof.py $(DESTDIR)$(PYTHON_DIR)/traceprof.py
+	install -d $(DESTDIR)$(PREFIX)/lib/traceprof/pyboot
+	install -m 0644 scripts/pyboot/sitecustomize.py scripts/pyboot/traceprof_torch.py \
+	    $(DESTDIR)$(PREFIX)/lib/traceprof/pyboot/
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: traceprof' 'Description: zero-code LD_PRELOAD profiler for CUDA programs' \
 	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ltraceprof' 'Cflags: -I$${includedir}' \

@@ -1,7 +1,10 @@
 #include "collector/control.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <string.h>
 
+#include "collector/capture.h"
 #include "collector/emit.h"
 #include "collector/flush.h"
 #include "common/log.h"
@@ -30,6 +33,28 @@ static uint64_t capture_warmup, capture_active;
 static uint64_t capture_base[TP_MAX_CAPTURES];
 static _Atomic unsigned capture_count;
 static _Atomic int trigger_pending;
+
+/* Capture ranges (TRACEPROF_CAPTURE=cudaProfilerApi, collector/capture.h).
+ * A range's start and end must be in the table before the step they begin
+ * is published, or the flush thread could pass that step with the wrong
+ * action; so in this mode every step change (tp_control_step and
+ * tp_control_capture) runs under capture_busy, a spin lock held for a few
+ * hundred nanoseconds.  Steps and profiler start/stop calls are a few per
+ * iteration, and never on a recording hook's path. */
+static int capture_mode;
+static _Atomic int capture_busy;
+
+static void capture_lock(void)
+{
+	/* Acquire pairs with the release in capture_unlock(). */
+	while (atomic_exchange_explicit(&capture_busy, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void capture_unlock(void)
+{
+	atomic_store_explicit(&capture_busy, 0, memory_order_release);
+}
 
 static uint64_t state_full(void)
 {
@@ -89,6 +114,8 @@ enum tp_action tp_control_action(uint64_t step)
 {
 	if (step > atomic_load_explicit(&disabled_after, memory_order_relaxed))
 		return TP_ACT_NONE;
+	if (capture_mode)
+		return tp_capture_action(step);
 	if (!trigger_mode)
 		return tp_schedule_action(&sched, step);
 	/* Pairs with the release increment in tp_control_step(). */
@@ -134,7 +161,10 @@ static void maybe_start_capture(uint64_t new_step)
 	atomic_store_explicit(&capture_count, n + 1, memory_order_release);
 }
 
-void tp_control_step(void)
+/* Moves to the next step: the ProfilerStep#N record of the step that ended
+ * when it recorded.  `user`: a step of the program (not a capture range's
+ * boundary), which may start a triggered capture. */
+static void advance(int user)
 {
 	/* A step from any source (traceprof_step(), NVTX, a CUDA call, the
 	 * timer) is the program's or the user's: the process writes its file. */
@@ -149,7 +179,8 @@ void tp_control_step(void)
 		/* Only the winner of the CAS may start a capture, but the base must
 		 * be known before the new state is computed: a capture starting at
 		 * step+1 is registered first; a losing racer then simply sees it. */
-		maybe_start_capture(step + 1);
+		if (user)
+			maybe_start_capture(step + 1);
 		enum tp_action a = tp_control_action(step + 1);
 		next = ((step + 1) << TP_STATE_STEP_SHIFT) | (old & TP_STATE_FULL) |
 		       (a >= TP_ACT_RECORD && a <= TP_ACT_RECORD_AND_SAVE ? TP_STATE_RECORDING : 0);
@@ -167,6 +198,42 @@ void tp_control_step(void)
 		tp_control_emit_step(step, start, now);
 }
 
+void tp_control_step(void)
+{
+	if (!capture_mode) {
+		advance(1);
+		return;
+	}
+	capture_lock();
+	advance(1);
+	capture_unlock();
+}
+
+void tp_control_set_capture(void)
+{
+	capture_mode = 1;
+	/* Nothing records until the first start. */
+	atomic_store_explicit(&tp_state, state_full(), memory_order_release);
+}
+
+int tp_control_capture(int start)
+{
+	if (!capture_mode)
+		return 0;
+	capture_lock();
+	uint64_t next = tp_control_current_step() + 1;
+	int rc = start ? tp_capture_begin(next) : tp_capture_end(next);
+	if (!rc)
+		advance(0);
+	capture_unlock();
+	return rc;
+}
+
+uint64_t tp_control_display_step(uint64_t step)
+{
+	return capture_mode ? tp_capture_display_step(step) : step;
+}
+
 void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end)
 {
 	struct tp_thread *t = tp_emit_self();
@@ -177,6 +244,6 @@ void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end)
 	r.start = start;
 	r.end = end;
 	r.step = (uint32_t)step;
-	r.arg[0] = step;
+	r.arg[0] = tp_control_display_step(step);
 	tp_emit(t, &r, NULL, 0);
 }

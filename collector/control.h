@@ -62,6 +62,22 @@ void tp_control_step(void);
  * sets a flag only). */
 void tp_control_trigger(void);
 
+/* Switches to capture-range mode (TRACEPROF_CAPTURE=cudaProfilerApi):
+ * nothing records until tp_control_capture(1).  Called once at start-up. */
+void tp_control_set_capture(void);
+
+/* A profiler start (start != 0) or stop call: opens or closes a capture
+ * range at a new step boundary.  Returns 0, or the ignored call's reason
+ * (-EALREADY: a start inside a range; -ENOENT: a stop outside one;
+ * -ENOSPC: too many ranges).  A no-op returning 0 outside capture mode.
+ * Safe from any thread; never from a signal handler (it may spin). */
+int tp_control_capture(int start);
+
+/* The program's step number of an internal step: the same outside capture
+ * mode; in it, without the boundaries the ranges added
+ * (collector/capture.h).  For ProfilerStep#N and file names. */
+uint64_t tp_control_display_step(uint64_t step);
+
 /* The current step (relaxed). */
 static inline uint64_t tp_control_current_step(void)
 {

@@ -506,7 +506,8 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 			F.plugins[k]->toplevel(&pt->trace.j);
 	char name[NAME_MAX + 1];
 	int rc = tp_trace_end(&pt->trace);
-	if (!rc && template_vars_step(F.cfg.filename, w->last_step, name, sizeof(name)))
+	if (!rc && template_vars_step(F.cfg.filename, tp_control_display_step(w->last_step), name,
+					  sizeof(name)))
 		rc = -EINVAL;
 	if (!rc && w->nparts > 1)
 		part_name(name, sizeof(name), i + 1);

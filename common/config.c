@@ -19,6 +19,7 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_ZSTD_THREADS",  "TRACEPROF_MAX_FILE_MB",
 	"TRACEPROF_SAMPLE_MS",
 	"TRACEPROF_ON_SAVE",	  "TRACEPROF_FOLLOW_FORK",   "TRACEPROF_FOLLOW_EXEC",
+	"TRACEPROF_PYTORCH",	  "TRACEPROF_CAPTURE",
 	NULL,
 };
 
@@ -159,7 +160,14 @@ static int parse_step(struct parse_ctx *c, struct tp_config *cfg)
 	cfg->step_every = 1;
 	if (!v || !strcmp(v, "api"))
 		return 0;
-	const char *usage = "expected api, nvtx:NAME, call:FUNCTION[:N] or time:MS";
+	/* torch: traceprof_step() calls made by the Python side
+	 * (scripts/pyboot/traceprof_torch.py) when an optimizer's step()
+	 * returns; the library counts them as it counts any traceprof_step(). */
+	if (!strcmp(v, "torch")) {
+		strcpy(cfg->step_arg, "torch");
+		return 0;
+	}
+	const char *usage = "expected api, nvtx:NAME, call:FUNCTION[:N], time:MS or torch";
 	if (strlen(v) >= TP_CONFIG_STR)
 		return fail(c, name, "...", "longer than 511 bytes");
 	if (!strncmp(v, "nvtx:", 5)) {
@@ -203,6 +211,38 @@ static int parse_step(struct parse_ctx *c, struct tp_config *cfg)
 		return 0;
 	}
 	return fail(c, name, v, usage);
+}
+
+/* TRACEPROF_PYTORCH: a comma-separated subset of modules, ops, shapes.  The
+ * Python side (scripts/pyboot/traceprof_torch.py) acts on it; the library
+ * only checks it, so that a typo is one clear line here. */
+static int parse_pytorch(struct parse_ctx *c, struct tp_config *cfg)
+{
+	static const char *const words[] = { "modules", "ops", "shapes" };
+	const char *name = "TRACEPROF_PYTORCH";
+	const char *v = c->get(name, c->env);
+	cfg->pytorch = 0;
+	if (!v || !*v)
+		return 0;
+	if (strlen(v) >= TP_CONFIG_STR)
+		return fail(c, name, "...", "longer than 511 bytes");
+	for (const char *p = v; *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		unsigned bit = 0;
+		for (unsigned i = 0; i < 3; i++)
+			if (strlen(words[i]) == len && !strncmp(words[i], p, len))
+				bit = 1u << i;
+		if (!bit)
+			return fail(c, name, v,
+				    "expected a comma-separated list of modules, ops, shapes "
+				    "(e.g. modules,ops)");
+		cfg->pytorch |= bit;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
 }
 
 static int signal_by_name(const char *v)
@@ -337,6 +377,20 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	if (parse_bool(&c, "TRACEPROF_FOLLOW_FORK", 1, &cfg->follow_fork) ||
 	    parse_bool(&c, "TRACEPROF_FOLLOW_EXEC", 1, &cfg->follow_exec))
 		return -1;
+	if (parse_pytorch(&c, cfg))
+		return -1;
+	static const char *const capture_words[] = { "none", "cudaProfilerApi", NULL };
+	if (parse_enum(&c, "TRACEPROF_CAPTURE", capture_words, 0, &cfg->capture))
+		return -1;
+	/* The range decides what records; a schedule or a trigger would decide
+	 * it too, and neither answer would be what the user meant. */
+	if (cfg->capture && cfg->schedule.enabled)
+		return fail(&c, "TRACEPROF_CAPTURE", get("TRACEPROF_CAPTURE", env),
+			    "cannot be combined with TRACEPROF_SCHEDULE (the cudaProfilerStart/Stop "
+			    "ranges decide what records); unset one of them");
+	if (cfg->capture && cfg->trigger_signal)
+		return fail(&c, "TRACEPROF_CAPTURE", get("TRACEPROF_CAPTURE", env),
+			    "cannot be combined with TRACEPROF_TRIGGER; unset one of them");
 	return 0;
 }
 
@@ -395,7 +449,7 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 	fn("TRACEPROF_FLUSH_MS", b, ctx);
 	fn("TRACEPROF_CLOCK", cfg->clock == TP_CLOCK_TSC ? "tsc" : "monotonic", ctx);
 	if (cfg->step_source == TP_STEP_API)
-		tp_format(b, sizeof(b), "api");
+		tp_format(b, sizeof(b), "%s", cfg->step_arg[0] ? cfg->step_arg : "api");
 	else if (cfg->step_source == TP_STEP_NVTX)
 		tp_format(b, sizeof(b), "nvtx:%s", cfg->step_arg);
 	else if (cfg->step_source == TP_STEP_CALL)
@@ -426,4 +480,13 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 	fn("TRACEPROF_ON_SAVE", cfg->on_save, ctx);
 	fn("TRACEPROF_FOLLOW_FORK", cfg->follow_fork ? "1" : "0", ctx);
 	fn("TRACEPROF_FOLLOW_EXEC", cfg->follow_exec ? "1" : "0", ctx);
+	static const char *const pytorch_words[] = { "modules", "ops", "shapes" };
+	int n = 0;
+	b[0] = '\0';
+	for (unsigned i = 0; i < 3; i++)
+		if (cfg->pytorch & (1u << i))
+			n += tp_format(b + n, (int)sizeof(b) - n, "%s%s", n ? "," : "",
+				       pytorch_words[i]);
+	fn("TRACEPROF_PYTORCH", b, ctx);
+	fn("TRACEPROF_CAPTURE", cfg->capture ? "cudaProfilerApi" : "none", ctx);
 }

@@ -16,7 +16,8 @@ enum tp_cupti_mode { TP_CUPTI_AUTO = 0, TP_CUPTI_ON = 1, TP_CUPTI_OFF = 2 };
  * not the driver calls a runtime call makes), or every intercepted call. */
 enum tp_cuda_calls { TP_CUDA_CALLS_OUTER = 0, TP_CUDA_CALLS_ALL = 1 };
 enum tp_step_source {
-	TP_STEP_API = 0,  /* traceprof_step() only */
+	TP_STEP_API = 0,  /* traceprof_step() only (step_arg "torch": TRACEPROF_STEP=torch,
+			   * whose traceprof_step() calls the Python side makes) */
 	TP_STEP_NVTX = 1, /* NVTX range starts named step_arg (prefix when it ends in '*') */
 	TP_STEP_CALL = 2, /* every step_every-th call of CUDA function step_arg */
 	TP_STEP_TIME = 3, /* every step_every milliseconds */
@@ -54,6 +55,8 @@ struct tp_config {
 	char on_save[TP_CONFIG_STR];
 	int follow_fork;
 	int follow_exec;
+	unsigned pytorch; /* TRACEPROF_PYTORCH: bit 0 modules, 1 ops, 2 shapes */
+	int capture;	  /* TRACEPROF_CAPTURE: 0 none, 1 cudaProfilerApi */
 };
 
 /* Fills cfg from the environment (getenv).  Returns 0, or -1 after logging one

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "collector/capture.h"
 #include "collector/control.h"
 #include "collector/flush.h"
 #include "common/clock.h"
@@ -30,6 +31,8 @@ static char nvtx_name[TP_CONFIG_STR];
 static size_t nvtx_len;
 static int nvtx_prefix;
 
+static int capture_on;
+
 static uint64_t time_period_ns;
 static pthread_t timer;
 static int timer_running;
@@ -39,6 +42,24 @@ void tp_steps_call_hit(void)
 	uint64_t n = atomic_fetch_add_explicit(&call_count, 1, memory_order_relaxed) + 1;
 	if (n % call_every == 0 && tp_preload_active())
 		tp_control_step();
+}
+
+void tp_steps_profiler_api(uint32_t id)
+{
+	if (!capture_on || !tp_preload_active())
+		return;
+	int start = id == TP_STEPS_ID_cudaProfilerStart || id == TP_STEPS_ID_cuProfilerStart;
+	/* Before the real call (the generated wrapper calls us first): a start
+	 * call is the range's first event, a stop call is outside it.  Nested
+	 * starts and unpaired stops are ignored; a runtime's start or stop that
+	 * reaches the driver's own (cudaProfilerStart -> cuProfilerStart) is
+	 * such a nested or unpaired call. */
+	if (tp_control_capture(start) == -ENOSPC) {
+		static _Atomic int said;
+		if (!atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+			tp_warn("TRACEPROF_CAPTURE: more than %d capture ranges; later ones are "
+				"not recorded", TP_CAPTURE_MAX_RANGES);
+	}
 }
 
 int tp_steps_nvtx_match(const char *name, size_t len)
@@ -105,6 +126,10 @@ static void atfork_child(void)
 
 static int steps_init(const struct tp_config *cfg)
 {
+	if (cfg->capture) {
+		tp_control_set_capture();
+		capture_on = 1;
+	}
 	switch (cfg->step_source) {
 	case TP_STEP_NVTX: {
 		size_t len = strlen(cfg->step_arg);

@@ -63,9 +63,19 @@ def enabled():
 
 
 def step():
-    """The next step starts (torch.profiler.profile.step())."""
-    if _fns:
+    """The next step starts (torch.profiler.profile.step()).  Under
+    TRACEPROF_STEP=torch the optimizer makes the steps, and this is a no-op
+    (else a script that also calls it would count each step twice)."""
+    if _fns and not _optimizer_steps():
         _fns["step"]()
+
+
+def _optimizer_steps():
+    """True when TRACEPROF_STEP=torch's optimizer hook is in place
+    (scripts/pyboot/traceprof_torch.py)."""
+    import sys
+    mod = sys.modules.get("traceprof_torch")
+    return bool(mod and getattr(mod, "optimizer_steps", False))
 
 
 def instant(name):

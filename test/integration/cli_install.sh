@@ -5,7 +5,7 @@ command -v make >/dev/null || skip "make not installed"
 pfx=$TP_TMP/prefix
 make -s -C "$TP_TOP" BUILD="$BUILD" install PREFIX="$pfx" >install.log 2>&1 || { cat install.log; die "make install failed"; }
 for f in lib/libtraceprof.so include/traceprof.h bin/traceprof lib/python3/dist-packages/traceprof.py \
-	lib/pkgconfig/traceprof.pc; do
+	lib/pkgconfig/traceprof.pc lib/traceprof/pyboot/sitecustomize.py lib/traceprof/pyboot/traceprof_torch.py; do
 	[ -f "$pfx/$f" ] || die "not installed: $f"
 done
 [ "$("$pfx/bin/traceprof" --version)" = "traceprof $(cat "$TP_TOP/VERSION")" ] || die "installed --version"

@@ -111,6 +111,16 @@ SI int cuDeviceGetAttribute(int *v, int attr, int dev)
 	return 0;
 }
 
+/* The profiler control API: counts its calls (standin_driver_profiler_calls),
+ * so that a test sees that they reach the driver. */
+static int profiler_calls;
+SI int cuProfilerStart(void);
+SI int cuProfilerStart(void) { profiler_calls++; return 0; }
+SI int cuProfilerStop(void);
+SI int cuProfilerStop(void) { profiler_calls++; return 0; }
+SI int standin_driver_profiler_calls(void);
+SI int standin_driver_profiler_calls(void) { return profiler_calls; }
+
 SI int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status);
 SI int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags);
 
@@ -131,6 +141,8 @@ int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, in
 	else if (!strcmp(sym, "cuModuleGetFunction")) p = (void *)cuModuleGetFunction;
 	else if (!strcmp(sym, "cuGetProcAddress")) p = ver >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
 	else if (!strcmp(sym, "cuCtxSynchronize")) p = NULL; /* "supported by no driver": success, NULL */
+	else if (!strcmp(sym, "cuProfilerStart")) p = (void *)cuProfilerStart;
+	else if (!strcmp(sym, "cuProfilerStop")) p = (void *)cuProfilerStop;
 	else {
 		if (status)
 			*status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */

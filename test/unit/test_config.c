@@ -87,6 +87,15 @@ START_TEST(test_accepted_values)
 	ck_assert_int_eq(c.zstd_level, 19);
 	ck_assert_int_eq(parse1("TRACEPROF_ZSTD_THREADS", "4", &c, err), 0);
 	ck_assert_int_eq(c.zstd_threads, 4);
+	ck_assert_int_eq(parse1("TRACEPROF_STEP", "torch", &c, err), 0);
+	ck_assert_int_eq(c.step_source, TP_STEP_API);
+	ck_assert_str_eq(c.step_arg, "torch");
+	ck_assert_int_eq(parse1("TRACEPROF_PYTORCH", "modules,shapes", &c, err), 0);
+	ck_assert_uint_eq(c.pytorch, 5);
+	ck_assert_int_eq(parse1("TRACEPROF_PYTORCH", "ops", &c, err), 0);
+	ck_assert_uint_eq(c.pytorch, 2);
+	ck_assert_int_eq(parse1("TRACEPROF_CAPTURE", "cudaProfilerApi", &c, err), 0);
+	ck_assert_int_eq(c.capture, 1);
 }
 END_TEST
 
@@ -122,6 +131,9 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_STEP", "call:cudaMalloc:0", "from 1 to");
 	expect_error("TRACEPROF_STEP", "time:0", "from 1 to");
 	expect_error("TRACEPROF_STEP", "time:fast", "from 1 to");
+	expect_error("TRACEPROF_PYTORCH", "module", "list of modules, ops, shapes");
+	expect_error("TRACEPROF_PYTORCH", "modules,,ops", "list of modules, ops, shapes");
+	expect_error("TRACEPROF_CAPTURE", "nvtx", "none, cudaProfilerApi");
 	expect_error("TRACEPROF_TRIGGER", "SIGFOO", "signal name");
 	expect_error("TRACEPROF_CUPTI", "yes", "auto, on, off");
 	expect_error("TRACEPROF_WITH_STACK", "2", "expected 1 or 0");
@@ -140,6 +152,22 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_SAMPLE_MS", "-5", "out of range");
 	expect_error("TRACEPROF_FOLLOW_FORK", "", "expected 1 or 0");
 	expect_error("TRACEPROF_FOLLOW_EXEC", "nope", "expected 1 or 0");
+}
+END_TEST
+
+START_TEST(test_capture_excludes_schedule_and_trigger)
+{
+	struct tp_config c;
+	char err[600];
+	struct env e = { { "TRACEPROF_CAPTURE", "TRACEPROF_SCHEDULE" },
+			 { "cudaProfilerApi", "wait=1,active=1" } };
+	ck_assert_int_ne(tp_config_parse(&c, lookup, &e, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "TRACEPROF_CAPTURE: 'cudaProfilerApi': cannot be combined with "
+				  "TRACEPROF_SCHEDULE") != NULL,
+		      "message: %s", err);
+	struct env t = { { "TRACEPROF_CAPTURE", "TRACEPROF_TRIGGER" }, { "cudaprofilerapi", "USR2" } };
+	ck_assert_int_ne(tp_config_parse(&c, lookup, &t, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "TRACEPROF_TRIGGER") != NULL, "message: %s", err);
 }
 END_TEST
 
@@ -177,6 +205,7 @@ int main(void)
 	tcase_add_test(tc, test_accepted_values);
 	tcase_add_test(tc, test_errors_name_variable_value_and_fix);
 	tcase_add_test(tc, test_visit_covers_every_variable);
+	tcase_add_test(tc, test_capture_excludes_schedule_and_trigger);
 	suite_add_tcase(su, tc);
 	return tp_check_run(su);
 }

@@ -1,0 +1,291 @@
+"""traceprof's PyTorch hooks for unmodified scripts (loaded by this folder's
+sitecustomize.py; acts only once the program itself imports torch).
+
+TRACEPROF_STEP=torch
+    A step ends each time an optimizer's step() returns, counted as
+    PyTorch's own step tracking counts it (torch.profiler's
+    KinetoStepTracker, fed by the optimizer step post-hook): every step()
+    call of every optimizer, subclasses included.
+      PyTorch 2.x: torch.optim.optimizer.register_optimizer_step_post_hook.
+      PyTorch 1.13 has no global hook: every Optimizer wraps its class's
+      step() at its first instance (Optimizer._hook_for_profile) and the
+      wrapper calls Optimizer._optimizer_step_code() after each step; that
+      method (a no-op there) becomes the hook.
+TRACEPROF_PYTORCH=modules[,ops][,shapes]
+    modules: one complete event per nn.Module forward call, named
+      "nn.Module: CLASS QUALIFIED.NAME", through the global module forward
+      hooks.  ops (and shapes): torch.autograd.profiler.emit_nvtx entered
+      for the run (at the first module call), whose NVTX ranges traceprof's
+      NVTX injection records; a PyTorch built without CUDA has no NVTX
+      emission, which one "traceprof:" line says.
+
+Nothing here may break the program: every hook catches its own errors,
+reports the first one, and stops itself.
+"""
+
+import os
+import sys
+
+# ctypes, threading and weakref are imported only once torch is: a program
+# that never imports torch must not load anything for us.
+_lib = None
+_self = None
+_said = set()
+# True once the optimizer hook is in place; traceprof.step() then leaves the
+# steps to it (a script that also calls traceprof.step() would count twice).
+optimizer_steps = False
+
+
+def _say(key, msg):
+    if key in _said:
+        return
+    _said.add(key)
+    sys.stderr.write("traceprof: %s\n" % msg)
+
+
+def _functions():
+    import ctypes
+    try:
+        lib = ctypes.CDLL(None)
+        fns = (lib.traceprof_step, lib.traceprof_marker_start, lib.traceprof_marker_finish)
+    except (OSError, AttributeError):
+        return None
+    fns[0].argtypes = []
+    fns[0].restype = None
+    for f in fns[1:]:
+        f.argtypes = [ctypes.c_char_p]
+        f.restype = None
+    return fns
+
+
+def _words():
+    v = os.environ.get("TRACEPROF_PYTORCH", "")
+    w = set(x for x in v.split(",") if x)
+    if w - {"modules", "ops", "shapes"}:
+        return None  # the library has already said what is wrong with it
+    return w
+
+
+def install(module):
+    """Adds the import hook (module: this module, put into sys.modules once
+    torch is imported, for traceprof.step())."""
+    global _self
+    if os.environ.get("TRACEPROF_ENABLE", "1").lower() in ("0", "false", "no", "off"):
+        return
+    if _words() is None:
+        return  # the library has already said what is wrong with it
+    _self = module
+    if "torch" in sys.modules:
+        _on_torch(sys.modules["torch"])
+        return
+    sys.meta_path.insert(0, _TorchFinder())
+
+
+class _TorchFinder:
+    """A meta path finder that finds nothing itself: when "torch" is
+    imported, it asks the other finders for torch's spec and wraps the
+    loader so that _on_torch runs right after torch/__init__.py.  It then
+    leaves sys.meta_path (it acts once)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        real = loader.exec_module
+
+        def exec_module(module):
+            real(module)
+            _on_torch(module)
+
+        try:
+            loader.exec_module = exec_module
+        except (AttributeError, TypeError):
+            pass
+        return spec
+
+    def find_module(self, name, path=None):  # Python < 3.4 protocol: never used
+        return None
+
+
+def _on_torch(torch):
+    global _lib
+    try:
+        _lib = _functions()
+        if _lib is None:
+            return  # libtraceprof.so is not loaded here: nothing to record into
+        sys.modules.setdefault("traceprof_torch", _self)
+        if os.environ.get("TRACEPROF_STEP") == "torch":
+            _hook_optimizer(torch)
+        w = _words() or set()
+        if "modules" in w:
+            _hook_modules(torch)
+        if "ops" in w or "shapes" in w:
+            _hook_ops(torch, "shapes" in w)
+    except Exception as e:
+        _say("install", "the PyTorch hooks could not be installed (%s: %s); "
+             "the program runs without them" % (type(e).__name__, e))
+
+
+# ---------------------------------------------------------------------------
+# Steps from the optimizer.
+
+def _step_done(*_args, **_kwargs):
+    _lib[0]()
+
+
+def _hook_optimizer(torch):
+    global optimizer_steps
+    import torch.optim.optimizer as optmod
+    reg = getattr(optmod, "register_optimizer_step_post_hook", None)
+    if reg is not None:
+        reg(_step_done)  # PyTorch 2.x: hook(optimizer, args, kwargs)
+    else:
+        opt = torch.optim.Optimizer
+        if not hasattr(opt, "_optimizer_step_code"):
+            _say("optimizer", "TRACEPROF_STEP=torch: this PyTorch (%s) has neither "
+                 "register_optimizer_step_post_hook nor Optimizer._optimizer_step_code; "
+                 "no steps will be counted" % getattr(torch, "__version__", "?"))
+            return
+        real = opt._optimizer_step_code
+
+        def _optimizer_step_code(self):
+            real(self)
+            _lib[0]()
+
+        opt._optimizer_step_code = _optimizer_step_code
+    optimizer_steps = True
+
+
+# ---------------------------------------------------------------------------
+# Module forward events.
+
+_tls = None
+# module -> the bytes name of its events.  Weak: a model that goes away takes
+# its names with it.
+_names = None
+
+
+def _name_tree(root):
+    """Names every module under root by its qualified name in root."""
+    for qual, m in root.named_modules():
+        try:
+            _names[m] = ("nn.Module: %s%s%s" % (type(m).__name__, " " if qual else "", qual)
+                         ).encode("utf-8", "replace")
+        except TypeError:  # a module that is not hashable or weak-referenceable
+            pass
+
+
+def _class_name(module):
+    return ("nn.Module: %s" % type(module).__name__).encode("utf-8", "replace")
+
+
+def _name_of(module, stack):
+    try:
+        n = _names.get(module)
+        if n is None:
+            # Unknown: name the tree of the outermost module running on this
+            # thread (or this one's when none is), once; a module outside
+            # any tree keeps its class name alone.
+            _name_tree(stack[0][0] if stack else module)
+            n = _names.get(module)
+            if n is None:
+                n = _names[module] = _class_name(module)
+        return n
+    except TypeError:  # not hashable: no cache
+        return _class_name(module)
+
+
+def _pre(module, _inputs):
+    try:
+        st = getattr(_tls, "stack", None)
+        if st is None:
+            st = _tls.stack = []
+        n = _name_of(module, st)
+        st.append((module, n))
+        _lib[1](n)
+    except Exception as e:
+        _hook_failed(e)
+
+
+def _post(module, _inputs, _output):
+    try:
+        st = getattr(_tls, "stack", None)
+        # Pop to this module: a forward that raised left its entry behind
+        # (its marker stays open in the trace: the call never returned).
+        while st:
+            m, n = st.pop()
+            if m is module:
+                _lib[2](n)
+                return
+    except Exception as e:
+        _hook_failed(e)
+
+
+_handles = []
+
+
+def _hook_failed(e):
+    for h in _handles:
+        h.remove()
+    del _handles[:]
+    _say("modules", "TRACEPROF_PYTORCH=modules: module events stopped after an internal "
+         "error (%s: %s)" % (type(e).__name__, e))
+
+
+def _hook_modules(torch):
+    global _tls, _names
+    import threading
+    import weakref
+    _tls = threading.local()
+    _names = weakref.WeakKeyDictionary()
+    mm = torch.nn.modules.module
+    _handles.append(mm.register_module_forward_pre_hook(_pre))
+    _handles.append(mm.register_module_forward_hook(_post))
+
+
+# ---------------------------------------------------------------------------
+# Operators through PyTorch's NVTX emission.
+
+_nvtx = None
+
+
+def _hook_ops(torch, shapes):
+    built = False
+    try:
+        built = bool(torch.backends.cuda.is_built())
+    except Exception:
+        built = getattr(torch.version, "cuda", None) is not None
+    if not built:
+        _say("ops", "TRACEPROF_PYTORCH=%s: this PyTorch (%s) is built without CUDA, and "
+             "operator events come from its NVTX emission, which needs a CUDA build; "
+             "recording the rest" % (os.environ.get("TRACEPROF_PYTORCH", ""),
+                                     getattr(torch, "__version__", "?")))
+        return
+    mm = torch.nn.modules.module
+    handle = []
+
+    def enter(_module, _inputs):
+        # Entered at the first module call, not at import: emit_nvtx
+        # synchronizes the device, which would create the CUDA context before
+        # the program chose its device (or forked its workers).
+        global _nvtx
+        handle[0].remove()
+        if _nvtx is not None:
+            return
+        try:
+            _nvtx = torch.autograd.profiler.emit_nvtx(record_shapes=shapes)
+            _nvtx.__enter__()
+        except Exception as e:
+            _nvtx = False
+            _say("ops", "TRACEPROF_PYTORCH=ops: emit_nvtx failed (%s: %s); no operator "
+                 "events" % (type(e).__name__, e))
+
+    handle.append(mm.register_module_forward_pre_hook(enter))
