@@ -193,12 +193,24 @@ $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/rt12/libcudart.so.12: test/standin
 # driver, and the toolkit's real libcudart.so.13 when there is a toolkit.
 SCOPE_DIR  := $(STANDIN_DIR)/scope
 SCOPE_BINS := $(SCOPE_DIR)/scope_app $(SCOPE_DIR)/libprobe12.so $(SCOPE_DIR)/libprobe13.so \
-              $(SCOPE_DIR)/libprobe_drv.so \
+              $(SCOPE_DIR)/libprobe_drv.so $(SCOPE_DIR)/libinit_top.so \
               $(if $(wildcard $(CUDA_HOME)/lib64/libcudart.so.13),$(SCOPE_DIR)/libprobe_real.so)
 
 $(SCOPE_DIR)/scope_app: test/scope/scope_app.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl -lpthread
+
+$(SCOPE_DIR)/libinit_a.so: test/scope/init_order.c | preflight
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -DINIT_A -shared -o $@ $< -ldl
+
+$(SCOPE_DIR)/libinit_b.so: test/scope/init_order.c $(SCOPE_DIR)/libinit_a.so | preflight
+	$(CC) $(STANDIN_CFLAGS) -DINIT_B -shared -o $@ $< -L$(SCOPE_DIR) -l:libinit_a.so \
+	    -Wl,-rpath,'$$ORIGIN'
+
+$(SCOPE_DIR)/libinit_top.so: test/scope/init_order.c $(SCOPE_DIR)/libinit_b.so | preflight
+	$(CC) $(STANDIN_CFLAGS) -DINIT_TOP -shared -o $@ $< -L$(SCOPE_DIR) -Wl,--no-as-needed -l:libinit_b.so \
+	    -l:libinit_a.so -Wl,-rpath,'$$ORIGIN'
 
 $(SCOPE_DIR)/libprobe12.so: test/scope/probe.c $(STANDIN_DIR)/rt12/libcudart.so.12 | preflight
 	@mkdir -p $(dir $@)

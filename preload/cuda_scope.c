@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/elf.h"
 #include "common/log.h"
 #include "preload/dl_hooks.h"
 
@@ -97,22 +98,6 @@ static _Atomic int scanned;
 /* libtraceprof's own address range, set once (pthread_once). */
 static uintptr_t self_lo, self_hi;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-
-struct obj {
-	uintptr_t base, lo, hi;
-	const char *name;
-};
-
-struct objs {
-	struct obj *v;
-	size_t n, cap;
-	unsigned long long subs; /* objects unloaded so far (dlpi_subs) */
-};
-
-/* dlpi_subs at the last scan (under lock): a change means objects were
- * unloaded, and a call site cached for one of them could now belong to a
- * new object mapped at the same address. */
-static unsigned long long last_subs;
 
 static void range_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
 {
@@ -259,26 +244,24 @@ static void withdraw_locked(int fam)
 
 /* ---- scanning loaded objects ------------------------------------------ */
 
-static int collect(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	struct objs *o = data;
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 256;
-		struct obj *v = realloc(o->v, cap * sizeof(*v));
-		if (!v)
-			return 1;
-		o->v = v;
-		o->cap = cap;
-	}
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
-		o->subs = info->dlpi_subs;
-	struct obj *b = &o->v[o->n++];
-	b->base = info->dlpi_addr;
-	b->name = info->dlpi_name ? info->dlpi_name : "";
-	range_of(info, &b->lo, &b->hi);
-	return 0;
-}
+/* What a scan found: objects not seen before that define a library. */
+struct found {
+	uintptr_t base;
+	unsigned bits; /* bit f: defines library f */
+	char name[200];
+};
+
+struct scan_ctx {
+	struct found *v;
+	size_t n, cap;
+	unsigned long long subs; /* objects unloaded so far (dlpi_subs) */
+	int full;		 /* out of memory: some definers missed */
+};
+
+/* dlpi_subs at the last scan (under lock): a change means objects were
+ * unloaded, and a call site cached for one of them could now belong to a
+ * new object mapped at the same address. */
+static unsigned long long last_subs;
 
 static int seen_locked(uintptr_t base)
 {
@@ -306,29 +289,69 @@ static void mark_seen_locked(uintptr_t base)
 	S.nseen++;
 }
 
-/* Bit f set: the object itself defines library f (one of its markers
- * resolves into the object's own address range).  Called without lock. */
-static unsigned defines(const struct obj *b, tp_dlsym_fn dl, tp_dlopen_fn op)
+/* Bit f set: the object itself defines one of library f's markers.  Reads
+ * the object's own symbol table (common/elf.c): no dynamic-linker call,
+ * which could run the constructors of an object still being loaded. */
+static unsigned defines(const struct dl_phdr_info *info)
 {
-	/* The program is the object named "" (a NOLOAD of NULL is its
-	 * handle); the vDSO is named but cannot be opened, and is skipped. */
-	void *h = op(b->name[0] ? b->name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
+	struct tp_elf e;
+	if (tp_elf_open_phdr(&e, info) < 0)
 		return 0;
 	unsigned bits = 0;
 	for (int f = 0; f < NFAM; f++)
 		for (int m = 0; m < 3; m++) {
-			uintptr_t p = (uintptr_t)dl(h, markers[f][m]);
-			if (p >= b->lo && p < b->hi) {
+			int ifunc = 0;
+			if (tp_elf_lookup(&e, markers[f][m], &ifunc) || ifunc) {
 				bits |= 1u << f;
 				break;
 			}
 		}
-	dlclose(h);
 	return bits;
 }
 
-static void add_definer_locked(int f, const struct obj *b)
+/* dl_iterate_phdr callback: runs under the loader's list lock, so no object
+ * goes away meanwhile; takes ours inside it (never the other way round). */
+static int collect(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct scan_ctx *c = data;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		c->subs = info->dlpi_subs;
+	uintptr_t lo, hi;
+	range_of(info, &lo, &hi);
+	if (lo <= self_lo && self_lo < hi)
+		return 0;
+	pthread_mutex_lock(&lock);
+	int old = seen_locked(info->dlpi_addr);
+	mark_seen_locked(info->dlpi_addr);
+	pthread_mutex_unlock(&lock);
+	if (old)
+		return 0;
+	unsigned bits = defines(info);
+	if (!bits)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 8;
+		struct found *v = realloc(c->v, cap * sizeof(*v));
+		if (!v) {
+			c->full = 1;
+			return 0;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	struct found *f = &c->v[c->n++];
+	f->base = info->dlpi_addr;
+	f->bits = bits;
+	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "the program";
+	size_t len = strlen(name);
+	if (len >= sizeof(f->name))
+		len = sizeof(f->name) - 1;
+	memcpy(f->name, name, len);
+	f->name[len] = 0;
+	return 0;
+}
+
+static void add_definer_locked(int f, const struct found *b)
 {
 	for (int i = 0; i < S.ndef[f]; i++)
 		if (S.definer[f][i] == b->base)
@@ -336,13 +359,12 @@ static void add_definer_locked(int f, const struct obj *b)
 	if (S.ndef[f] < MAX_DEFINERS)
 		S.definer[f][S.ndef[f]] = b->base;
 	S.ndef[f]++;
-	tp_debug("%s defined by %s", fam_name[f], b->name[0] ? b->name : "the program");
+	tp_debug("%s defined by %s", fam_name[f], b->name);
 	if (S.ndef[f] == 2 && !atomic_load_explicit(&multi[f], memory_order_relaxed)) {
 		withdraw_locked(f);
 		atomic_store_explicit(&multi[f], 1, memory_order_relaxed);
 		tp_info("two %s libraries in one process (the second: %s): each call "
-			"goes to the one its caller's scope holds", fam_name[f],
-			b->name[0] ? b->name : "the program");
+			"goes to the one its caller's scope holds", fam_name[f], b->name);
 	}
 }
 
@@ -350,37 +372,20 @@ static void add_definer_locked(int f, const struct obj *b)
 static void scan(void)
 {
 	int saved = errno;
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
-	tp_dlopen_fn op = tp_dl_real_dlopen();
-	struct objs o = { 0 };
+	struct scan_ctx c = { 0 };
 	pthread_once(&self_once, init_self);
-	if (!dl || !op) {
-		atomic_store_explicit(&scanned, 1, memory_order_release);
-		return;
-	}
-	dl_iterate_phdr(collect, &o);
-	tp_dlerr_begin();
-	for (size_t i = 0; i < o.n; i++) {
-		struct obj *b = &o.v[i];
-		pthread_mutex_lock(&lock);
-		int old = seen_locked(b->base);
-		pthread_mutex_unlock(&lock);
-		if (old || (b->lo <= self_lo && self_lo < b->hi))
-			continue;
-		unsigned bits = defines(b, dl, op);
-		pthread_mutex_lock(&lock);
-		mark_seen_locked(b->base);
-		for (int f = 0; f < NFAM; f++)
-			if (bits & (1u << f))
-				add_definer_locked(f, b);
-		pthread_mutex_unlock(&lock);
-	}
-	tp_dlerr_end();
-	free(o.v);
+	dl_iterate_phdr(collect, &c);
 	pthread_mutex_lock(&lock);
-	int unloaded = o.subs != last_subs;
-	last_subs = o.subs;
+	for (size_t i = 0; i < c.n; i++)
+		for (int f = 0; f < NFAM; f++)
+			if (c.v[i].bits & (1u << f))
+				add_definer_locked(f, &c.v[i]);
+	int unloaded = c.subs != last_subs;
+	last_subs = c.subs;
 	pthread_mutex_unlock(&lock);
+	free(c.v);
+	if (c.full)
+		tp_scope_degrade("out of memory scanning loaded objects");
 	if (unloaded)
 		sites_reset();
 	/* Release: a reader that sees it sees the definers recorded above. */
@@ -397,33 +402,157 @@ static void *not_self(void *p)
 
 /* Steps 1-3 of the header comment.  Called without lock, inside
  * tp_dlerr_begin/end. */
-static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, tp_dlopen_fn op,
-			    int with_driver)
+/* The loaded objects, copied out of a dl_iterate_phdr() walk (under the
+ * loader's list lock) so that the names stay valid after it. */
+struct lobj {
+	uintptr_t base, lo, hi;
+	const ElfW(Dyn) *dyn;
+	char *path;   /* "" for the program */
+	char *soname; /* NULL: none */
+};
+
+struct lobjs {
+	struct lobj *v;
+	size_t n, cap;
+	int failed;
+};
+
+static char *copy(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int gather(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct lobjs *L = data;
+	if (L->n == L->cap) {
+		size_t cap = L->cap ? L->cap * 2 : 64;
+		struct lobj *v = realloc(L->v, cap * sizeof(*v));
+		if (!v) {
+			L->failed = 1;
+			return 1;
+		}
+		L->v = v;
+		L->cap = cap;
+	}
+	struct lobj *o = &L->v[L->n];
+	struct tp_elf e;
+	memset(o, 0, sizeof(*o));
+	o->base = info->dlpi_addr;
+	range_of(info, &o->lo, &o->hi);
+	if (tp_elf_open_phdr(&e, info) == 0) {
+		o->dyn = e.dyn;
+		o->soname = copy(tp_elf_soname(&e));
+	}
+	o->path = copy(info->dlpi_name ? info->dlpi_name : "");
+	if (!o->path) {
+		free(o->soname);
+		L->failed = 1;
+		return 1;
+	}
+	L->n++;
+	return 0;
+}
+
+static void lobjs_free(struct lobjs *L)
+{
+	for (size_t i = 0; i < L->n; i++) {
+		free(L->v[i].path);
+		free(L->v[i].soname);
+	}
+	free(L->v);
+}
+
+static long by_addr(const struct lobjs *L, uintptr_t a)
+{
+	for (size_t i = 0; i < L->n; i++)
+		if (a >= L->v[i].lo && a < L->v[i].hi)
+			return (long)i;
+	return -1;
+}
+
+/* A DT_NEEDED name's object: by soname, else by file name. */
+static long by_needed(const struct lobjs *L, const char *name)
+{
+	for (size_t i = 0; i < L->n; i++)
+		if (L->v[i].soname && !strcmp(L->v[i].soname, name))
+			return (long)i;
+	for (size_t i = 0; i < L->n; i++) {
+		const char *b = strrchr(L->v[i].path, '/');
+		if (!strcmp(b ? b + 1 : L->v[i].path, name))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* What a dlsym on a handle of object `root` answers: the first definition
+ * in root's scope, itself then its dependencies breadth first, as glibc
+ * builds it; traceprof's own definitions skipped.  Read from the objects'
+ * symbol tables: a dependency's link map is no dlsym handle (glibc builds
+ * its search list only when it is dlopen'ed), and a dlopen(RTLD_NOLOAD) to
+ * get one can run the constructors of an object still being loaded.  The
+ * objects read are the caller's dependencies, which stay loaded while it
+ * runs.  *ifunc is set when a definition is an IFUNC (only glibc can give
+ * its address). */
+static void *scope_lookup(const struct lobjs *L, long root, const char *name, int *ifunc)
+{
+	long *queue = malloc(L->n * sizeof(*queue));
+	char *in = calloc(L->n, 1);
+	void *p = NULL;
+	size_t head = 0, tail = 0;
+	if (!queue || !in)
+		goto out;
+	queue[tail++] = root;
+	in[root] = 1;
+	while (head < tail && !p) {
+		const struct lobj *o = &L->v[queue[head++]];
+		struct tp_elf e;
+		if (tp_elf_open(&e, o->base, o->dyn) < 0)
+			continue;
+		p = tp_elf_lookup(&e, name, ifunc);
+		if (p && tp_scope_is_self(p))
+			p = NULL;
+		const char *need;
+		for (int k = 0; (need = tp_elf_needed(&e, k)); k++) {
+			long j = by_needed(L, need);
+			if (j >= 0 && !in[j]) {
+				in[j] = 1;
+				queue[tail++] = j;
+			}
+		}
+	}
+out:
+	free(queue);
+	free(in);
+	return p;
+}
+
+/* Steps 1-3 of the header comment.  Called without lock, inside
+ * tp_dlerr_begin/end. */
+static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int with_driver)
 {
 	const char *name = tp_cuda_fns[id].name;
 	void *p = NULL;
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (caller && !tp_scope_is_self(caller) &&
-	    dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name &&
-	    lm->l_name[0]) {
-		void *h = op(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
-		if (h) {
-			p = not_self(dl(h, name));
-			dlclose(h);
-		}
-	}
+	int ifunc = 0;
+	struct lobjs L = { 0 };
+	dl_iterate_phdr(gather, &L);
+	long c = caller && !tp_scope_is_self(caller) && !L.failed ? by_addr(&L, (uintptr_t)caller) : -1;
+	/* The program's own scope is the global one: step 2 covers it. */
+	if (c >= 0 && L.v[c].path[0])
+		p = scope_lookup(&L, c, name, &ifunc);
 	if (!p)
 		p = not_self(dl(RTLD_NEXT, name));
-	if (!p && with_driver && tp_cuda_fns[id].lib == TP_CUDA_LIB_DRIVER) {
+	if (!p && with_driver && tp_cuda_fns[id].lib == TP_CUDA_LIB_DRIVER && !L.failed) {
 		/* The runtime dlopens the driver without RTLD_GLOBAL, and reaches
 		 * it through cuGetProcAddress: its callers' scopes lack it. */
-		void *h = op("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-		if (h) {
-			p = not_self(dl(h, name));
-			dlclose(h);
-		}
+		long d = by_needed(&L, "libcuda.so.1");
+		if (d >= 0)
+			p = scope_lookup(&L, d, name, &ifunc);
 	}
+	if (!p && ifunc)
+		tp_debug("%s: an IFUNC definition in the caller's scope is not followed", name);
+	lobjs_free(&L);
 	return p;
 }
 
@@ -453,10 +582,9 @@ void *tp_scope_resolve(uint32_t id, const void *caller)
 		return p;
 	}
 	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
-	tp_dlopen_fn op = tp_dl_real_dlopen();
-	if (dl && op) {
+	if (dl) {
 		tp_dlerr_begin();
-		p = resolve_caller(id, caller, dl, op, 1);
+		p = resolve_caller(id, caller, dl, 1);
 		tp_dlerr_end();
 	}
 	pthread_mutex_lock(&lock);
@@ -482,10 +610,9 @@ void *tp_scope_lookup(uint32_t id, const void *caller)
 	int saved = errno;
 	void *p = NULL;
 	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
-	tp_dlopen_fn op = tp_dl_real_dlopen();
-	if (dl && op) {
+	if (dl) {
 		tp_dlerr_begin();
-		p = resolve_caller(id, caller, dl, op, 0);
+		p = resolve_caller(id, caller, dl, 0);
 		tp_dlerr_end();
 	}
 	errno = saved;

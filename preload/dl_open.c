@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/elf.h"
 #include "common/log.h"
 #include "preload/cuda_scope.h"
 #include "preload/dl_hooks.h"
@@ -190,15 +191,22 @@ out:
 	return plan;
 }
 
-/* Already loaded under that name: glibc matches loaded objects by name
- * before it searches, whoever calls. */
-static int loaded(const char *name, tp_dlopen_fn real)
+/* Already loaded under that name (its path or its soname): glibc matches
+ * loaded objects by name before it searches, whoever calls.  Read from the
+ * link maps, not with a dlopen(RTLD_NOLOAD), which would run the
+ * constructors of an object still being loaded. */
+static int loaded(const char *name)
 {
-	void *h = real(name, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return 0;
-	dlclose(h);
-	return 1;
+	for (struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+		struct tp_elf e;
+		const char *so;
+		if (l->l_name && !strcmp(l->l_name, name))
+			return 1;
+		if (tp_elf_open(&e, l->l_addr, l->l_ld) == 0 && (so = tp_elf_soname(&e)) &&
+		    !strcmp(so, name))
+			return 1;
+	}
+	return 0;
 }
 
 static enum plan plan_for(const char *file, const void *caller, char *path, size_t cap)
@@ -211,7 +219,7 @@ static enum plan plan_for(const char *file, const void *caller, char *path, size
 	struct link_map *lm = caller_map(caller);
 	if (!in_base_namespace(lm))
 		return PLAN_JUMP;
-	if (strchr(file, '/') || loaded(file, real))
+	if (strchr(file, '/') || loaded(file))
 		return PLAN_AS_IS;
 	return plan_bare(file, lm, path, cap);
 }

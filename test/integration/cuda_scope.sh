@@ -104,7 +104,17 @@ else
 	echo "no toolkit runtime at $CUDA_HOME/lib64: the real-runtime cases are not run"
 fi
 
-# 4. Looking up a driver function no library defines: NULL, and dlerror()
+# 4. Constructors inside a dlopen keep their order: traceprof looks at the
+#    objects a nested dlopen (from a constructor) added without running any
+#    constructor of its own accord (a crash seen under PyTorch, in libGLX).
+"$SC/scope_app" --init "$SC/libinit_top.so" >init.plain
+TRACEPROF_FOLDER="$TP_TMP/init" traced "$SC/scope_app" --init "$SC/libinit_top.so" >init.traced 2>init.err ||
+	die "init order: failed with traceprof: $(cat init.err)"
+grep -qx "init_b saw init_a done: 1" init.plain || die "init order baseline: $(cat init.plain)"
+diff init.plain init.traced || die "constructors ran out of order under traceprof"
+echo "init order: same"
+
+# 5. Looking up a driver function no library defines: NULL, and dlerror()
 #    says what glibc says without traceprof (issue 17, item 13).
 "$SC/scope_app" --dlerror cuInit >dl.plain
 TRACEPROF_FOLDER="$TP_TMP/dl" traced "$SC/scope_app" --dlerror cuInit >dl.traced 2>dl.err

@@ -42,6 +42,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--dlerror"))
 		return lookups(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--init")) {
+		/* test/scope/init_order.c: did libinit_b's constructor run after
+		 * libinit_a's had finished? */
+		void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+		int *saw = h ? (int *)dlsym(h, "init_b_saw_a") : NULL;
+		printf("init_b saw init_a done: %d\n", saw ? *saw : -2);
+		return 0;
+	}
 	for (int i = 1; i < argc; i++) {
 		void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
