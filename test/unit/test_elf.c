@@ -1,0 +1,98 @@
+/* Unit tests for common/elf.c: reading loaded objects' own symbol tables,
+ * sonames and DT_NEEDED, checked against what the dynamic linker itself
+ * answers for the objects of this test program (libc, libm). */
+#include <check.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/elf.h"
+
+#include "test/unit/check_main.h"
+
+struct want {
+	const char *soname;
+	struct tp_elf e;
+	int found;
+};
+
+static int find(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct want *w = data;
+	struct tp_elf e;
+	if (tp_elf_open_phdr(&e, info) < 0)
+		return 0;
+	const char *so = tp_elf_soname(&e);
+	if (!so || strcmp(so, w->soname))
+		return 0;
+	w->e = e;
+	w->found = 1;
+	return 1;
+}
+
+static struct tp_elf object(const char *soname)
+{
+	struct want w = { soname, { 0 }, 0 };
+	dl_iterate_phdr(find, &w);
+	ck_assert_msg(w.found, "%s not loaded", soname);
+	return w.e;
+}
+
+START_TEST(own_definitions_match_the_linker)
+{
+	struct tp_elf libc = object("libc.so.6");
+	/* The default version, as dlsym answers it. */
+	ck_assert_ptr_eq(tp_elf_lookup(&libc, "strlen_no_such", NULL), NULL);
+	ck_assert_ptr_eq(tp_elf_lookup(&libc, "fopen", NULL), dlsym(RTLD_DEFAULT, "fopen"));
+	ck_assert_ptr_eq(tp_elf_lookup(&libc, "malloc", NULL), dlsym(RTLD_DEFAULT, "malloc"));
+	/* libm defines cos; libc does not (its own table only, no dependency). */
+	void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen("libm.so.6", RTLD_NOW);
+	ck_assert_ptr_nonnull(h);
+	struct tp_elf libm = object("libm.so.6");
+	ck_assert_ptr_eq(tp_elf_lookup(&libm, "hypot", NULL), dlsym(h, "hypot"));
+	ck_assert_ptr_eq(tp_elf_lookup(&libc, "hypot", NULL), NULL);
+	/* cos is an IFUNC on x86-64: defined, but only the linker knows where. */
+	int ifunc = 0;
+	void *c = tp_elf_lookup(&libm, "cos", &ifunc);
+	ck_assert_msg((c == NULL && ifunc) || c == dlsym(h, "cos"), "cos: %p ifunc %d", c, ifunc);
+	/* libm uses libc's symbols without defining them: undefined there. */
+	ck_assert_ptr_eq(tp_elf_lookup(&libm, "fopen", NULL), NULL);
+}
+END_TEST
+
+START_TEST(needed_and_soname)
+{
+	struct tp_elf libm = object("libm.so.6");
+	ck_assert_str_eq(tp_elf_soname(&libm), "libm.so.6");
+	int libc = 0;
+	const char *n;
+	for (int k = 0; (n = tp_elf_needed(&libm, k)); k++)
+		libc |= !strcmp(n, "libc.so.6");
+	ck_assert_msg(libc, "libm's DT_NEEDED lacks libc.so.6");
+	ck_assert_ptr_eq(tp_elf_needed(&libm, 1000), NULL);
+}
+END_TEST
+
+START_TEST(no_table)
+{
+	struct tp_elf e;
+	ck_assert_int_eq(tp_elf_open(&e, 0, NULL), -1);
+	ck_assert_ptr_eq(tp_elf_lookup(&e, "fopen", NULL), NULL);
+	ck_assert_ptr_eq(tp_elf_soname(&e), NULL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("elf");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, own_definitions_match_the_linker);
+	tcase_add_test(tc, needed_and_soname);
+	tcase_add_test(tc, no_table);
+	suite_add_tcase(s, tc);
+	return tp_check_run(s);
+}
