@@ -112,6 +112,7 @@ for attempt in 1 2 3; do
 	set +e
 	wait $pid; rc=$?
 	set -e
+	[ $seen = 1 ] || [ $rc = 0 ] || { cat t9.err; die "traceprof run failed ($rc)"; }
 	[ $seen = 1 ] || { echo "json module not seen in the maps (attempt $attempt)"; continue; }
 	[ $rc = 0 ] || { cat t9.err; die "traceprof run got SIGUSR2 at start and returned $rc"; }
 	ls t9/*.json >/dev/null 2>&1 || { cat t9.err; die "the early trigger did not capture"; }
