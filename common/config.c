@@ -400,6 +400,52 @@ static const char *env_get(const char *name, void *ctx)
 	return getenv(name);
 }
 
+/* Edit distance (insertions, deletions, substitutions) between a[0..n) and
+ * b, or more than max when it exceeds max.  Names are short (< 64). */
+static size_t edit_distance(const char *a, size_t n, const char *b, size_t max)
+{
+	size_t m = strlen(b), row[64];
+	if (n >= 64 || m >= 64)
+		return max + 1;
+	for (size_t j = 0; j <= m; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t diag = row[0], best = row[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t up = row[j];
+			size_t v = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < v)
+				v = up + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+			if (v < best)
+				best = v;
+		}
+		if (best > max)
+			return max + 1;
+	}
+	return row[m];
+}
+
+/* The known name closest to a misspelt one, or NULL: at most 2 edits away
+ * (1 for a short suffix such as TRACEPROF_FOO), so that a foreign
+ * TRACEPROF_ variable gets no far-fetched fix. */
+static const char *closest_name(const char *name, size_t len)
+{
+	const char *best = NULL;
+	size_t best_d = len >= 16 ? 2 : 1;
+	for (int i = 0; tp_config_names[i]; i++) {
+		size_t d = edit_distance(name, len, tp_config_names[i], best_d);
+		if (d < best_d || (d == best_d && !best)) {
+			best = tp_config_names[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
 int tp_config_load(struct tp_config *cfg)
 {
 	char err[600];
@@ -419,7 +465,12 @@ int tp_config_load(struct tp_config *cfg)
 		for (int i = 0; tp_config_names[i]; i++)
 			if (strlen(tp_config_names[i]) == len && !strncmp(tp_config_names[i], *e, len))
 				known = 1;
-		if (!known)
+		if (known)
+			continue;
+		const char *near = closest_name(*e, len);
+		if (near)
+			tp_warn("%.*s: unknown variable, ignored; did you mean %s?", (int)len, *e, near);
+		else
 			tp_warn("%.*s: unknown variable, ignored; see the README for the list", (int)len,
 				*e);
 	}

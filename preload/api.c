@@ -9,6 +9,16 @@
 #include "preload/hook.h"
 #include "preload/init.h"
 
+/* Whether this process records: 0 without profiling (TRACEPROF_ENABLE=0, a
+ * configuration error, an internal failure).  For the Python hook's
+ * enabled(), which cannot tell otherwise; not in traceprof.h (C callers
+ * have no need of it yet), so declared here for -Wmissing-prototypes. */
+TP_EXPORT int traceprof_active(void);
+TP_EXPORT int traceprof_active(void)
+{
+	return tp_preload_active() != 0;
+}
+
 TP_EXPORT void traceprof_step(void)
 {
 	if (tp_preload_active())

@@ -19,6 +19,7 @@ calls can stay in production code.  traceprof.enabled() says which.
 
 import ctypes
 import functools
+import sys
 
 __all__ = ["step", "marker", "instant", "counter", "enabled", "Marker"]
 
@@ -45,6 +46,15 @@ def _lookup():
         fns[k].restype = None
     fns["counter"].argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_double]
     fns["counter"].restype = None
+    # traceprof_active(): whether this process records (0 with
+    # TRACEPROF_ENABLE=0, after a configuration error or an internal
+    # failure).  Older libraries lack it: loaded means active there.
+    try:
+        fns["active"] = lib.traceprof_active
+        fns["active"].argtypes = []
+        fns["active"].restype = ctypes.c_int
+    except AttributeError:
+        fns["active"] = None
     return fns
 
 
@@ -54,12 +64,37 @@ _fns = _lookup()
 def _b(s):
     if isinstance(s, bytes):
         return s
-    return str(s).encode("utf-8", "replace")
+    try:
+        return str(s).encode("utf-8", "replace")
+    except Exception:  # noqa: BLE001  (a __str__ that raises: never ours to raise)
+        return b"?"
 
 
 def enabled():
-    """True when libtraceprof.so is loaded in this process."""
-    return _fns is not None
+    """True when calls are recorded: libtraceprof.so is loaded in this
+    process and profiling is on (not TRACEPROF_ENABLE=0, no configuration
+    error, no internal failure).  Whether the current step falls in a
+    recording window of TRACEPROF_SCHEDULE is not part of the answer."""
+    if _fns is None:
+        return False
+    return bool(_fns["active"]()) if _fns["active"] else True
+
+
+_warned = set()
+
+
+def _warn_once(key, what, detail):
+    # The no-op version never raises: neither does this one.  A bad value is
+    # dropped with one line per kind of mistake, like the library's own;
+    # silently when nothing is recorded anyway.
+    if _fns["active"] and not _fns["active"]():
+        return
+    if key not in _warned:
+        _warned.add(key)
+        try:
+            sys.stderr.write("traceprof: %s (%s); dropped\n" % (what, detail))
+        except (OSError, ValueError):
+            pass
 
 
 def step():
@@ -87,7 +122,16 @@ def instant(name):
 def counter(name, key, value):
     """Series `key` of counter `name` takes `value` (a number)."""
     if _fns:
-        _fns["counter"](_b(name), _b(key), float(value))
+        try:
+            v = float(value)
+        except (TypeError, ValueError, OverflowError) as e:
+            _warn_once((name, e.__class__), "counter %r: value %.40r is not a number"
+                       % (name, value), e.__class__.__name__)
+            return
+        try:
+            _fns["counter"](_b(name), _b(key), v)
+        except Exception as e:  # noqa: BLE001  (e.g. a NUL in a name)
+            _warn_once((name, "call"), "counter %r: cannot be recorded" % (name,), e)
 
 
 class Marker:

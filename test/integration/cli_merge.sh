@@ -148,4 +148,100 @@ assert sorted((e["ph"], e["id"]) for e in fl) == [("f", (1 << 32) + 3), ("s", (1
 assert sorted({e["id"] for e in ev if e["ph"] == "s" and e["pid"] not in (777,)})[:1] == [1]
 print("mixed merge ok")
 PY
+
+# The interpreter itself, not a wrapper (pyenv's shim is a bash script
+# that needs a PATH, and costs seconds a start on a busy machine).
+PY=$("$PYTHON" -c 'import sys; print(sys.executable)')
+
+# ---- Output paths (issue 17 items 8-9, issue 21 item 5): one `traceprof:`
+# line and a non-zero exit, no temporary file left, nothing followed.
+one_line_fail() {  # NAME ARGS...: the merge fails with one traceprof: line
+	local name=$1; shift
+	if "$PY" "$T" merge "$@" 2>e.txt >/dev/null; then die "$name: merge succeeded"; fi
+	[ "$(grep -c . e.txt)" = 1 ] && grep -q "^traceprof: " e.txt ||
+		die "$name: not one traceprof: line: $(cat e.txt)"
+}
+mkdir outs && cd outs
+one_line_fail "missing folder" -o missing/dir/x.json ../in/rank0.trace.json
+mkdir afolder
+one_line_fail "a folder as output" -o afolder ../in/rank0.trace.json
+mkdir ro && chmod 555 ro
+if [ "$(id -u)" != 0 ]; then one_line_fail "unwritable folder" -o ro/x.json ../in/rank0.trace.json; fi
+mkdir nozstd && ln -s "$(command -v "$PY")" nozstd/python3
+py=$(command -v "$PY")
+if PATH="$PWD/nozstd" "$py" "$T" merge -o x.json.zst ../in/rank0.trace.json 2>e.txt; then die "no zstd: merge succeeded"; fi
+[ "$(grep -c . e.txt)" = 1 ] && grep -q "^traceprof: .*zstd" e.txt || die "no zstd: $(cat e.txt)"
+# A symlink planted where the old fixed temporary name was is not followed.
+echo precious >victim.txt
+ln -s victim.txt out.json.tmp
+"$PY" "$T" merge -o out.json ../in/rank0.trace.json 2>/dev/null || die "merge next to a planted link failed"
+[ "$(cat victim.txt)" = precious ] || die "merge followed the planted symlink"
+check_trace out.json >/dev/null
+# Non-regular outputs are written directly, never renamed over.
+mkfifo fifo
+cat fifo >fromfifo.json &
+"$PY" "$T" merge -o fifo ../in/rank0.trace.json 2>/dev/null || die "merge into a FIFO failed"
+wait
+[ -p fifo ] || die "the FIFO was replaced"
+check_trace fromfifo.json >/dev/null
+link=0; [ -L /dev/stdout ] && link=1
+"$PY" "$T" merge -o /dev/stdout ../in/rank0.trace.json 2>/dev/null >fromstdout.json ||
+	die "merge -o /dev/stdout failed"
+[ $link = 0 ] || [ -L /dev/stdout ] || die "merge -o /dev/stdout replaced the /dev/stdout link"
+check_trace fromstdout.json >/dev/null
+[ -c /dev/full ] && one_line_fail "a full device" -o /dev/full ../in/rank0.trace.json
+[ -c /dev/full ] || die "/dev/full was replaced"
+left=$(ls -A | grep -v '^\(afolder\|ro\|nozstd\|victim.txt\|e.txt\|out.json.tmp\|out.json\|fifo\|fromfifo.json\|fromstdout.json\)$' || true)
+[ -z "$left" ] || die "files left behind: $left"
+[ -z "$(ls -A afolder)$(ls -A ro)" ] || die "files left in the folders: $(ls -A afolder ro)"
+cd ..
+
+# ---- Hostile JSON (issue 17 item 10, issue 21 item 8): one line, the
+# right byte, no traceback; NaN/Infinity/huge numbers written as null.
+"$PY" - <<'PY'
+import gzip
+ev = '{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1%s}'
+open("deep.json", "w").write('{"traceEvents":[' + ev % (',"args":' + "[" * 100000 + "]" * 100000) + "]}")
+open("bigint.json", "w").write('{"traceEvents":[' + ev % (',"args":{"v":' + "9" * 5000 + "}") + "]}")
+open("fake.json.gz", "w").write('{"traceEvents":[]}')
+d = gzip.compress(('{"traceEvents":[' + ",".join([ev % ""] * 200) + "]}").encode())
+open("cut.json.gz", "wb").write(d[:len(d) // 2])
+open("surrogate.json", "w").write('{"traceEvents":[{"ph":"X","name":"\\ud800","pid":1,"tid":1,"ts":1,"dur":1}]}')
+open("nan.json", "w").write('{"traceEvents":[' + ev % ',"args":{"x":1e400,"y":-Infinity}' + ',\n' + ev.replace('"dur":1', '"dur":NaN') % "" + "]}")
+open("nanlines.json", "w").write('{"traceEvents":[\n' + ev.replace('"dur":1', '"dur":NaN') % "" + ',\n' + ev.replace('"ts":1', '"ts":1e400') % "" + '\n],"baseTimeNanoseconds":1000}\n')
+open("bom.json", "wb").write(b"\xef\xbb\xbf" + ('{"traceEvents":[' + ev % "" + "]}").encode())
+open("nobrace.json", "w").write('{"traceEvents":[' + ev % "" + "]")
+open("badbyte.json", "w").write('{"traceEvents":[' + ev % "" + ',\n{"ph":"X" "name":"b"}]}')
+PY
+for f in deep.json bigint.json fake.json.gz cut.json.gz surrogate.json nan.json nanlines.json bom.json nobrace.json badbyte.json; do
+	"$PY" "$T" summary $f >s.out 2>s.err || true
+	! grep -q Traceback s.err || die "summary $f: traceback: $(cat s.err)"
+	rm -f m.json
+	"$PY" "$T" merge -o m.json $f >/dev/null 2>m.err || true
+	! grep -q Traceback m.err || die "merge $f: traceback: $(cat m.err)"
+	if [ -e m.json ]; then
+		"$PY" -c 'import json, sys
+json.load(open("m.json"), parse_constant=lambda w: sys.exit("not JSON: " + w))' ||
+			die "merge $f wrote invalid JSON"
+	else
+		# One error line (after the warning an input without a base gets).
+		[ "$(grep -vc "no baseTimeNanoseconds" m.err)" = 1 ] || die "merge $f: not one line: $(cat m.err)"
+	fi
+	ls -A | grep -q '\.tmp$' && die "merge $f left a temporary file"
+done
+for f in deep.json fake.json.gz cut.json.gz nobrace.json badbyte.json; do
+	if "$PY" "$T" merge -o m.json $f 2>/dev/null; then die "merge accepted $f"; fi
+done
+"$PY" "$T" summary badbyte.json 2>e.txt && die "summary accepted badbyte.json"
+grep -q "at byte 80:" e.txt || die "wrong byte offset: $(cat e.txt)"
+"$PY" "$T" summary nobrace.json 2>e.txt && die "summary accepted a missing final }"
+grep -q "no final '}'" e.txt || die "missing }: $(cat e.txt)"
+"$PY" "$T" summary bom.json >/dev/null 2>e.txt || die "a BOM: $(cat e.txt)"
+for f in nan.json nanlines.json bigint.json; do
+	"$PY" "$T" merge -o m.json $f 2>e.txt || die "merge $f: $(cat e.txt)"
+	grep -q "written as null" e.txt || die "merge $f: no note of the nulls: $(cat e.txt)"
+done
+"$PY" "$T" merge -o m.json surrogate.json 2>/dev/null
+"$PY" -c 'import json; d = json.load(open("m.json")); assert any(e["name"] == "\ud800" for e in d["traceEvents"])' ||
+	die "the lone surrogate did not round-trip"
 echo "merge ok"
