@@ -8,7 +8,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "collector/rotate.h"
 #include "collector/thread.h"
 #include "common/clock.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "format/sink.h"
 
@@ -58,13 +60,19 @@ static struct {
 
 	pthread_t thread;
 	int running;
-	int wake_fd; /* eventfd: written to wake the thread early */
+	/* A futex word, not a descriptor: the program may close any descriptor
+	 * (common/fd.h), and waking needs no file.  Incremented (release) to
+	 * wake the thread early; the thread's acquire load pairs with it. */
+	_Atomic uint32_t wake;
 	/* Set by tp_flush_finish*(); read by the flush loop (acquire pairs with
-	 * the release store). */
+	 * the release store before the wake). */
 	_Atomic int stop;
-	_Atomic int signal_finish; /* a signal handler asks for the final save */
-	_Atomic int finished;	   /* the final save has started */
-	_Atomic int saved;	   /* the final save is done: files are in place */
+	_Atomic int finish_req; /* exit or a signal asks for the final save */
+	_Atomic int finished;	/* the final save has started */
+	/* A futex word: 1 when the final save is done and its files are in
+	 * place.  Release store in final_save(), acquire loads in
+	 * fl_wait_saved(). */
+	_Atomic uint32_t saved;
 
 	uint64_t seen_step; /* window bookkeeping has processed steps <= this */
 	struct tp_window *win[TP_MAX_OPEN_WINDOWS];
@@ -103,17 +111,46 @@ static int template_vars_step(const char *tmpl, uint64_t step, char *out, size_t
 	return 0;
 }
 
+static long fl_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+/* Wakes the flush thread early.  Async-signal-safe: an atomic add and one
+ * futex(FUTEX_WAKE) call. */
+static void fl_wake(void)
+{
+	/* Release: the flags stored before the wake are seen by the thread's
+	 * acquire load of the word in flush_main(). */
+	atomic_fetch_add_explicit(&F.wake, 1, memory_order_release);
+	fl_futex(&F.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* Waits until the final save is done, at most timeout_ms.  Returns 0 when
+ * saved, -1 on timeout.  Async-signal-safe.  On the caller's thread it makes
+ * futex(FUTEX_WAIT) calls only (the clock is read through the vDSO). */
+static int fl_wait_saved(uint64_t timeout_ms)
+{
+	uint64_t end = tp_clock_monotonic_ns() + timeout_ms * 1000000ULL;
+	/* Acquire pairs with the release store at the end of final_save(): the
+	 * files it wrote are complete once this reads 1. */
+	while (!atomic_load_explicit(&F.saved, memory_order_acquire)) {
+		uint64_t now = tp_clock_monotonic_ns();
+		if (now >= end)
+			return -1;
+		uint64_t left = end - now;
+		struct timespec ts = { (time_t)(left / 1000000000ULL),
+				       (long)(left % 1000000000ULL) };
+		fl_futex(&F.saved, FUTEX_WAIT_PRIVATE, 0, &ts);
+	}
+	return 0;
+}
+
 static void read_proc_text(const char *path, char *buf, size_t size, int nul_to_space)
 {
-	buf[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
+	ssize_t n = tp_fd_read_small(path, buf, size);
 	if (n <= 0)
 		return;
-	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
 		buf[--n] = '\0';
 	if (nul_to_space)
@@ -475,7 +512,8 @@ static void part_name(char *name, size_t size, int part)
 	tp_format(name + n, (int)(size - n), "%s%s", suffix, tail);
 }
 
-static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path, size_t psize)
+static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path, size_t psize,
+		       struct tp_fd *dir, char *fname)
 {
 	struct tp_part *pt = &w->parts[i];
 	int last = i == w->nparts - 1;
@@ -504,7 +542,7 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 		tp_sink_abort(pt->sink);
 		return rc;
 	}
-	return tp_sink_close(pt->sink, path, psize);
+	return tp_sink_close_at(pt->sink, path, psize, dir, fname);
 }
 
 static void window_finalize(struct tp_window *w)
@@ -518,8 +556,9 @@ static void window_finalize(struct tp_window *w)
 		 * the footer, so that they agree and no drop is skipped. */
 		uint64_t dropped = attribute_drops(1);
 		for (int i = 0; i < w->nparts; i++) {
-			char path[PATH_MAX];
-			int rc = part_finish(w, i, dropped, path, sizeof(path));
+			char path[PATH_MAX], fname[NAME_MAX + 1];
+			struct tp_fd dir = TP_FD_NONE;
+			int rc = part_finish(w, i, dropped, path, sizeof(path), &dir, fname);
 			if (rc < 0) {
 				tp_error("saving the trace of steps %llu-%llu failed: %s; file not saved",
 					 (unsigned long long)w->first_step,
@@ -533,7 +572,8 @@ static void window_finalize(struct tp_window *w)
 				tp_warn("%llu events were dropped (buffers full) in %s; raise "
 					"TRACEPROF_BUFFER_EVENTS or lower TRACEPROF_FLUSH_MS",
 					(unsigned long long)dropped, path);
-			tp_rotate_saved(path, F.cfg.num_traces_to_keep);
+			/* By window: all parts of a window stay or go together. */
+			tp_rotate_saved(path, &dir, fname, w->id, F.cfg.num_traces_to_keep);
 			for (int k = 0; k < F.nplugins; k++)
 				if (F.plugins[k]->saved)
 					F.plugins[k]->saved(path);
@@ -625,8 +665,9 @@ static void final_save(void)
 	F.pass += 2;
 	finalize_windows(1);
 	log_control_warnings();
-	/* Release pairs with the acquire load in tp_flush_finish_from_signal(). */
+	/* Release pairs with the acquire load in fl_wait_saved(). */
 	atomic_store_explicit(&F.saved, 1, memory_order_release);
+	fl_futex(&F.saved, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* True when the program's threads are all gone and only this one is left:
@@ -649,10 +690,11 @@ static int only_flush_thread_left(void)
 static void *flush_main(void *arg)
 {
 	(void)arg;
-	struct pollfd pfd = { .fd = F.wake_fd, .events = POLLIN };
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
 	uint64_t last_alone_check = F.last_recal_ns;
+	/* Acquire pairs with the release add in fl_wake(). */
+	uint32_t seen = atomic_load_explicit(&F.wake, memory_order_acquire);
 	/* Pairs with the release stores in tp_flush_finish*(). */
 	while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
 		uint64_t now = tp_clock_monotonic_ns();
@@ -663,16 +705,20 @@ static void *flush_main(void *arg)
 			if (only_flush_thread_left())
 				exit(0);
 		}
-		int r = poll(&pfd, 1, (int)F.cfg.flush_ms);
-		if (r > 0) {
-			uint64_t v;
-			ssize_t n = read(F.wake_fd, &v, sizeof(v));
-			(void)n;
-		}
-		if (atomic_load_explicit(&F.signal_finish, memory_order_acquire)) {
+		/* Returns at once when a wake came since `seen` was read. */
+		struct timespec ts = { (time_t)(F.cfg.flush_ms / 1000),
+				       (long)(F.cfg.flush_ms % 1000) * 1000000L };
+		fl_futex(&F.wake, FUTEX_WAIT_PRIVATE, seen, &ts);
+		seen = atomic_load_explicit(&F.wake, memory_order_acquire);
+		if (atomic_load_explicit(&F.finish_req, memory_order_acquire)) {
+			/* The final save, for exit() or a signal, runs here and
+			 * never on the program's thread: that thread may be under
+			 * a seccomp filter of the program's (installed after this
+			 * thread was created, so not on it) that forbids the
+			 * file calls of a save, and it keeps its own signal mask
+			 * (SIGXFSZ past RLIMIT_FSIZE is blocked here: a write
+			 * fails with EFBIG instead).  Nobody joins this thread. */
 			final_save();
-			/* Nobody joins a thread that saved for a signal: the process
-			 * ends in the signal's action (stop_thread() skips it). */
 			pthread_detach(pthread_self());
 			break;
 		}
@@ -691,9 +737,6 @@ static void read_identity(void)
 
 static int start_thread(void)
 {
-	F.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (F.wake_fd < 0)
-		return -errno;
 	/* Block every signal while creating the thread, so that it inherits a
 	 * full mask and never runs the program's handlers. */
 	sigset_t all, old;
@@ -705,10 +748,8 @@ static int start_thread(void)
 	int rc = pthread_create(&F.thread, &attr, flush_main, NULL);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		close(F.wake_fd);
+	if (rc)
 		return -rc;
-	}
 	pthread_setname_np(F.thread, "traceprof-flush");
 	F.running = 1;
 	return 0;
@@ -741,25 +782,15 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 			F.plugins[k++] = F.plugins[i];
 	F.nplugins = k;
 	init_windows();
+	/* Relative folders stay relative to this working directory, whatever
+	 * chdir() the program makes (format/sink.h).  Without it (no getcwd),
+	 * they follow the working directory, as before. */
+	int arc = tp_sink_anchor();
+	if (arc < 0)
+		tp_warn("cannot hold the working directory (%s); a relative TRACEPROF_FOLDER "
+			"will follow the program's chdir()",
+			strerror(-arc));
 	return start_thread();
-}
-
-static void stop_thread(void)
-{
-	if (!F.running)
-		return;
-	/* Release pairs with the acquire load in flush_main(). */
-	atomic_store_explicit(&F.stop, 1, memory_order_release);
-	uint64_t one = 1;
-	ssize_t n = write(F.wake_fd, &one, sizeof(one));
-	(void)n;
-	/* Not when the flush thread itself exits the process (see
-	 * only_flush_thread_left()): it cannot wait for itself; nor after a
-	 * save for a signal: that thread detached itself. */
-	if (!pthread_equal(pthread_self(), F.thread) &&
-	    !atomic_load_explicit(&F.signal_finish, memory_order_acquire))
-		pthread_join(F.thread, NULL);
-	F.running = 0;
 }
 
 void tp_flush_sync(int timeout_ms)
@@ -770,9 +801,7 @@ void tp_flush_sync(int timeout_ms)
 	/* The pass under way may have drained before the caller's last
 	 * records: wait for the end of the one after it. */
 	uint64_t want = atomic_load_explicit(&F.passes_done, memory_order_acquire) + 2;
-	uint64_t one = 1;
-	ssize_t n = write(F.wake_fd, &one, sizeof(one));
-	(void)n;
+	fl_wake();
 	int rewoken = 0;
 	struct timespec ms = { 0, 1000000 };
 	for (int i = 0; i < timeout_ms; i++) {
@@ -782,7 +811,7 @@ void tp_flush_sync(int timeout_ms)
 		/* Wake it for the second pass too, rather than wait for its poll
 		 * timeout. */
 		if (!rewoken && done + 1 >= want) {
-			n = write(F.wake_fd, &one, sizeof(one));
+			fl_wake();
 			rewoken = 1;
 		}
 		nanosleep(&ms, NULL);
@@ -793,24 +822,23 @@ void tp_flush_finish(void)
 {
 	if (atomic_load_explicit(&F.finished, memory_order_acquire))
 		return;
-	stop_thread();
-	/* The final save writes from the exiting thread, with the program's
-	 * signal mask: past RLIMIT_FSIZE a write raises SIGXFSZ, whose default
-	 * action would kill the process.  Block it so that the write fails with
-	 * EFBIG instead (logged), and discard the SIGXFSZ our write raised. */
-	sigset_t xfsz, old, pending;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	sigpending(&pending);
-	int was_pending = sigismember(&pending, SIGXFSZ) == 1;
-	final_save();
-	sigpending(&pending);
-	if (!was_pending && sigismember(&pending, SIGXFSZ) == 1) {
-		struct timespec zero = { 0, 0 };
-		sigtimedwait(&xfsz, NULL, &zero);
+	if (!F.running || pthread_equal(pthread_self(), F.thread)) {
+		/* exit() from the flush thread itself (only_flush_thread_left()),
+		 * whose signals are all blocked: save here. */
+		atomic_store_explicit(&F.stop, 1, memory_order_release);
+		final_save();
+		return;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The flush thread saves; this (the program's exiting) thread only
+	 * wakes it and waits: futex calls, and nothing else. */
+	atomic_store_explicit(&F.finish_req, 1, memory_order_release);
+	fl_wake();
+	if (fl_wait_saved(F.cfg.exit_timeout_s * 1000ULL) == 0)
+		return;
+	tp_error("the final save did not finish within %llu s (TRACEPROF_EXIT_TIMEOUT_S); "
+		 "the process exits without it: the last window's trace is lost and a hidden "
+		 "temporary file may remain; raise TRACEPROF_EXIT_TIMEOUT_S to wait longer",
+		 (unsigned long long)F.cfg.exit_timeout_s);
 }
 
 int tp_flush_finish_from_signal(int timeout_ms)
@@ -818,31 +846,26 @@ int tp_flush_finish_from_signal(int timeout_ms)
 	if (!F.running)
 		return atomic_load_explicit(&F.finished, memory_order_acquire) ? 0 : -1;
 	/* Release pairs with the acquire load in flush_main(). */
-	atomic_store_explicit(&F.signal_finish, 1, memory_order_release);
-	uint64_t one = 1;
-	ssize_t n = write(F.wake_fd, &one, sizeof(one));
-	(void)n;
-	struct timespec ts = { 0, 1000000 };
-	for (int i = 0; i < timeout_ms; i++) {
-		if (atomic_load_explicit(&F.saved, memory_order_acquire))
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	return -1;
+	atomic_store_explicit(&F.finish_req, 1, memory_order_release);
+	fl_wake();
+	return fl_wait_saved((uint64_t)timeout_ms);
 }
 
 void tp_flush_after_fork_child(int follow)
 {
 	/* The parent's flush thread does not exist here and its files belong to
-	 * the parent: forget them without closing them (the parent does). */
-	for (int i = 0; i < F.nwin; i++)
-		free(F.win[i]); /* the sink and buffers are the parent's; leaked here */
+	 * the parent.  That thread may have been anywhere when the program
+	 * forked, e.g. between freeing a finalized window and removing it from
+	 * F.win: nothing it owns can be trusted here, so reset to empty and free
+	 * nothing (the windows, sinks, buffers and descriptors leak in the
+	 * child: their pages are the parent's, shared copy-on-write). */
+	memset(F.win, 0, sizeof(F.win));
 	F.nwin = 0;
 	F.running = 0;
 	tp_threads_after_fork_child();
 	tp_rotate_forget();
-	if (F.wake_fd > 0)
-		close(F.wake_fd);
+	atomic_store_explicit(&F.finish_req, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.saved, 0, memory_order_relaxed);
 	if (!follow || atomic_load_explicit(&F.finished, memory_order_relaxed)) {
 		tp_control_disable();
 		return;
