@@ -69,6 +69,7 @@ static struct {
 	_Atomic int stop;
 	_Atomic int finish_req; /* exit or a signal asks for the final save */
 	_Atomic int finished;	/* the final save has started */
+	_Atomic int stopped;	/* fl_stop_recording() ran */
 	/* A futex word: 1 when the final save is done and its files are in
 	 * place.  Release store in final_save(), acquire loads in
 	 * fl_wait_saved(). */
@@ -641,17 +642,26 @@ static void run_pass(void)
 	atomic_fetch_add_explicit(&F.passes_done, 1, memory_order_release);
 }
 
+/* torch's stop(): the current step's ProfilerStep record ends now, written
+ * by the calling thread (at exit: the exiting thread, whose tid the step
+ * had), and recording stops.  Once. */
+static void fl_stop_recording(void)
+{
+	if (atomic_exchange_explicit(&F.stopped, 1, memory_order_acq_rel))
+		return;
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	if (s & TP_STATE_RECORDING)
+		tp_control_emit_step(s >> TP_STATE_STEP_SHIFT, tp_control_step_start(),
+				     tp_clock_now());
+	tp_control_disable();
+}
+
 /* The final save: the exit transition of torch's table. */
 static void final_save(void)
 {
 	if (atomic_exchange_explicit(&F.finished, 1, memory_order_acq_rel))
 		return;
-	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
-	/* torch's stop(): the current step's ProfilerStep record ends now. */
-	if (s & TP_STATE_RECORDING)
-		tp_control_emit_step(s >> TP_STATE_STEP_SHIFT, tp_control_step_start(),
-				     tp_clock_now());
-	tp_control_disable();
+	fl_stop_recording();
 	uint64_t step = tp_control_current_step();
 	for (int i = 0; i < F.nplugins; i++)
 		if (F.plugins[i]->pass)
@@ -829,8 +839,12 @@ void tp_flush_finish(void)
 		final_save();
 		return;
 	}
-	/* The flush thread saves; this (the program's exiting) thread only
-	 * wakes it and waits: futex calls, and nothing else. */
+	/* The flush thread saves; this (the program's exiting) thread ends the
+	 * step (a record in its own ring), wakes the flush thread and waits:
+	 * futex calls, and nothing else. */
+	fl_stop_recording();
+	/* Release: the step record above is in the ring before the flush
+	 * thread's acquire load of finish_req in flush_main(). */
 	atomic_store_explicit(&F.finish_req, 1, memory_order_release);
 	fl_wake();
 	if (fl_wait_saved(F.cfg.exit_timeout_s * 1000ULL) == 0)
@@ -866,6 +880,7 @@ void tp_flush_after_fork_child(int follow)
 	tp_rotate_forget();
 	atomic_store_explicit(&F.finish_req, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.saved, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.stopped, 0, memory_order_relaxed);
 	if (!follow || atomic_load_explicit(&F.finished, memory_order_relaxed)) {
 		tp_control_disable();
 		return;

@@ -5,6 +5,9 @@
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 
+# Job control on: a background job of a non-interactive shell would start
+# with SIGINT ignored, and the library leaves an ignored signal alone.
+set -m
 run() { # expected status, preload value
 	rm -f out.txt
 	LD_PRELOAD="$2" TRACEPROF_FOLDER="$TP_TMP/tr" TRACEPROF_BUFFER_EVENTS=4194304 \
