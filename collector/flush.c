@@ -85,6 +85,13 @@ static struct {
 	_Atomic uint64_t passes_done;
 	uint64_t last_recal_ns;
 	uint64_t late_total, filtered_total;
+	/* Past this monotonic time (0: none) the rings are emptied without
+	 * converting their records: set when the final save is asked for, at
+	 * half the time the asking thread waits (TRACEPROF_EXIT_TIMEOUT_S, or a
+	 * signal's 10 s), so that the save always ends, with what it has, in
+	 * time.  Relaxed: a time hint; the flag it comes with is ordered. */
+	_Atomic uint64_t cut_ns;
+	uint64_t cut_total; /* records emptied that way; written in the footer */
 	int64_t pid;
 	int64_t mono_base;
 	int64_t base_wall;
@@ -323,12 +330,26 @@ static struct tp_thread_wstat *wstat(struct tp_thread *t, const struct tp_window
 
 struct drain_ctx {
 	struct tp_thread *t;
+	uint64_t seen; /* records handed over, for the exit's time checks */
+	int cut;       /* out of time at exit: the rest is only counted */
 };
+
+static void on_record_cut(const struct tp_record *r, void *arg);
 
 static void on_record(const struct tp_record *r, void *arg)
 {
 	struct drain_ctx *c = arg;
 	struct tp_thread *t = c->t;
+	/* At exit, a ring can hold millions of records: look at the time now
+	 * and then (a vDSO call per 4096 records), not only between rings. */
+	if (__builtin_expect(atomic_load_explicit(&F.cut_ns, memory_order_relaxed) != 0, 0) &&
+	    (++c->seen & 4095) == 0 &&
+	    tp_clock_monotonic_ns() > atomic_load_explicit(&F.cut_ns, memory_order_relaxed))
+		c->cut = 1;
+	if (__builtin_expect(c->cut, 0)) {
+		on_record_cut(r, arg);
+		return;
+	}
 	if (r->step > F.seen_step)
 		advance_to(r->step);
 	struct tp_window *w = window_for_step(r->step);
@@ -368,10 +389,24 @@ static void on_record(const struct tp_record *r, void *arg)
 	tp_convert_record(w->cur, t, r, F.pid);
 }
 
+static void on_record_cut(const struct tp_record *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	if (F.cut_total++ == 0)
+		tp_warn("the final save ran out of time (half of the exit bound); the events "
+			"still buffered are not written, and counted as events_cut_at_exit");
+}
+
 static void drain_all(void)
 {
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
-		struct drain_ctx c = { t };
+		struct drain_ctx c = { t, 0, 0 };
+		uint64_t cut = atomic_load_explicit(&F.cut_ns, memory_order_relaxed);
+		/* Out of time at exit: empty the ring, counted.  A busy machine
+		 * (the program's threads keep the CPUs) cannot make the exit
+		 * wait for every record's conversion. */
+		c.cut = cut != 0 && tp_clock_monotonic_ns() > cut;
 		tp_ring_consume(&t->ring, on_record, &c);
 	}
 }
@@ -443,6 +478,8 @@ static void write_footer(struct tp_window *w, struct tp_trace *out, int part, ui
 	tp_json_u64(j, atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
 	tp_json_lit(j, ",\"events_late\":");
 	tp_json_u64(j, F.late_total);
+	tp_json_lit(j, ",\"events_cut_at_exit\":");
+	tp_json_u64(j, F.cut_total);
 	tp_json_lit(j, ",\"clock\":");
 	tp_json_str(j, tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_json_lit(j, ",\"hostname\":");
@@ -843,6 +880,9 @@ void tp_flush_finish(void)
 	 * step (a record in its own ring), wakes the flush thread and waits:
 	 * futex calls, and nothing else. */
 	fl_stop_recording();
+	atomic_store_explicit(&F.cut_ns,
+			      tp_clock_monotonic_ns() + F.cfg.exit_timeout_s * 500000000ULL,
+			      memory_order_relaxed);
 	/* Release: the step record above is in the ring before the flush
 	 * thread's acquire load of finish_req in flush_main(). */
 	atomic_store_explicit(&F.finish_req, 1, memory_order_release);
@@ -859,6 +899,8 @@ int tp_flush_finish_from_signal(int timeout_ms)
 {
 	if (!F.running)
 		return atomic_load_explicit(&F.finished, memory_order_acquire) ? 0 : -1;
+	atomic_store_explicit(&F.cut_ns, tp_clock_monotonic_ns() + (uint64_t)timeout_ms * 500000ULL,
+			      memory_order_relaxed);
 	/* Release pairs with the acquire load in flush_main(). */
 	atomic_store_explicit(&F.finish_req, 1, memory_order_release);
 	fl_wake();
@@ -881,6 +923,8 @@ void tp_flush_after_fork_child(int follow)
 	atomic_store_explicit(&F.finish_req, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.saved, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.stopped, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.cut_ns, 0, memory_order_relaxed);
+	F.cut_total = 0;
 	if (!follow || atomic_load_explicit(&F.finished, memory_order_relaxed)) {
 		tp_control_disable();
 		return;

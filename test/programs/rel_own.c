@@ -260,7 +260,7 @@ static int mode_big(int n)
 static void *busy(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < 2000 && !atomic_load(&stop); i++)
+	for (int i = 0; i < 20000 && !atomic_load(&stop); i++)
 		record(50);
 	return NULL;
 }
@@ -268,13 +268,16 @@ static void *busy(void *arg)
 static void *spawner(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		pthread_t th[4];
-		for (int i = 0; i < 4; i++)
-			pthread_create(&th[i], NULL, busy, NULL);
-		traceprof_step();
-		for (int i = 0; i < 4; i++)
-			pthread_join(th[i], NULL);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	for (unsigned i = 0;; i++) {
+		pthread_t th;
+		/* About 8 busy threads at a time on an idle machine. */
+		pthread_create(&th, &a, busy, NULL);
+		if (i % 8 == 0)
+			traceprof_step();
+		sleep_ms(2);
 	}
 	return NULL;
 }
