@@ -7,6 +7,8 @@
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 n=${TP_FORK_CHILDREN:-300}
+# A sanitizer makes each fork and child exit several times slower.
+[ -z "${TP_SANITIZER:-}" ] || n=${TP_FORK_CHILDREN:-90}
 for follow in 0 1; do
 	for round in 1 2 3; do
 		[ $follow = 1 ] && [ $round = 3 ] && break
