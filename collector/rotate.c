@@ -164,7 +164,9 @@ void tp_rotate_saved(const char *path, struct tp_fd *dir, const char *name, uint
 			tp_fd_close(dir);
 		return;
 	}
-	struct rot_dir *d = ncopy ? dir_get(dir) : NULL;
+	/* Keep all (keep < 0): nothing is ever deleted, so no descriptor is
+	 * held (a folder per window, e.g. "out/{step}", would hold one each). */
+	struct rot_dir *d = ncopy && keep >= 0 ? dir_get(dir) : NULL;
 	if (!d && dir)
 		tp_fd_close(dir);
 	files[nfiles++] = (struct rot_file){ copy, ncopy, d, window, 0 };
