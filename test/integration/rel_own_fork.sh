@@ -9,7 +9,14 @@ prog="$BUILD/test/prog_rel_own"
 n=${TP_FORK_CHILDREN:-300}
 # A sanitizer makes each fork and child exit several times slower.
 [ -z "${TP_SANITIZER:-}" ] || n=${TP_FORK_CHILDREN:-90}
-for follow in 0 1; do
+follows="0 1"
+# TSan keeps the parent's threads in its registry after fork(); a thread
+# the child starts (its flush thread) can get the pthread id of one of them
+# (glibc reuses their stacks in the child) and TSan aborts with "dup thread
+# with used id": its limitation, so under TSan only children that start no
+# thread.
+[ "${TP_SANITIZER:-}" != tsan ] || { follows=0; n=${TP_FORK_CHILDREN:-30}; }
+for follow in $follows; do
 	for round in 1 2 3; do
 		[ $follow = 1 ] && [ $round = 3 ] && break
 		d="$TP_TMP/f$follow-$round"
