@@ -8,7 +8,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "collector/rotate.h"
 #include "collector/thread.h"
 #include "common/clock.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "format/sink.h"
 
@@ -58,13 +60,20 @@ static struct {
 
 	pthread_t thread;
 	int running;
-	int wake_fd; /* eventfd: written to wake the thread early */
+	/* A futex word, not a descriptor: the program may close any descriptor
+	 * (common/fd.h), and waking needs no file.  Incremented (release) to
+	 * wake the thread early; the thread's acquire load pairs with it. */
+	_Atomic uint32_t wake;
 	/* Set by tp_flush_finish*(); read by the flush loop (acquire pairs with
-	 * the release store). */
+	 * the release store before the wake). */
 	_Atomic int stop;
-	_Atomic int signal_finish; /* a signal handler asks for the final save */
-	_Atomic int finished;	   /* the final save has started */
-	_Atomic int saved;	   /* the final save is done: files are in place */
+	_Atomic int finish_req; /* exit or a signal asks for the final save */
+	_Atomic int finished;	/* the final save has started */
+	_Atomic int stopped;	/* fl_stop_recording() ran */
+	/* A futex word: 1 when the final save is done and its files are in
+	 * place.  Release store in final_save(), acquire loads in
+	 * fl_wait_saved(). */
+	_Atomic uint32_t saved;
 
 	uint64_t seen_step; /* window bookkeeping has processed steps <= this */
 	struct tp_window *win[TP_MAX_OPEN_WINDOWS];
@@ -76,6 +85,13 @@ static struct {
 	_Atomic uint64_t passes_done;
 	uint64_t last_recal_ns;
 	uint64_t late_total, filtered_total;
+	/* Past this monotonic time (0: none) the rings are emptied without
+	 * converting their records: set when the final save is asked for, at
+	 * half the time the asking thread waits (TRACEPROF_EXIT_TIMEOUT_S, or a
+	 * signal's 10 s), so that the save always ends, with what it has, in
+	 * time.  Relaxed: a time hint; the flag it comes with is ordered. */
+	_Atomic uint64_t cut_ns;
+	uint64_t cut_total; /* records emptied that way; written in the footer */
 	int64_t pid;
 	int64_t mono_base;
 	int64_t base_wall;
@@ -103,17 +119,46 @@ static int template_vars_step(const char *tmpl, uint64_t step, char *out, size_t
 	return 0;
 }
 
+static long fl_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+/* Wakes the flush thread early.  Async-signal-safe: an atomic add and one
+ * futex(FUTEX_WAKE) call. */
+static void fl_wake(void)
+{
+	/* Release: the flags stored before the wake are seen by the thread's
+	 * acquire load of the word in flush_main(). */
+	atomic_fetch_add_explicit(&F.wake, 1, memory_order_release);
+	fl_futex(&F.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* Waits until the final save is done, at most timeout_ms.  Returns 0 when
+ * saved, -1 on timeout.  Async-signal-safe.  On the caller's thread it makes
+ * futex(FUTEX_WAIT) calls only (the clock is read through the vDSO). */
+static int fl_wait_saved(uint64_t timeout_ms)
+{
+	uint64_t end = tp_clock_monotonic_ns() + timeout_ms * 1000000ULL;
+	/* Acquire pairs with the release store at the end of final_save(): the
+	 * files it wrote are complete once this reads 1. */
+	while (!atomic_load_explicit(&F.saved, memory_order_acquire)) {
+		uint64_t now = tp_clock_monotonic_ns();
+		if (now >= end)
+			return -1;
+		uint64_t left = end - now;
+		struct timespec ts = { (time_t)(left / 1000000000ULL),
+				       (long)(left % 1000000000ULL) };
+		fl_futex(&F.saved, FUTEX_WAIT_PRIVATE, 0, &ts);
+	}
+	return 0;
+}
+
 static void read_proc_text(const char *path, char *buf, size_t size, int nul_to_space)
 {
-	buf[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
+	ssize_t n = tp_fd_read_small(path, buf, size);
 	if (n <= 0)
 		return;
-	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
 		buf[--n] = '\0';
 	if (nul_to_space)
@@ -285,6 +330,8 @@ static struct tp_thread_wstat *wstat(struct tp_thread *t, const struct tp_window
 
 struct drain_ctx {
 	struct tp_thread *t;
+	uint64_t seen; /* records handed over, for the exit's time checks */
+	int cut;       /* out of time at exit: the rest is only counted */
 };
 
 /* Set by tp_flush_note_activity() (a program thread) and by on_record();
@@ -297,10 +344,22 @@ void tp_flush_note_activity(void)
 	atomic_store_explicit(&activity, 1, memory_order_relaxed);
 }
 
+static void on_record_cut(const struct tp_record *r, void *arg);
+
 static void on_record(const struct tp_record *r, void *arg)
 {
 	struct drain_ctx *c = arg;
 	struct tp_thread *t = c->t;
+	/* At exit, a ring can hold millions of records: look at the time now
+	 * and then (a vDSO call per 4096 records), not only between rings. */
+	if (__builtin_expect(atomic_load_explicit(&F.cut_ns, memory_order_relaxed) != 0, 0) &&
+	    (++c->seen & 4095) == 0 &&
+	    tp_clock_monotonic_ns() > atomic_load_explicit(&F.cut_ns, memory_order_relaxed))
+		c->cut = 1;
+	if (__builtin_expect(c->cut, 0)) {
+		on_record_cut(r, arg);
+		return;
+	}
 	if (r->step > F.seen_step)
 		advance_to(r->step);
 	struct tp_window *w = window_for_step(r->step);
@@ -342,10 +401,24 @@ static void on_record(const struct tp_record *r, void *arg)
 	tp_convert_record(w->cur, t, r, F.pid);
 }
 
+static void on_record_cut(const struct tp_record *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	if (F.cut_total++ == 0)
+		tp_warn("the final save ran out of time (half of the exit bound); the events "
+			"still buffered are not written, and counted as events_cut_at_exit");
+}
+
 static void drain_all(void)
 {
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
-		struct drain_ctx c = { t };
+		struct drain_ctx c = { t, 0, 0 };
+		uint64_t cut = atomic_load_explicit(&F.cut_ns, memory_order_relaxed);
+		/* Out of time at exit: empty the ring, counted.  A busy machine
+		 * (the program's threads keep the CPUs) cannot make the exit
+		 * wait for every record's conversion. */
+		c.cut = cut != 0 && tp_clock_monotonic_ns() > cut;
 		tp_ring_consume(&t->ring, on_record, &c);
 	}
 }
@@ -417,6 +490,8 @@ static void write_footer(struct tp_window *w, struct tp_trace *out, int part, ui
 	tp_json_u64(j, atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
 	tp_json_lit(j, ",\"events_late\":");
 	tp_json_u64(j, F.late_total);
+	tp_json_lit(j, ",\"events_cut_at_exit\":");
+	tp_json_u64(j, F.cut_total);
 	tp_json_lit(j, ",\"clock\":");
 	tp_json_str(j, tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_json_lit(j, ",\"hostname\":");
@@ -487,7 +562,8 @@ static void part_name(char *name, size_t size, int part)
 	tp_format(name + n, (int)(size - n), "%s%s", suffix, tail);
 }
 
-static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path, size_t psize)
+static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path, size_t psize,
+		       struct tp_fd *dir, char *fname)
 {
 	struct tp_part *pt = &w->parts[i];
 	int last = i == w->nparts - 1;
@@ -517,7 +593,7 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 		tp_sink_abort(pt->sink);
 		return rc;
 	}
-	return tp_sink_close(pt->sink, path, psize);
+	return tp_sink_close_at(pt->sink, path, psize, dir, fname);
 }
 
 static void window_finalize(struct tp_window *w)
@@ -537,8 +613,9 @@ static void window_finalize(struct tp_window *w)
 		 * the footer, so that they agree and no drop is skipped. */
 		uint64_t dropped = attribute_drops(1);
 		for (int i = 0; i < w->nparts; i++) {
-			char path[PATH_MAX];
-			int rc = part_finish(w, i, dropped, path, sizeof(path));
+			char path[PATH_MAX], fname[NAME_MAX + 1];
+			struct tp_fd dir = TP_FD_NONE;
+			int rc = part_finish(w, i, dropped, path, sizeof(path), &dir, fname);
 			if (rc < 0) {
 				tp_error("saving the trace of steps %llu-%llu failed: %s; file not saved",
 					 (unsigned long long)w->first_step,
@@ -552,7 +629,8 @@ static void window_finalize(struct tp_window *w)
 				tp_warn("%llu events were dropped (buffers full) in %s; raise "
 					"TRACEPROF_BUFFER_EVENTS or lower TRACEPROF_FLUSH_MS",
 					(unsigned long long)dropped, path);
-			tp_rotate_saved(path, F.cfg.num_traces_to_keep);
+			/* By window: all parts of a window stay or go together. */
+			tp_rotate_saved(path, &dir, fname, w->id, F.cfg.num_traces_to_keep);
 			for (int k = 0; k < F.nplugins; k++)
 				if (F.plugins[k]->saved)
 					F.plugins[k]->saved(path);
@@ -620,17 +698,26 @@ static void run_pass(void)
 	atomic_fetch_add_explicit(&F.passes_done, 1, memory_order_release);
 }
 
+/* torch's stop(): the current step's ProfilerStep record ends now, written
+ * by the calling thread (at exit: the exiting thread, whose tid the step
+ * had), and recording stops.  Once. */
+static void fl_stop_recording(void)
+{
+	if (atomic_exchange_explicit(&F.stopped, 1, memory_order_acq_rel))
+		return;
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	if (s & TP_STATE_RECORDING)
+		tp_control_emit_step(s >> TP_STATE_STEP_SHIFT, tp_control_step_start(),
+				     tp_clock_now());
+	tp_control_disable();
+}
+
 /* The final save: the exit transition of torch's table. */
 static void final_save(void)
 {
 	if (atomic_exchange_explicit(&F.finished, 1, memory_order_acq_rel))
 		return;
-	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
-	/* torch's stop(): the current step's ProfilerStep record ends now. */
-	if (s & TP_STATE_RECORDING)
-		tp_control_emit_step(s >> TP_STATE_STEP_SHIFT, tp_control_step_start(),
-				     tp_clock_now());
-	tp_control_disable();
+	fl_stop_recording();
 	uint64_t step = tp_control_current_step();
 	for (int i = 0; i < F.nplugins; i++)
 		if (F.plugins[i]->pass)
@@ -644,8 +731,9 @@ static void final_save(void)
 	F.pass += 2;
 	finalize_windows(1);
 	log_control_warnings();
-	/* Release pairs with the acquire load in tp_flush_finish_from_signal(). */
+	/* Release pairs with the acquire load in fl_wait_saved(). */
 	atomic_store_explicit(&F.saved, 1, memory_order_release);
+	fl_futex(&F.saved, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* True when the program's threads are all gone and only this one is left:
@@ -668,10 +756,11 @@ static int only_flush_thread_left(void)
 static void *flush_main(void *arg)
 {
 	(void)arg;
-	struct pollfd pfd = { .fd = F.wake_fd, .events = POLLIN };
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
 	uint64_t last_alone_check = F.last_recal_ns;
+	/* Acquire pairs with the release add in fl_wake(). */
+	uint32_t seen = atomic_load_explicit(&F.wake, memory_order_acquire);
 	/* Pairs with the release stores in tp_flush_finish*(). */
 	while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
 		uint64_t now = tp_clock_monotonic_ns();
@@ -682,16 +771,20 @@ static void *flush_main(void *arg)
 			if (only_flush_thread_left())
 				exit(0);
 		}
-		int r = poll(&pfd, 1, (int)F.cfg.flush_ms);
-		if (r > 0) {
-			uint64_t v;
-			ssize_t n = read(F.wake_fd, &v, sizeof(v));
-			(void)n;
-		}
-		if (atomic_load_explicit(&F.signal_finish, memory_order_acquire)) {
+		/* Returns at once when a wake came since `seen` was read. */
+		struct timespec ts = { (time_t)(F.cfg.flush_ms / 1000),
+				       (long)(F.cfg.flush_ms % 1000) * 1000000L };
+		fl_futex(&F.wake, FUTEX_WAIT_PRIVATE, seen, &ts);
+		seen = atomic_load_explicit(&F.wake, memory_order_acquire);
+		if (atomic_load_explicit(&F.finish_req, memory_order_acquire)) {
+			/* The final save, for exit() or a signal, runs here and
+			 * never on the program's thread: that thread may be under
+			 * a seccomp filter of the program's (installed after this
+			 * thread was created, so not on it) that forbids the
+			 * file calls of a save, and it keeps its own signal mask
+			 * (SIGXFSZ past RLIMIT_FSIZE is blocked here: a write
+			 * fails with EFBIG instead).  Nobody joins this thread. */
 			final_save();
-			/* Nobody joins a thread that saved for a signal: the process
-			 * ends in the signal's action (stop_thread() skips it). */
 			pthread_detach(pthread_self());
 			break;
 		}
@@ -710,9 +803,6 @@ static void read_identity(void)
 
 static int start_thread(void)
 {
-	F.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (F.wake_fd < 0)
-		return -errno;
 	/* Block every signal while creating the thread, so that it inherits a
 	 * full mask and never runs the program's handlers. */
 	sigset_t all, old;
@@ -724,10 +814,8 @@ static int start_thread(void)
 	int rc = pthread_create(&F.thread, &attr, flush_main, NULL);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		close(F.wake_fd);
+	if (rc)
 		return -rc;
-	}
 	pthread_setname_np(F.thread, "traceprof-flush");
 	F.running = 1;
 	return 0;
@@ -760,25 +848,15 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 			F.plugins[k++] = F.plugins[i];
 	F.nplugins = k;
 	init_windows();
+	/* Relative folders stay relative to this working directory, whatever
+	 * chdir() the program makes (format/sink.h).  Without it (no getcwd),
+	 * they follow the working directory, as before. */
+	int arc = tp_sink_anchor();
+	if (arc < 0)
+		tp_warn("cannot hold the working directory (%s); a relative TRACEPROF_FOLDER "
+			"will follow the program's chdir()",
+			strerror(-arc));
 	return start_thread();
-}
-
-static void stop_thread(void)
-{
-	if (!F.running)
-		return;
-	/* Release pairs with the acquire load in flush_main(). */
-	atomic_store_explicit(&F.stop, 1, memory_order_release);
-	uint64_t one = 1;
-	ssize_t n = write(F.wake_fd, &one, sizeof(one));
-	(void)n;
-	/* Not when the flush thread itself exits the process (see
-	 * only_flush_thread_left()): it cannot wait for itself; nor after a
-	 * save for a signal: that thread detached itself. */
-	if (!pthread_equal(pthread_self(), F.thread) &&
-	    !atomic_load_explicit(&F.signal_finish, memory_order_acquire))
-		pthread_join(F.thread, NULL);
-	F.running = 0;
 }
 
 void tp_flush_sync(int timeout_ms)
@@ -789,9 +867,7 @@ void tp_flush_sync(int timeout_ms)
 	/* The pass under way may have drained before the caller's last
 	 * records: wait for the end of the one after it. */
 	uint64_t want = atomic_load_explicit(&F.passes_done, memory_order_acquire) + 2;
-	uint64_t one = 1;
-	ssize_t n = write(F.wake_fd, &one, sizeof(one));
-	(void)n;
+	fl_wake();
 	int rewoken = 0;
 	struct timespec ms = { 0, 1000000 };
 	for (int i = 0; i < timeout_ms; i++) {
@@ -801,7 +877,7 @@ void tp_flush_sync(int timeout_ms)
 		/* Wake it for the second pass too, rather than wait for its poll
 		 * timeout. */
 		if (!rewoken && done + 1 >= want) {
-			n = write(F.wake_fd, &one, sizeof(one));
+			fl_wake();
 			rewoken = 1;
 		}
 		nanosleep(&ms, NULL);
@@ -812,56 +888,62 @@ void tp_flush_finish(void)
 {
 	if (atomic_load_explicit(&F.finished, memory_order_acquire))
 		return;
-	stop_thread();
-	/* The final save writes from the exiting thread, with the program's
-	 * signal mask: past RLIMIT_FSIZE a write raises SIGXFSZ, whose default
-	 * action would kill the process.  Block it so that the write fails with
-	 * EFBIG instead (logged), and discard the SIGXFSZ our write raised. */
-	sigset_t xfsz, old, pending;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	sigpending(&pending);
-	int was_pending = sigismember(&pending, SIGXFSZ) == 1;
-	final_save();
-	sigpending(&pending);
-	if (!was_pending && sigismember(&pending, SIGXFSZ) == 1) {
-		struct timespec zero = { 0, 0 };
-		sigtimedwait(&xfsz, NULL, &zero);
+	if (!F.running || pthread_equal(pthread_self(), F.thread)) {
+		/* exit() from the flush thread itself (only_flush_thread_left()),
+		 * whose signals are all blocked: save here. */
+		atomic_store_explicit(&F.stop, 1, memory_order_release);
+		final_save();
+		return;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The flush thread saves; this (the program's exiting) thread ends the
+	 * step (a record in its own ring), wakes the flush thread and waits:
+	 * futex calls, and nothing else. */
+	fl_stop_recording();
+	atomic_store_explicit(&F.cut_ns,
+			      tp_clock_monotonic_ns() + F.cfg.exit_timeout_s * 500000000ULL,
+			      memory_order_relaxed);
+	/* Release: the step record above is in the ring before the flush
+	 * thread's acquire load of finish_req in flush_main(). */
+	atomic_store_explicit(&F.finish_req, 1, memory_order_release);
+	fl_wake();
+	if (fl_wait_saved(F.cfg.exit_timeout_s * 1000ULL) == 0)
+		return;
+	tp_error("the final save did not finish within %llu s (TRACEPROF_EXIT_TIMEOUT_S); "
+		 "the process exits without it: the last window's trace is lost and a hidden "
+		 "temporary file may remain; raise TRACEPROF_EXIT_TIMEOUT_S to wait longer",
+		 (unsigned long long)F.cfg.exit_timeout_s);
 }
 
 int tp_flush_finish_from_signal(int timeout_ms)
 {
 	if (!F.running)
 		return atomic_load_explicit(&F.finished, memory_order_acquire) ? 0 : -1;
+	atomic_store_explicit(&F.cut_ns, tp_clock_monotonic_ns() + (uint64_t)timeout_ms * 500000ULL,
+			      memory_order_relaxed);
 	/* Release pairs with the acquire load in flush_main(). */
-	atomic_store_explicit(&F.signal_finish, 1, memory_order_release);
-	uint64_t one = 1;
-	ssize_t n = write(F.wake_fd, &one, sizeof(one));
-	(void)n;
-	struct timespec ts = { 0, 1000000 };
-	for (int i = 0; i < timeout_ms; i++) {
-		if (atomic_load_explicit(&F.saved, memory_order_acquire))
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	return -1;
+	atomic_store_explicit(&F.finish_req, 1, memory_order_release);
+	fl_wake();
+	return fl_wait_saved((uint64_t)timeout_ms);
 }
 
 void tp_flush_after_fork_child(int follow)
 {
 	/* The parent's flush thread does not exist here and its files belong to
-	 * the parent: forget them without closing them (the parent does). */
-	for (int i = 0; i < F.nwin; i++)
-		free(F.win[i]); /* the sink and buffers are the parent's; leaked here */
+	 * the parent.  That thread may have been anywhere when the program
+	 * forked, e.g. between freeing a finalized window and removing it from
+	 * F.win: nothing it owns can be trusted here, so reset to empty and free
+	 * nothing (the windows, sinks, buffers and descriptors leak in the
+	 * child: their pages are the parent's, shared copy-on-write). */
+	memset(F.win, 0, sizeof(F.win));
 	F.nwin = 0;
 	F.running = 0;
 	tp_threads_after_fork_child();
 	tp_rotate_forget();
-	if (F.wake_fd > 0)
-		close(F.wake_fd);
+	atomic_store_explicit(&F.finish_req, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.saved, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.stopped, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.cut_ns, 0, memory_order_relaxed);
+	F.cut_total = 0;
 	if (!follow || atomic_load_explicit(&F.finished, memory_order_relaxed)) {
 		tp_control_disable();
 		return;

@@ -16,6 +16,7 @@
 
 #include "collector/control.h"
 #include "collector/flush.h"
+#include "common/fd.h"
 #include "common/log.h"
 
 /* Samples kept for windows not yet written: 10 minutes at the default 100 ms.
@@ -43,15 +44,8 @@ static struct {
 /* Reads a small /proc file into buf; returns its length or -1. */
 static ssize_t sm_read(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
+	/* Closes only a descriptor still its own (common/fd.h). */
+	return tp_fd_read_small(path, buf, size);
 }
 
 /* /proc/self/stat: "pid (comm) state ppid ..."; the command name may hold

@@ -128,17 +128,10 @@ void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
 
 void tp_threads_after_fork_child(void)
 {
-	/* The parent's rings are copies that no thread here will write; the flush
-	 * thread of the parent does not exist here.  Drop them all (leaking the
-	 * copies would cost memory only; unmapping them is safe because no thread
-	 * of the child uses them, the caller's own included: it gets a new one). */
-	struct tp_thread *t = atomic_load_explicit(&registry_head, memory_order_relaxed);
-	while (t) {
-		struct tp_thread *next = t->next;
-		tp_ring_destroy(&t->ring);
-		free(t);
-		t = next;
-	}
+	/* The parent's rings are copies that no thread here will write.  Reset,
+	 * never free (issue 17 item 3): the parent's flush thread may have been
+	 * freeing one of them (tp_threads_reap) when the program forked.  They
+	 * leak here: copy-on-write pages of the parent's. */
 	atomic_store_explicit(&registry_head, NULL, memory_order_relaxed);
 	if (exit_key_ok)
 		pthread_setspecific(exit_key, NULL);

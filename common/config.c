@@ -20,6 +20,7 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_SAMPLE_MS",
 	"TRACEPROF_ON_SAVE",	  "TRACEPROF_FOLLOW_FORK",   "TRACEPROF_FOLLOW_EXEC",
 	"TRACEPROF_PYTORCH",	  "TRACEPROF_CAPTURE",
+	"TRACEPROF_EXIT_TIMEOUT_S",
 	NULL,
 };
 
@@ -333,6 +334,9 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	if (parse_int(&c, "TRACEPROF_FLUSH_MS", 1, 10000, 10, &x))
 		return -1;
 	cfg->flush_ms = (uint64_t)x;
+	if (parse_int(&c, "TRACEPROF_EXIT_TIMEOUT_S", 1, 86400, 60, &x))
+		return -1;
+	cfg->exit_timeout_s = (uint64_t)x;
 	if (parse_enum(&c, "TRACEPROF_CLOCK", clock_words, TP_CLOCK_TSC, &cfg->clock))
 		return -1;
 	if (parse_step(&c, cfg) || parse_trigger(&c, cfg))
@@ -540,4 +544,6 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 				       pytorch_words[i]);
 	fn("TRACEPROF_PYTORCH", b, ctx);
 	fn("TRACEPROF_CAPTURE", cfg->capture ? "cudaProfilerApi" : "none", ctx);
+	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->exit_timeout_s);
+	fn("TRACEPROF_EXIT_TIMEOUT_S", b, ctx);
 }

@@ -22,6 +22,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/fd.h"
 #include "common/log.h"
 
 #ifndef RENAME_NOREPLACE
@@ -39,8 +40,11 @@
 #define SK_MAX_SUFFIX 10000
 
 struct tp_sink {
-	int dirfd;
-	int fd;
+	/* Both high and checked before each use (common/fd.h): the program
+	 * may close every descriptor it did not open. */
+	struct tp_fd dir;
+	struct tp_fd file;
+	char *dir_abs; /* the folder's absolute path, to reopen it */
 	int compress;
 	int overwrite;
 	int error; /* first -errno; sticky */
@@ -62,6 +66,55 @@ struct tp_sink {
  * process (the pid distinguishes processes). */
 static atomic_uint sk_counter;
 
+/* Relative folders are resolved against the working directory of the moment
+ * tp_sink_anchor() ran, never the current one: after the program's chdir(),
+ * traces still go (and rotation still deletes) where they went before.
+ * Flush thread only (set at start, before it runs). */
+static struct tp_fd sk_base = TP_FD_NONE;
+static char sk_base_abs[PATH_MAX];
+
+/* The directory relative folders are resolved against: sk_base while it is
+ * ours, reopened from its absolute path (and checked to be the same
+ * directory) when the program took its number; AT_FDCWD without an anchor. */
+static int sk_base_fd(void)
+{
+	if (sk_base.fd < 0 && !sk_base_abs[0])
+		return AT_FDCWD;
+	if (sk_base.fd >= 0 && tp_fd_ours(&sk_base))
+		return sk_base.fd;
+	if (sk_base.fd >= 0) {
+		tp_fd_lost("the working directory at start", sk_base.fd);
+		tp_fd_forget(&sk_base);
+	}
+	struct tp_fd again;
+	int fd = open(sk_base_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || tp_fd_adopt(&again, fd) < 0)
+		return -1;
+	/* The same directory as at start, or nothing: never a new one that
+	 * took its name. */
+	if (again.dev != sk_base.dev || again.ino != sk_base.ino) {
+		tp_fd_close(&again);
+		return -1;
+	}
+	sk_base = again;
+	return sk_base.fd;
+}
+
+int tp_sink_anchor(void)
+{
+	if (!getcwd(sk_base_abs, sizeof(sk_base_abs))) {
+		int err = errno;
+		sk_base_abs[0] = '\0';
+		return -err;
+	}
+	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd < 0 ? -errno : tp_fd_adopt(&sk_base, fd);
+	if (rc < 0)
+		sk_base_abs[0] = '\0';
+	return rc;
+}
+
+
 int tp_sink_mkdirs(const char *folder)
 {
 	if (!folder || !folder[0])
@@ -71,6 +124,9 @@ int tp_sink_mkdirs(const char *folder)
 		return -ENAMETOOLONG;
 	char p[PATH_MAX];
 	memcpy(p, folder, n + 1);
+	int base = folder[0] == '/' ? AT_FDCWD : sk_base_fd();
+	if (base == -1)
+		return -ENOENT;
 
 	/* Walk the components left to right, creating each; a component that
 	 * exists is fine if it is a folder (or a link to one). */
@@ -81,13 +137,13 @@ int tp_sink_mkdirs(const char *folder)
 			continue; /* "//" or a trailing slash: nothing new to create */
 		char saved = p[i];
 		p[i] = '\0';
-		if (mkdir(p, 0755) != 0) {
+		if (mkdirat(base, p, 0755) != 0) {
 			int err = errno;
 			struct stat st;
 			/* mkdir reports EEXIST for an existing name, but some file
 			 * systems report EACCES or EROFS first, so look before
 			 * deciding. */
-			if (stat(p, &st) == 0) {
+			if (fstatat(base, p, &st, 0) == 0) {
 				if (!S_ISDIR(st.st_mode))
 					return -ENOTDIR;
 			} else {
@@ -118,11 +174,68 @@ static int sk_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* The folder's descriptor, checked to be still ours; when the program took
+ * its number, the folder is reopened by its absolute path and accepted only
+ * if it is the same directory.  Returns the descriptor or -1. */
+static int sk_dir(struct tp_sink *s)
+{
+	if (s->dir.fd >= 0 && tp_fd_ours(&s->dir))
+		return s->dir.fd;
+	if (s->dir.fd >= 0) {
+		tp_fd_lost("a trace folder", s->dir.fd);
+		tp_fd_forget(&s->dir);
+	}
+	if (!s->dir_abs)
+		return -1;
+	struct tp_fd again;
+	int fd = open(s->dir_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || tp_fd_adopt(&again, fd) < 0)
+		return -1;
+	if (again.dev != s->dir.dev || again.ino != s->dir.ino) {
+		tp_fd_close(&again);
+		return -1;
+	}
+	s->dir = again;
+	return s->dir.fd;
+}
+
+/* The temporary file's descriptor, checked to be still ours; reopened by its
+ * name (the same inode, or nothing) and positioned after the bytes written
+ * when the program took its number.  Returns the descriptor or -1. */
+static int sk_file(struct tp_sink *s)
+{
+	if (s->file.fd >= 0 && tp_fd_ours(&s->file))
+		return s->file.fd;
+	if (s->file.fd >= 0) {
+		tp_fd_lost("a trace file", s->file.fd);
+		tp_fd_forget(&s->file);
+	}
+	int dfd = sk_dir(s);
+	if (dfd < 0 || !s->tmp[0])
+		return -1;
+	struct tp_fd again;
+	int fd = openat(dfd, s->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || tp_fd_adopt(&again, fd) < 0)
+		return -1;
+	if (again.dev != s->file.dev || again.ino != s->file.ino ||
+	    lseek(again.fd, (off_t)s->bytes_out, SEEK_SET) != (off_t)s->bytes_out) {
+		tp_fd_close(&again);
+		return -1;
+	}
+	s->file = again;
+	return s->file.fd;
+}
+
 static int sk_out(struct tp_sink *s, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;
-	int rc = sk_write_all(s->fd, p, n);
+	/* One fstat per batch (the JSON writer's buffer, or one compressed
+	 * block): never write into a file the program opened on our number. */
+	int fd = sk_file(s);
+	if (fd < 0)
+		return -EBADF;
+	int rc = sk_write_all(fd, p, n);
 	if (rc)
 		return rc;
 	s->bytes_out += n;
@@ -135,23 +248,43 @@ static void sk_free(struct tp_sink *s)
 		ZSTD_freeCStream(s->zc);
 	if (s->gz_ready)
 		deflateEnd(&s->gz);
-	if (s->fd >= 0)
-		close(s->fd);
-	if (s->dirfd >= 0)
-		close(s->dirfd);
+	tp_fd_close(&s->file);
+	tp_fd_close(&s->dir);
 	free(s->obuf);
 	free(s->folder);
+	free(s->dir_abs);
 	free(s);
 }
 
-static int sk_open_dir(const char *folder)
+/* Opens folder (relative ones against the anchor, see tp_sink_anchor()) into
+ * s->dir, and remembers its absolute path for a reopen.  Returns 0 or
+ * -errno. */
+static int sk_open_dir(struct tp_sink *s, const char *folder)
 {
+	int base = folder[0] == '/' ? AT_FDCWD : sk_base_fd();
+	if (base == -1)
+		return -ENOENT;
 	/* O_PATH needs no read permission on the folder and is enough for the
 	 * *at() calls; plain O_RDONLY is the fallback for kernels without it. */
-	int fd = open(folder, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(base, folder, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL)
-		fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+		fd = openat(base, folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = tp_fd_adopt(&s->dir, fd);
+	if (rc < 0)
+		return rc;
+	/* The kernel's name for it: absolute, whatever the working directory
+	 * is later.  Without /proc, no reopen (the folder stays usable while
+	 * its descriptor is ours). */
+	char link[64], abs[PATH_MAX];
+	tp_format(link, sizeof(link), "/proc/self/fd/%d", s->dir.fd);
+	ssize_t n = readlink(link, abs, sizeof(abs) - 1);
+	if (n > 0 && abs[0] == '/') {
+		abs[n] = '\0';
+		s->dir_abs = strdup(abs);
+	}
+	return 0;
 }
 
 static int sk_init_codec(struct tp_sink *s, int zstd_level)
@@ -201,8 +334,8 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 	struct tp_sink *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->fd = -1;
-	s->dirfd = -1;
+	s->file.fd = -1;
+	s->dir.fd = -1;
 	s->compress = compress;
 	s->overwrite = overwrite;
 	memcpy(s->final, name, nlen);
@@ -210,7 +343,7 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 	s->folder = strdup(folder);
 	int rc = s->folder ? 0 : -ENOMEM;
 	if (!rc)
-		rc = s->dirfd = sk_open_dir(folder);
+		rc = sk_open_dir(s, folder);
 	if (rc < 0)
 		goto fail;
 
@@ -218,6 +351,7 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 	 * rename stays within one file system), unique per process and sink.
 	 * O_EXCL|O_NOFOLLOW: never open something planted at that name.  A long
 	 * final name is shortened here only; the counter keeps it unique. */
+	int fd = -1;
 	for (int tries = 0; tries < 16; tries++) {
 		char tail[64];
 		int tl = tp_format(tail, sizeof(tail), ".tmp.%ld.%u", (long)getpid(),
@@ -228,16 +362,19 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 		s->tmp[0] = '.';
 		memcpy(s->tmp + 1, s->final, keep);
 		memcpy(s->tmp + 1 + keep, tail, (size_t)tl + 1);
-		s->fd = openat(s->dirfd, s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			       0644);
-		if (s->fd >= 0 || errno != EEXIST)
+		fd = openat(s->dir.fd, s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
+		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
-	if (s->fd < 0) {
+	if (fd < 0) {
 		rc = -errno;
 		s->tmp[0] = '\0'; /* nothing of ours to remove */
 		goto fail;
 	}
+	rc = tp_fd_adopt(&s->file, fd);
+	if (rc)
+		goto fail;
 	rc = sk_init_codec(s, zstd_level);
 	if (rc)
 		goto fail;
@@ -373,16 +510,19 @@ static int sk_suffixed(char *dst, const struct tp_sink *s, unsigned k)
  * 0, -EEXIST, or another -errno. */
 static int sk_link_noreplace(struct tp_sink *s, const char *name)
 {
+	int dfd = sk_dir(s);
+	if (dfd < 0)
+		return -EBADF;
 #ifdef SYS_renameat2
-	if (syscall(SYS_renameat2, s->dirfd, s->tmp, s->dirfd, name, RENAME_NOREPLACE) == 0)
+	if (syscall(SYS_renameat2, dfd, s->tmp, dfd, name, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -errno;
 #endif
 	/* No renameat2 (old kernel, or a file system without NOREPLACE): a hard
 	 * link fails with EEXIST just as atomically. */
-	if (linkat(s->dirfd, s->tmp, s->dirfd, name, 0) == 0) {
-		unlinkat(s->dirfd, s->tmp, 0);
+	if (linkat(dfd, s->tmp, dfd, name, 0) == 0) {
+		unlinkat(dfd, s->tmp, 0);
 		return 0;
 	}
 	if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
@@ -390,11 +530,11 @@ static int sk_link_noreplace(struct tp_sink *s, const char *name)
 	/* No hard links either (FAT, some FUSE): check, then rename.  Another
 	 * writer can slip in between the two; this is the last resort. */
 	struct stat st;
-	if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return -EEXIST;
 	if (errno != ENOENT)
 		return -errno;
-	return renameat(s->dirfd, s->tmp, s->dirfd, name) == 0 ? 0 : -errno;
+	return renameat(dfd, s->tmp, dfd, name) == 0 ? 0 : -errno;
 }
 
 static int sk_path(char *path, size_t size, const char *folder, const char *name)
@@ -415,8 +555,29 @@ static int sk_path(char *path, size_t size, const char *folder, const char *name
 	return 0;
 }
 
+/* Hands the folder's descriptor and the final name to the caller (for
+ * rotation), then frees s. */
+static void sk_done(struct tp_sink *s, const char *name, struct tp_fd *dir, char *name_out)
+{
+	if (dir) {
+		*dir = s->dir;
+		s->dir.fd = -1;
+	}
+	if (name_out)
+		memcpy(name_out, name, strlen(name) + 1);
+	tp_sink_abort(s);
+}
+
 int tp_sink_close(struct tp_sink *s, char *path, size_t size)
 {
+	return tp_sink_close_at(s, path, size, NULL, NULL);
+}
+
+int tp_sink_close_at(struct tp_sink *s, char *path, size_t size, struct tp_fd *dir,
+		     char *name_out)
+{
+	if (dir)
+		dir->fd = -1;
 	int rc = s->error;
 	if (!rc && s->compress == TP_SINK_ZSTD)
 		rc = sk_zstd(s, NULL, 0, ZSTD_e_end);
@@ -425,21 +586,29 @@ int tp_sink_close(struct tp_sink *s, char *path, size_t size)
 	/* No fsync (too slow for the flush thread), but close() is where NFS and
 	 * quota errors show up.  EINTR: Linux has closed the descriptor anyway
 	 * and retrying could close someone else's; treat it as done. */
-	if (close(s->fd) != 0 && errno != EINTR && !rc)
+	if (s->file.fd >= 0 && !tp_fd_ours(&s->file)) {
+		/* Our bytes are in the file whatever became of the number. */
+		tp_fd_lost("a trace file", s->file.fd);
+		tp_fd_forget(&s->file);
+	} else if (s->file.fd >= 0 && close(s->file.fd) != 0 && errno != EINTR && !rc) {
 		rc = -errno;
-	s->fd = -1;
+	}
+	s->file.fd = -1;
 	if (rc)
 		goto fail;
 
 	char name[NAME_MAX + 1];
 	if (s->overwrite) {
 		rc = sk_path(path, size, s->folder, s->final);
-		if (!rc && renameat(s->dirfd, s->tmp, s->dirfd, s->final) != 0)
+		int dfd = rc ? -1 : sk_dir(s);
+		if (!rc && dfd < 0)
+			rc = -EBADF;
+		if (!rc && renameat(dfd, s->tmp, dfd, s->final) != 0)
 			rc = -errno;
 		if (rc)
 			goto fail;
 		s->tmp[0] = '\0';
-		tp_sink_abort(s);
+		sk_done(s, s->final, dir, name_out);
 		return 0;
 	}
 	for (unsigned k = 0; k <= SK_MAX_SUFFIX; k++) {
@@ -468,7 +637,7 @@ int tp_sink_close(struct tp_sink *s, char *path, size_t size)
 			tp_warn("%s exists and overwrite is off; trace written to %s instead", want,
 				got);
 		}
-		tp_sink_abort(s);
+		sk_done(s, name, dir, name_out);
 		return 0;
 	}
 	rc = -EEXIST;
@@ -481,12 +650,10 @@ void tp_sink_abort(struct tp_sink *s)
 {
 	if (!s)
 		return;
-	if (s->fd >= 0) {
-		close(s->fd);
-		s->fd = -1;
-	}
-	if (s->tmp[0] && s->dirfd >= 0)
-		unlinkat(s->dirfd, s->tmp, 0);
+	tp_fd_close(&s->file);
+	int dfd = s->tmp[0] && (s->dir.fd >= 0 || s->dir_abs) ? sk_dir(s) : -1;
+	if (dfd >= 0)
+		unlinkat(dfd, s->tmp, 0);
 	sk_free(s);
 }
 

@@ -13,9 +13,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/fd.h"
+
 enum tp_sink_compress { TP_SINK_PLAIN = 0, TP_SINK_ZSTD = 1, TP_SINK_GZIP = 2 };
 
 struct tp_sink;
+
+/* Resolves relative folders, from now on, against the current working
+ * directory (kept open, high, and checked: common/fd.h), so that the
+ * program's chdir() changes nothing.  Without it, relative folders follow
+ * the working directory.  Returns 0 or -errno. */
+int tp_sink_anchor(void);
 
 /* Creates folder (and its parents, mode 0755 under the umask) if missing.
  * Returns 0 or -errno (ENOTDIR when a component is a file). */
@@ -38,6 +46,12 @@ int tp_sink_write(struct tp_sink *s, const void *p, size_t n);
  * success copies the final path into path (size bytes) and returns 0; on any
  * error removes the temporary file and returns -errno.  Frees s either way. */
 int tp_sink_close(struct tp_sink *s, char *path, size_t size);
+
+/* The same; on success also hands over, when dir is not NULL, the folder's
+ * descriptor (the caller then owns it, for *at() calls such as rotation's)
+ * and copies the final name (NAME_MAX + 1 bytes) into name. */
+int tp_sink_close_at(struct tp_sink *s, char *path, size_t size, struct tp_fd *dir,
+		     char *name);
 
 /* Removes the temporary file and frees s. */
 void tp_sink_abort(struct tp_sink *s);

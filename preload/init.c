@@ -72,11 +72,30 @@ void tp_preload_on_cuinit(int result)
 /* ---- SIGINT / SIGTERM -------------------------------------------------- */
 
 static struct sigaction old_int, old_term;
+/* The first of SIGINT/SIGTERM to arrive (0: none yet).  Its fate stands: a
+ * second one during the save must not change how the process ends. */
+static _Atomic int first_fatal;
+
+static int ends_process(const struct sigaction *old)
+{
+	return (old->sa_flags & SA_SIGINFO) ? !old->sa_sigaction : old->sa_handler == SIG_DFL;
+}
 
 static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 {
 	int saved = errno;
 	struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
+	int first = 0;
+	if (!atomic_compare_exchange_strong_explicit(&first_fatal, &first, sig,
+						     memory_order_relaxed, memory_order_relaxed) &&
+	    first != sig && ends_process(first == SIGINT ? &old_int : &old_term)) {
+		/* The other signal came first (on another thread: both are
+		 * blocked while this handler runs) and will end the process
+		 * once its save is done: this one must not end it first, with
+		 * its own status. */
+		for (;;)
+			pause();
+	}
 	if (atomic_load_explicit(&active, memory_order_relaxed))
 		tp_flush_finish_from_signal(10000);
 	atomic_store_explicit(&active, 0, memory_order_relaxed);
@@ -92,10 +111,16 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 		errno = saved;
 		return;
 	}
-	/* The default action: restore it and re-raise (the signal is blocked
-	 * while we run, so it is delivered when the handler returns). */
+	/* The default action: restore it, re-raise, and unblock this signal
+	 * alone, so that it is delivered here and now.  Returning instead
+	 * would let a pending SIGINT (a lower number, delivered first) end the
+	 * process after a SIGTERM. */
 	sigaction(sig, old, NULL);
 	raise(sig);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	errno = saved;
 }
 
@@ -111,7 +136,11 @@ static void install_signal(int sig, struct sigaction *old)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fatal_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	/* Both blocked while either is handled: a second signal waits until
+	 * the first has decided the process's fate. */
 	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
 	*old = cur;
 	sigaction(sig, &sa, NULL);
 }

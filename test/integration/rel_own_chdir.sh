@@ -1,0 +1,31 @@
+# Issue 17 item 2: a relative TRACEPROF_FOLDER is resolved once, at start;
+# after the program's chdir() into a folder that holds a file of the same
+# relative name, traces still go to the first folder and rotation (keep 1,
+# or keep 0 after a TRACEPROF_ON_SAVE command) deletes only its own files.
+. "$TP_TOP/test/lib/common.sh"
+prog="$BUILD/test/prog_rel_own"
+[ -x "$prog" ] || skip "$prog not built"
+
+run() { # name, variables...
+	local name=$1
+	shift
+	mkdir -p "$TP_TMP/$name/start" "$TP_TMP/$name/other/out"
+	echo foreign >"$TP_TMP/$name/other/out/rank0.step0.trace.json"
+	out=$(cd "$TP_TMP/$name/start" && env TRACEPROF_SCHEDULE=active=1 TRACEPROF_FOLDER=out "$@" \
+		LD_PRELOAD="$TP_PRELOAD" "$prog" chdir ../other 5 2>"$TP_TMP/$name.err") ||
+		die "$name: exit $?: $(cat "$TP_TMP/$name.err")"
+	[ "$out" = ok ] || die "$name: $out"
+	[ "$(cat "$TP_TMP/$name/other/out/rank0.step0.trace.json" 2>/dev/null)" = foreign ] ||
+		die "$name: the program's own rank0.step0.trace.json was deleted or changed"
+	extra=$(ls "$TP_TMP/$name/other/out" | grep -v '^rank0.step0.trace.json$' || true)
+	[ -z "$extra" ] || die "$name: traces written after chdir into the program's folder: $extra"
+}
+run keep1 TRACEPROF_NUM_TRACES_TO_KEEP=1
+# keep 1: only the newest window stays, in the folder of the start.
+left=$(ls "$TP_TMP/keep1/start/out")
+[ "$left" = rank0.step5.trace.json ] || die "keep1: left $left"
+# The upload of step 0's file ends after the chdir: its deletion comes then.
+run keep0 TRACEPROF_NUM_TRACES_TO_KEEP=0 'TRACEPROF_ON_SAVE=sleep 0.5'
+left=$(ls -A "$TP_TMP/keep0/start/out")
+[ -z "$left" ] || die "keep0: uploaded files not deleted: $left"
+echo ok

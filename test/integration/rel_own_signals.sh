@@ -1,0 +1,31 @@
+# Issue 17 item 12: SIGTERM, then SIGINT 10 ms later while the final save of
+# a large window runs: the process ends by SIGTERM, as it does without the
+# library (the first signal's fate stands), and the trace is saved.
+. "$TP_TOP/test/lib/common.sh"
+prog="$BUILD/test/prog_rel_own"
+[ -x "$prog" ] || skip "$prog not built"
+
+# Job control on: a background job of a non-interactive shell would start
+# with SIGINT ignored, and the library leaves an ignored signal alone.
+set -m
+run() { # expected status, preload value
+	rm -f out.txt
+	LD_PRELOAD="$2" TRACEPROF_FOLDER="$TP_TMP/tr" TRACEPROF_BUFFER_EVENTS=4194304 \
+		TRACEPROF_FLUSH_MS=10000 "$prog" big 3000000 >out.txt 2>err.txt &
+	local pid=$!
+	for _ in $(seq 600); do
+		grep -q ready out.txt 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q ready out.txt || die "program never ready"
+	kill -TERM $pid
+	sleep 0.01
+	kill -INT $pid 2>/dev/null || true
+	local rc=0
+	wait $pid || rc=$?
+	[ $rc = "$1" ] || die "exit status $rc, want $1 (143: SIGTERM, 130: SIGINT): $(cat err.txt)"
+}
+run 143 ""
+run 143 "$TP_PRELOAD"
+ls "$TP_TMP"/tr/*.json >/dev/null || die "no trace saved"
+echo ok
