@@ -501,14 +501,35 @@ size_t tp_stacks_node_count(void)
 
 /* ---- the flush plugin ------------------------------------------------------ */
 
+_Atomic uint64_t tp_stacks_skipped;
+
 static int st_plugin_init(const struct tp_config *cfg)
 {
 	return cfg->with_stack ? 0 : -1;
 }
 
+/* The count so far, in every part's footer; said once in the log too. */
+static void st_plugin_footer(struct tp_json *j)
+{
+	static uint64_t logged;
+	/* Relaxed pairs with the relaxed increments in preload/stack.c: a
+	 * counter, no data hangs on it. */
+	uint64_t n = atomic_load_explicit(&tp_stacks_skipped, memory_order_relaxed);
+	tp_json_lit(j, ",\"stack_captures_skipped\":");
+	tp_json_u64(j, n);
+	if (n && !logged) {
+		logged = n;
+		tp_info("%llu call stacks were not captured in or around signal handlers that "
+			"record (their cost is bounded there); the events are kept, without a "
+			"stack",
+			(unsigned long long)n);
+	}
+}
+
 static const struct tp_flush_plugin st_plugin = {
 	.name = "stacks",
 	.init = st_plugin_init,
+	.footer = st_plugin_footer,
 	.toplevel = tp_stacks_write_toplevel,
 };
 

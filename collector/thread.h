@@ -35,6 +35,15 @@ struct tp_thread {
 	 * signal handler that records an event in the middle of a write drops it
 	 * instead of corrupting the slot being written. */
 	uint32_t writing;
+	/* Owner thread only: set while preload/stack.c unwinds this thread's
+	 * stack.  A signal handler that records while it is set skips its own
+	 * capture (counted in tp_stacks_skipped): an unwind from a handler that
+	 * interrupted libunwind starts in frames libunwind cannot cache and
+	 * takes its slow path, tens of microseconds of system calls. */
+	uint32_t capturing;
+	/* Owner thread only: no stack capture before this tp_clock_now() time,
+	 * set after a capture made in a signal handler (preload/stack.c). */
+	uint64_t capture_pause_until;
 	pid_t tid;
 	/* The low 32 bits of pthread_self(): the thread id CUPTI's API records
 	 * carry (collector/gpu.c maps them back to tid).  Set at creation. */
