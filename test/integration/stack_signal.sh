@@ -9,11 +9,11 @@ for mode in real posix; do
 	start=$(date +%s)
 	set +e
 	out=$(TRACEPROF_WITH_STACK=1 TRACEPROF_SAMPLE_MS=0 TRACEPROF_LOG=info \
-		TRACEPROF_FOLDER="$TP_TMP/$mode" timeout 120 env LD_PRELOAD="$TP_PRELOAD" \
+		TRACEPROF_FOLDER="$TP_TMP/$mode" timeout 60 env LD_PRELOAD="$TP_PRELOAD" \
 		"$P" 2000 "$mode" 2>"$TP_TMP/$mode.err")
 	rc=$?
 	set -e
-	[ $rc = 124 ] && die "$mode timer: did not finish in 120 s with stacks on (livelock)"
+	[ $rc = 124 ] && die "$mode timer: did not finish in 60 s with stacks on (livelock)"
 	[ $rc = 0 ] || { cat "$TP_TMP/$mode.err"; die "$mode timer: exit $rc"; }
 	secs=$(( $(date +%s) - start ))
 	echo "$mode timer: $out in ${secs}s"
