@@ -466,7 +466,7 @@ static size_t onsave_reap(void)
 			continue; /* read until EOF */
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			/* Still running; reap a zombie whose status we already have. */
+			/* Still running. */
 			i++;
 			continue;
 		}
