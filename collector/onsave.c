@@ -254,6 +254,7 @@ struct onsave_exec {
 	char *shell_stack; /* top of the shell's stack */
 	pid_t shell;	   /* set by the intermediate: the shell's pid, or -errno */
 	int err;	   /* set by the shell when a step before exec fails */
+	int (*clone)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 };
 
 /* The kernel's struct sigaction for rt_sigaction (not glibc's). */
@@ -266,10 +267,11 @@ struct onsave_ksigaction {
 
 /* The shell, before its exec.  It and the intermediate below run in the
  * parent's memory on their own stacks, with every signal blocked (the
- * parent blocked them all before its clone()), using only clone() and raw
- * system calls through syscall(), whose PLT entries the parent has just
- * bound (no lazy binding in here), and without a sanitizer's
- * instrumentation: they are no threads a sanitizer knows.  Returns the exit
+ * parent blocked them all before its clone()), using only the C library's
+ * clone() (through a pointer) and raw system calls through syscall(), whose
+ * PLT entry the parent has just bound (no lazy binding in here), and
+ * without a sanitizer's instrumentation: they are no threads a sanitizer
+ * knows.  Returns the exit
  * status when a step fails (clone() then ends the process with it). */
 __attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave_shell(void *arg)
 {
@@ -301,12 +303,29 @@ fail:
 	return 127;
 }
 
+typedef int (*onsave_clone_fn)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+
+/* The C library's clone(), past any interposer: a sanitizer runtime
+ * preloaded before this library (make check-tsan) intercepts clone() as a
+ * fork, which a CLONE_VM child must not go through. */
+static onsave_clone_fn onsave_real_clone(void)
+{
+	static onsave_clone_fn fn;
+	if (!fn) {
+		fn = (onsave_clone_fn)dlsym(RTLD_NEXT, "clone");
+		if (!fn)
+			fn = clone;
+	}
+	return fn;
+}
+
 /* The intermediate: starts the shell as its own child (exit signal SIGCHLD,
- * to it) and ends once the shell has exec'd, orphaning it. */
+ * to it) and ends once the shell has exec'd, orphaning it.  x->clone is the
+ * C library's clone(), found by the parent. */
 __attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave_middle(void *arg)
 {
 	struct onsave_exec *x = arg;
-	pid_t pid = clone(onsave_shell, x->shell_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, x);
+	pid_t pid = x->clone(onsave_shell, x->shell_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, x);
 	x->shell = pid < 0 ? -(errno ? errno : EAGAIN) : pid;
 	return 0;
 }
@@ -323,6 +342,7 @@ static pid_t onsave_clone(struct onsave_exec *x)
 	x->shell_stack = stack + 2 * half; /* the upper half; the lower one below */
 	x->shell = -EAGAIN;
 	x->err = 0;
+	x->clone = onsave_real_clone();
 	/* Every signal blocked across the clone, as posix_spawn does: the
 	 * children share our memory until exec, where no handler of the
 	 * program may run.  The shell unblocks them after resetting their
@@ -330,12 +350,11 @@ static pid_t onsave_clone(struct onsave_exec *x)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* Binds syscall()'s PLT entry here, not in a child (clone()'s is bound
-	 * by the call below before the intermediate calls it). */
+	/* Binds syscall()'s PLT entry here, not in a child. */
 	syscall(SYS_getpid);
 	/* Exit signal 0: a clone child (see the top).  CLONE_VFORK: returns
 	 * once the intermediate has ended, so x is final and the stacks free. */
-	pid_t mid = clone(onsave_middle, stack + half, CLONE_VM | CLONE_VFORK, x);
+	pid_t mid = x->clone(onsave_middle, stack + half, CLONE_VM | CLONE_VFORK, x);
 	int err = mid < 0 ? errno : 0;
 	if (mid > 0) {
 		/* Reaped by its pid at once: it has ended or is ending.  __WALL: it
@@ -513,7 +532,7 @@ static void onsave_saved(const char *path)
 				path);
 		return;
 	}
-	pid_t pid;
+	pid_t pid = -1;
 	int fd;
 	int rc = onsave_spawn(path, &pid, &fd);
 	if (rc < 0) {
