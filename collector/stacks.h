@@ -32,6 +32,10 @@
  * record is written without a stack.
  * Written into each trace's footer as "stack_captures_skipped". */
 extern _Atomic uint64_t tp_stacks_skipped;
+/* The address of the C library's signal trampoline (glibc's __restore_rt),
+ * found once at start; 0 when unknown.  preload/stack.c: an IP equal to it
+ * in a captured stack means the capture ran in a signal handler. */
+extern _Atomic uintptr_t tp_stacks_sigreturn;
 
 /* The IPs a record carries: returns their number (0 when the record has no
  * stack or a malformed one) and points *ips at the first. */

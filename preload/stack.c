@@ -13,7 +13,8 @@
  *     handler interrupted it) is skipped: libunwind's per-thread cache is
  *     not reentrant either;
  *   - a capture whose stack shows it ran in a signal handler (a frame of
- *     the kernel's sigreturn trampoline) pauses captures on that thread for
+ *     the C library's sigreturn trampoline, whose address collector/stacks.c
+ *     finds at start) pauses captures on that thread for
  *     four times as long as it took, so that captures in handlers take at
  *     most a fifth of the thread's time, whatever they cost.
  * A skipped capture keeps its record, without a stack, and is counted in
@@ -27,23 +28,6 @@
 #include "preload/hook.h"
 
 int tp_hook_stack_depth;
-
-/* Whether ip is the x86-64 sigreturn trampoline that signal handlers return
- * through (glibc's __restore_rt: mov $15,%rax; syscall).  The ip comes from
- * a successful unwind, so its page is mapped code; the 9 bytes are read only
- * when they lie in that page. */
-static int stk_is_sigreturn(uintptr_t ip)
-{
-#if defined(__x86_64__)
-	static const unsigned char tramp[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
-	if ((ip & 4095) > 4096 - sizeof(tramp))
-		return 0;
-	return !memcmp((const void *)ip, tramp, sizeof(tramp));
-#else
-	(void)ip;
-	return 0;
-#endif
-}
 
 static void stk_skip(struct tp_thread *t, struct tp_record *rec, const void *str, size_t off)
 {
@@ -95,8 +79,12 @@ void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const c
 	errno = saved;
 	if (n < 0)
 		n = 0;
-	for (int i = 0; i < n; i++) {
-		if (stk_is_sigreturn((uintptr_t)ips[i])) {
+	/* Relaxed: set once before recording starts (collector/stacks.c). */
+	uintptr_t tramp = atomic_load_explicit(&tp_stacks_sigreturn, memory_order_relaxed);
+	for (int i = 0; tramp && i < n; i++) {
+		/* The return address itself, or one byte before it where an
+		 * unwinder reports call sites. */
+		if ((uintptr_t)ips[i] - tramp + 1 <= 1) {
 			uint64_t end = tp_clock_now();
 			t->capture_pause_until = end + 4 * (end - start);
 			break;
