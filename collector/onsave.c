@@ -271,8 +271,8 @@ struct onsave_ksigaction {
  * clone() (through a pointer) and raw system calls through syscall(), whose
  * PLT entry the parent has just bound (no lazy binding in here), and
  * without a sanitizer's instrumentation: they are no threads a sanitizer
- * knows.  Returns the exit
- * status when a step fails (clone() then ends the process with it). */
+ * knows.  Returns the exit status when a step fails (clone() then ends the
+ * process with it). */
 __attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave_shell(void *arg)
 {
 	struct onsave_exec *x = arg;
@@ -380,7 +380,7 @@ static void onsave_check_subreaper(void)
 		return;
 	S.subreaper_warned = 1;
 	tp_warn("TRACEPROF_ON_SAVE: this program is a child subreaper (PR_SET_CHILD_SUBREAPER): "
-		"the upload shells become its children when they end, and its wait() may see them");
+		"the upload shells are reparented to it, so its wait() can see them");
 }
 
 static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
