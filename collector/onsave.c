@@ -2,11 +2,26 @@
  * place (e.g. an object-store copy), and TRACEPROF_NUM_TRACES_TO_KEEP=0's
  * "delete once uploaded" (Composer's remote-upload convention).
  *
- * The command is spawned with posix_spawn from the flush thread (only the
- * flush thread is suspended, and only until the child has exec'd), so the
- * program's threads never wait for it.  Each flush pass polls the status
- * pipes without blocking and reaps finished shells by pid (WNOHANG), never
- * with waitpid(-1): the program's own children are not ours to reap.  At
+ * The command must never be the program's child (issue 17, item 5): the
+ * program's wait() would reap it and the program would get a SIGCHLD for a
+ * process it never started.  So it is started by a short-lived intermediate
+ * process that the program cannot see: clone() with exit signal 0 (a
+ * "clone" child, which wait(), waitpid(-1) and waitid(P_ALL) skip unless
+ * given __WALL or __WCLONE, and whose end sends no signal), which starts the
+ * shell and ends at once, so that the shell is reparented to init (or the
+ * nearest subreaper above the program).  Traceprof reaps the intermediate
+ * itself, by pid.  It never execs: an exec would turn its exit signal into
+ * SIGCHLD.  Both run in the parent's memory until the shell has exec'd
+ * (CLONE_VM | CLONE_VFORK, as posix_spawn does), so only the calling thread
+ * (the flush thread) waits, and only that long.  What is left: a program
+ * that waits with __WALL itself can reap the intermediate in the
+ * microseconds before traceprof does (its wait then returns a pid it never
+ * made, with status 0), and a program that made itself a child subreaper
+ * (PR_SET_CHILD_SUBREAPER) adopts the shells (said once in the log).
+ *
+ * The shell's exit status comes back only through its status pipe, which
+ * each flush pass polls without blocking; the shell is not traceprof's
+ * child, so nothing is reaped but the intermediate.  At
  * normal process exit the destructor below waits up to
  * TP_ONSAVE_FINAL_WAIT_S for uploads still running.  A failing command is
  * logged, never fatal.
@@ -30,9 +45,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,25 +79,8 @@ static struct {
 	int64_t keep;
 	struct onsave_child *kids;
 	size_t nkids, capkids;
-	/* Shells whose status is in but that were not yet zombies when
-	 * asked: reaped by pid on later passes. */
-	pid_t zombies[64];
-	size_t nzombies;
+	int subreaper_warned;
 } S;
-
-static void onsave_reap_zombies(void)
-{
-	for (size_t i = 0; i < S.nzombies;) {
-		int status;
-		pid_t r = waitpid(S.zombies[i], &status, WNOHANG);
-		if (r == 0) {
-			i++;
-			continue;
-		}
-		/* Reaped now, or already by the program (ECHILD). */
-		S.zombies[i] = S.zombies[--S.nzombies];
-	}
-}
 
 /* The file name of this library, to recognise it in LD_PRELOAD. */
 static const char *onsave_self_base(void)
@@ -245,6 +246,143 @@ static int onsave_remember(pid_t pid, int status_fd, const char *path)
  * pipe, then writes CMD's exit status to the pipe (fd 3). */
 #define ONSAVE_OUTER "/bin/sh -c \"$0\" traceprof-on-save \"$1\" 3>&-; echo $? >&3"
 
+/* What the intermediate and the shell need; both share the parent's
+ * memory until the shell has exec'd. */
+struct onsave_exec {
+	char **argv, **env;
+	int status_wr;	   /* the status pipe's write end, > 3, close-on-exec */
+	char *shell_stack; /* top of the shell's stack */
+	pid_t shell;	   /* set by the intermediate: the shell's pid, or -errno */
+	int err;	   /* set by the shell when a step before exec fails */
+	int (*clone)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+};
+
+/* The kernel's struct sigaction for rt_sigaction (not glibc's). */
+struct onsave_ksigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+/* The shell, before its exec.  It and the intermediate below run in the
+ * parent's memory on their own stacks, with every signal blocked (the
+ * parent blocked them all before its clone()), using only the C library's
+ * clone() (through a pointer) and raw system calls through syscall(), whose
+ * PLT entry the parent has just bound (no lazy binding in here), and
+ * without a sanitizer's instrumentation: they are no threads a sanitizer
+ * knows.  Returns the exit status when a step fails (clone() then ends the
+ * process with it). */
+__attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave_shell(void *arg)
+{
+	struct onsave_exec *x = arg;
+	/* Default dispositions, so that neither the program's handlers (which
+	 * would run in the parent's memory) nor its ignored signals reach the
+	 * command.  SIGKILL and SIGSTOP cannot be changed; errors are ignored. */
+	struct onsave_ksigaction dfl = { 0 };
+	dfl.handler = SIG_DFL;
+	for (long sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+	/* Its own process group: a Ctrl-C meant for the program does not cut
+	 * an upload short. */
+	syscall(SYS_setpgid, 0L, 0L);
+	/* Not close-on-exec: it may be 0 itself, when the program closed its
+	 * stdin. */
+	long fd = syscall(SYS_openat, (long)AT_FDCWD, "/dev/null", (long)O_RDONLY);
+	if (fd < 0 || (fd != 0 && syscall(SYS_dup3, fd, 0L, 0L) < 0) ||
+	    syscall(SYS_dup3, (long)x->status_wr, 3L, 0L) < 0)
+		goto fail;
+	if (fd > 0)
+		syscall(SYS_close, fd);
+	uint64_t none = 0;
+	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &none, NULL, sizeof(none));
+	syscall(SYS_execve, "/bin/sh", x->argv, x->env);
+fail:
+	x->err = errno ? errno : EINVAL;
+	return 127;
+}
+
+typedef int (*onsave_clone_fn)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+
+/* The C library's clone(), past any interposer: a sanitizer runtime
+ * preloaded before this library (make check-tsan) intercepts clone() as a
+ * fork, which a CLONE_VM child must not go through. */
+static onsave_clone_fn onsave_real_clone(void)
+{
+	static onsave_clone_fn fn;
+	if (!fn) {
+		fn = (onsave_clone_fn)dlsym(RTLD_NEXT, "clone");
+		if (!fn)
+			fn = clone;
+	}
+	return fn;
+}
+
+/* The intermediate: starts the shell as its own child (exit signal SIGCHLD,
+ * to it) and ends once the shell has exec'd, orphaning it.  x->clone is the
+ * C library's clone(), found by the parent. */
+__attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave_middle(void *arg)
+{
+	struct onsave_exec *x = arg;
+	pid_t pid = x->clone(onsave_shell, x->shell_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, x);
+	x->shell = pid < 0 ? -(errno ? errno : EAGAIN) : pid;
+	return 0;
+}
+
+/* Starts the shell outside the program's process tree (see the top of the
+ * file).  Returns its pid or -errno. */
+static pid_t onsave_clone(struct onsave_exec *x)
+{
+	size_t half = 32 * 1024;
+	char *stack = mmap(NULL, 2 * half, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -errno;
+	x->shell_stack = stack + 2 * half; /* the upper half; the lower one below */
+	x->shell = -EAGAIN;
+	x->err = 0;
+	x->clone = onsave_real_clone();
+	/* Every signal blocked across the clone, as posix_spawn does: the
+	 * children share our memory until exec, where no handler of the
+	 * program may run.  The shell unblocks them after resetting their
+	 * dispositions. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* Binds syscall()'s PLT entry here, not in a child. */
+	syscall(SYS_getpid);
+	/* Exit signal 0: a clone child (see the top).  CLONE_VFORK: returns
+	 * once the intermediate has ended, so x is final and the stacks free. */
+	pid_t mid = x->clone(onsave_middle, stack + half, CLONE_VM | CLONE_VFORK, x);
+	int err = mid < 0 ? errno : 0;
+	if (mid > 0) {
+		/* Reaped by its pid at once: it has ended or is ending.  __WALL: it
+		 * is a clone child. */
+		int status;
+		while (waitpid(mid, &status, __WALL) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stack, 2 * half);
+	if (mid < 0)
+		return -err;
+	if (x->shell > 0 && x->err)
+		return -x->err; /* the shell ended with 127 before its exec: init reaps it */
+	return x->shell;
+}
+
+/* A subreaper program would adopt the orphaned shells: said once. */
+static void onsave_check_subreaper(void)
+{
+	int v = 0;
+	if (S.subreaper_warned || prctl(PR_GET_CHILD_SUBREAPER, &v) < 0 || !v)
+		return;
+	S.subreaper_warned = 1;
+	tp_warn("TRACEPROF_ON_SAVE: this program is a child subreaper (PR_SET_CHILD_SUBREAPER): "
+		"the upload shells are reparented to it, so its wait() can see them");
+}
+
 static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
 {
 	char *cmd = onsave_expand(S.cmd, path);
@@ -259,8 +397,8 @@ static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
 		rc = -errno;
 		goto out;
 	}
-	/* The write end must not be fd 3 itself: dup2(3, 3) would leave it
-	 * close-on-exec. */
+	/* The write end must not be fd 3 itself: dup3(3, 3) would fail, and
+	 * would leave it close-on-exec anyway. */
 	if (pfd[1] <= 3) {
 		int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
 		if (moved < 0) {
@@ -270,28 +408,13 @@ static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
 		close(pfd[1]);
 		pfd[1] = moved;
 	}
-	posix_spawnattr_t attr;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_init(&fa);
-	/* The flush thread runs with every signal blocked (collector/flush.c);
-	 * the child must not inherit that mask, nor the program's handlers'
-	 * dispositions of ignored signals. */
-	sigset_t none, all;
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-						POSIX_SPAWN_SETPGROUP);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
 	char *argv[] = { "sh", "-c", ONSAVE_OUTER, cmd, (char *)path, NULL };
-	rc = -posix_spawn(pid, "/bin/sh", &fa, &attr, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	struct onsave_exec x = { .argv = argv, .env = env, .status_wr = pfd[1] };
+	onsave_check_subreaper();
+	pid_t p = onsave_clone(&x);
+	rc = p < 0 ? (int)p : 0;
 	if (rc == 0) {
+		*pid = p;
 		*status_fd = pfd[0];
 		pfd[0] = -1;
 	}
@@ -340,12 +463,7 @@ static void onsave_finished(size_t i, int code)
 			"status; %s",
 			k->path, fate);
 	}
-	/* Reap it when it is ours to reap (the program may have done so); the
-	 * status pipe can close just before the shell becomes a zombie. */
-	int status;
-	if (waitpid(k->pid, &status, WNOHANG) == 0 &&
-	    S.nzombies < sizeof(S.zombies) / sizeof(S.zombies[0]))
-		S.zombies[S.nzombies++] = k->pid;
+	/* Nothing to reap: the shell is not our child (see the top). */
 	close(k->status_fd);
 	free(k->path);
 	S.kids[i] = S.kids[--S.nkids];
@@ -367,7 +485,7 @@ static size_t onsave_reap(void)
 			continue; /* read until EOF */
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			/* Still running; reap a zombie whose status we already have. */
+			/* Still running. */
 			i++;
 			continue;
 		}
@@ -378,7 +496,6 @@ static size_t onsave_reap(void)
 			code = atoi(k->status);
 		onsave_finished(i, code);
 	}
-	onsave_reap_zombies();
 	return S.nkids;
 }
 
@@ -398,7 +515,7 @@ static int onsave_init(const struct tp_config *cfg)
 static void onsave_pass(uint64_t now_ns)
 {
 	(void)now_ns;
-	if (S.nkids || S.nzombies)
+	if (S.nkids)
 		onsave_reap();
 }
 
@@ -415,7 +532,7 @@ static void onsave_saved(const char *path)
 				path);
 		return;
 	}
-	pid_t pid;
+	pid_t pid = -1;
 	int fd;
 	int rc = onsave_spawn(path, &pid, &fd);
 	if (rc < 0) {
@@ -446,7 +563,6 @@ static void onsave_atfork_child(void)
 {
 	S.kids = NULL; /* the parent's list; possibly mid-update, so not freed */
 	S.nkids = S.capkids = 0;
-	S.nzombies = 0;
 }
 
 static void onsave_register(void)
@@ -468,7 +584,7 @@ __attribute__((constructor(200))) static void onsave_ctor(void)
  * commands; wait a bounded time for uploads still running. */
 __attribute__((destructor(200))) static void onsave_dtor(void)
 {
-	if (!S.nkids && !S.nzombies)
+	if (!S.nkids)
 		return;
 	int saved = errno;
 	uint64_t deadline = tp_clock_monotonic_ns() + TP_ONSAVE_FINAL_WAIT_S * 1000000000ULL;

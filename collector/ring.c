@@ -4,22 +4,63 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* 1 once MADV_POPULATE_WRITE was refused (a kernel older than 5.14): rings
+ * are then made resident whole at creation, as before rings grew.  Relaxed:
+ * a hint each creating thread may find out for itself. */
+static _Atomic int ring_populate_whole;
+
+static int ring_populate(struct tp_ring *r, uint64_t from, uint64_t to)
+{
+	if (to <= from)
+		return 0;
+	if (madvise((char *)r->slots + from * sizeof(struct tp_record),
+		    (size_t)(to - from) * sizeof(struct tp_record), MADV_POPULATE_WRITE) < 0)
+		return -errno;
+	r->resident = to;
+	return 0;
+}
+
 int tp_ring_init(struct tp_ring *r, uint64_t nslots)
 {
 	if (nslots < 16 || (nslots & (nslots - 1)))
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
 	size_t bytes = (size_t)nslots * sizeof(struct tp_record);
-	/* MAP_POPULATE: fault every page in now, on the thread's first event,
+	uint64_t first = TP_RING_FIRST_BYTES / sizeof(struct tp_record);
+	if (first > nslots)
+		first = nslots;
+	int whole = atomic_load_explicit(&ring_populate_whole, memory_order_relaxed);
+	/* The resident part is faulted in now, on the thread's first event,
 	 * rather than one page fault per 64 records on the hot path later (a
-	 * fault costs microseconds; measured in bench/). */
+	 * fault costs microseconds; measured in bench/); the flush thread keeps
+	 * ahead of the producer from there. */
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | (whole ? MAP_POPULATE : 0), -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	r->slots = p;
 	r->mask = nslots - 1;
 	r->limit = nslots;
+	if (whole) {
+		r->resident = nslots;
+	} else if (ring_populate(r, 0, first) < 0) {
+		/* EINVAL: no MADV_POPULATE_WRITE; ENOMEM and others: fault the
+		 * whole ring in the old way, which reports a shortage as a
+		 * failed ring.  Either way the next rings go straight there. */
+		atomic_store_explicit(&ring_populate_whole, 1, memory_order_relaxed);
+		munmap(p, bytes);
+		r->slots = NULL;
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		r->slots = p;
+		r->resident = nslots;
+	}
 	return 0;
 }
 
@@ -28,6 +69,31 @@ void tp_ring_destroy(struct tp_ring *r)
 	if (r->slots)
 		munmap(r->slots, (size_t)(r->mask + 1) * sizeof(struct tp_record));
 	r->slots = NULL;
+	r->resident = 0;
+}
+
+void tp_ring_prefault(struct tp_ring *r)
+{
+	uint64_t n = r->mask + 1;
+	if (!r->slots || r->resident >= n)
+		return;
+	/* Relaxed: only an estimate of how far the producer got; the pages are
+	 * faulted in whatever it writes meanwhile. */
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	if (h < r->resident / 2)
+		return;
+	uint64_t want = r->resident * 2;
+	while (want < 2 * h && want < n)
+		want *= 2;
+	if (want > n)
+		want = n;
+	if (ring_populate(r, r->resident, want) < 0)
+		r->resident = n; /* the hot path faults the rest in; stop trying */
+}
+
+uint64_t tp_ring_resident_bytes(const struct tp_ring *r)
+{
+	return r->slots ? r->resident * sizeof(struct tp_record) : 0;
 }
 
 uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx)

@@ -8,7 +8,15 @@
  * consumer writes, and tests room with one compare.
  *
  * A full ring drops the record and counts it in `dropped`: the producer never
- * waits.  Drops are data, written into the trace by the flush thread. */
+ * waits.  Drops are data, written into the trace by the flush thread.
+ *
+ * Memory: the slots are reserved whole but only their first
+ * TP_RING_FIRST_BYTES are made resident at creation; the flush thread makes
+ * the rest resident ahead of the producer (tp_ring_prefault()), so that a
+ * thread that records a few events costs 64 KiB, not the whole ring, and
+ * the hot path stays as it was (on a kernel without MADV_POPULATE_WRITE, the
+ * whole ring is made resident at creation, as before).  A drained ring whose
+ * thread has exited gives its pages back (tp_ring_destroy()). */
 #ifndef TP_COLLECTOR_RING_H
 #define TP_COLLECTOR_RING_H
 
@@ -20,6 +28,8 @@
 
 /* How far ahead of the head the producer prefetches: 16 records, 1 KiB. */
 #define TP_RING_PREFETCH_AHEAD 16
+/* Resident at creation: 1024 records. */
+#define TP_RING_FIRST_BYTES (64u * 1024u)
 
 struct tp_ring {
 	/* Producer side, one cache line. */
@@ -32,12 +42,26 @@ struct tp_ring {
 	struct tp_record *slots;
 	/* Consumer side, its own cache line. */
 	_Alignas(64) _Atomic uint64_t tail; /* next slot to read */
+	/* Slots [0, resident) are resident: set by the creating thread before
+	 * the ring is published, then by the flush thread only. */
+	uint64_t resident;
 };
 
-/* Allocates a ring of `nslots` records (a power of two >= 16) with mmap.
- * Returns 0 or -errno. */
+/* Allocates a ring of `nslots` records (a power of two >= 16) with mmap,
+ * TP_RING_FIRST_BYTES of it resident.  Returns 0 or -errno. */
 int tp_ring_init(struct tp_ring *r, uint64_t nslots);
+/* Unmaps the slots (idempotent).  Afterwards the ring reads as empty: head,
+ * tail and dropped keep their values, so the accounting is unchanged; the
+ * producer must never write to it again. */
 void tp_ring_destroy(struct tp_ring *r);
+/* Consumer (flush thread): makes more of the slots resident when the
+ * producer's first lap gets near the end of the resident part: at least
+ * twice as much, and twice what the head has used.  Never blocks the
+ * producer, which may write concurrently (MADV_POPULATE_WRITE faults the
+ * pages in without changing their contents). */
+void tp_ring_prefault(struct tp_ring *r);
+/* Resident bytes of the slots, for tests. */
+uint64_t tp_ring_resident_bytes(const struct tp_ring *r);
 
 /* Producer: whether n more records fit after head h.  Reloads tail only when
  * the private limit says the ring may be full. */

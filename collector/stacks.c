@@ -1,6 +1,8 @@
 #include "collector/stacks.h"
 
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -501,14 +503,82 @@ size_t tp_stacks_node_count(void)
 
 /* ---- the flush plugin ------------------------------------------------------ */
 
+_Atomic uint64_t tp_stacks_skipped;
+_Atomic uintptr_t tp_stacks_sigreturn;
+
+/* glibc's x86-64 signal trampoline, __restore_rt: mov $15,%rax; syscall. */
+static const unsigned char st_tramp[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+struct st_tramp_find {
+	uintptr_t in_libc; /* an address in the C library's code */
+	uintptr_t found;
+};
+
+static int st_tramp_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	struct st_tramp_find *f = ctx;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R))
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_filesz;
+		if (f->in_libc < lo || f->in_libc >= hi)
+			continue;
+		const void *at = memmem((const void *)lo, hi - lo, st_tramp, sizeof(st_tramp));
+		f->found = (uintptr_t)at;
+		return 1;
+	}
+	return 0;
+}
+
+/* Finds the trampoline's address once, at start, by its bytes in the C
+ * library's code (it has no dynamic symbol), for preload/stack.c to tell a
+ * capture made in a signal handler without reading memory then. */
+static void st_find_sigreturn(void)
+{
+#if defined(__x86_64__)
+	struct st_tramp_find f = { (uintptr_t)gnu_get_libc_version, 0 };
+	dl_iterate_phdr(st_tramp_cb, &f);
+	/* Relaxed: written before recording starts, read by the hooks; a
+	 * capture that reads 0 only misses the pause. */
+	atomic_store_explicit(&tp_stacks_sigreturn, f.found, memory_order_relaxed);
+	if (!f.found)
+		tp_debug("no signal trampoline found in the C library: captures in signal "
+			 "handlers are bounded only when they interrupt a capture");
+#endif
+}
+
 static int st_plugin_init(const struct tp_config *cfg)
 {
-	return cfg->with_stack ? 0 : -1;
+	if (!cfg->with_stack)
+		return -1;
+	st_find_sigreturn();
+	return 0;
+}
+
+/* The count so far, in every part's footer; said once in the log too. */
+static void st_plugin_footer(struct tp_json *j)
+{
+	static uint64_t logged;
+	/* Relaxed pairs with the relaxed increments in preload/stack.c: a
+	 * counter, no data hangs on it. */
+	uint64_t n = atomic_load_explicit(&tp_stacks_skipped, memory_order_relaxed);
+	tp_json_lit(j, ",\"stack_captures_skipped\":");
+	tp_json_u64(j, n);
+	if (n && !logged) {
+		logged = n;
+		tp_info("%llu call stacks were not captured in or around signal handlers that "
+			"record (their cost is bounded there); the events are kept, without a "
+			"stack",
+			(unsigned long long)n);
+	}
 }
 
 static const struct tp_flush_plugin st_plugin = {
 	.name = "stacks",
 	.init = st_plugin_init,
+	.footer = st_plugin_footer,
 	.toplevel = tp_stacks_write_toplevel,
 };
 

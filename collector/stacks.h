@@ -21,11 +21,21 @@
 #ifndef TP_COLLECTOR_STACKS_H
 #define TP_COLLECTOR_STACKS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "collector/record.h"
 #include "format/trace.h"
+
+/* Captures skipped in or around signal handlers (preload/stack.c): the
+ * record is written without a stack.
+ * Written into each trace's footer as "stack_captures_skipped". */
+extern _Atomic uint64_t tp_stacks_skipped;
+/* The address of the C library's signal trampoline (glibc's __restore_rt),
+ * found once at start; 0 when unknown.  preload/stack.c: an IP equal to it
+ * in a captured stack means the capture ran in a signal handler. */
+extern _Atomic uintptr_t tp_stacks_sigreturn;
 
 /* The IPs a record carries: returns their number (0 when the record has no
  * stack or a malformed one) and points *ips at the first. */

@@ -101,8 +101,33 @@ int64_t tp_threads_tid_of_cupti(uint32_t cupti_thread)
 	return -1;
 }
 
+/* Whether t has exited and its ring holds nothing more: its last records
+ * are in window storage (or counted), so the ring can go even while a window
+ * still needs t's name and counts. */
+static int thread_drained(struct tp_thread *t)
+{
+	/* Acquire pairs with the release store in on_thread_exit(): every record
+	 * t committed is visible, so head below is its last. */
+	if (!atomic_load_explicit(&t->dead, memory_order_acquire))
+		return 0;
+	/* Acquire pairs with the release store of head in tp_ring_commit(). */
+	uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
+	uint64_t tail = atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+	return head == tail;
+}
+
 void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
 {
+	/* Resident memory follows the live threads: a drained ring of an exited
+	 * thread gives its pages back now (the small state stays while a
+	 * window needs it), and a live ring is made resident ahead of its
+	 * producer. */
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		if (thread_drained(t))
+			tp_ring_destroy(&t->ring);
+		else if (!atomic_load_explicit(&t->dead, memory_order_relaxed))
+			tp_ring_prefault(&t->ring);
+	}
 	struct tp_thread *prev = tp_threads_first();
 	if (!prev)
 		return;
@@ -110,11 +135,7 @@ void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
 	struct tp_thread *t = prev->next;
 	while (t) {
 		struct tp_thread *next = t->next;
-		/* Acquire pairs with the release store in on_thread_exit(). */
-		int dead = atomic_load_explicit(&t->dead, memory_order_acquire);
-		uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
-		uint64_t tail = atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
-		if (dead && head == tail && !in_use(t, ctx)) {
+		if (thread_drained(t) && !in_use(t, ctx)) {
 			prev->next = next;
 			tp_ring_destroy(&t->ring);
 			tp_marker_stack_free(t->markers);

@@ -1,7 +1,8 @@
 /* Per-thread recording state and the registry the flush thread walks.
  *
  * A thread gets its state lazily, on its first recorded event (the only
- * allocation on the producer side: one mmap for the ring).  The state is
+ * allocation on the producer side: one mmap for the ring, 64 KiB of it
+ * resident at first).  The state is
  * pushed onto a lock-free list; only the flush thread unlinks entries, and
  * only entries that are not the list head, so a push never races an unlink.
  * When the thread exits, a pthread key destructor marks the state dead and
@@ -35,6 +36,15 @@ struct tp_thread {
 	 * signal handler that records an event in the middle of a write drops it
 	 * instead of corrupting the slot being written. */
 	uint32_t writing;
+	/* Owner thread only: set while preload/stack.c unwinds this thread's
+	 * stack.  A signal handler that records while it is set skips its own
+	 * capture (counted in tp_stacks_skipped): an unwind from a handler that
+	 * interrupted libunwind starts in frames libunwind cannot cache and
+	 * takes its slow path, tens of microseconds of system calls. */
+	uint32_t capturing;
+	/* Owner thread only: no stack capture before this tp_clock_now() time,
+	 * set after a capture made in a signal handler (preload/stack.c). */
+	uint64_t capture_pause_until;
 	pid_t tid;
 	/* The low 32 bits of pthread_self(): the thread id CUPTI's API records
 	 * carry (collector/gpu.c maps them back to tid).  Set at creation. */
@@ -80,8 +90,11 @@ struct tp_thread *tp_threads_first(void);
  * thread has it. */
 int64_t tp_threads_tid_of_cupti(uint32_t cupti_thread);
 
-/* Flush thread: unlinks and frees dead, drained states no open window uses
- * (never the head).  `in_use(t, ctx)` says whether a window still needs t. */
+/* Flush thread, after each drain: unmaps the rings of dead, drained states
+ * (their small state stays while a window needs it), makes more of the live
+ * rings resident ahead of their producers (tp_ring_prefault()), and unlinks
+ * and frees dead, drained states no open window uses (never the head).
+ * `in_use(t, ctx)` says whether a window still needs t. */
 void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx);
 
 /* After fork, in the child: forget every inherited state (the parent's

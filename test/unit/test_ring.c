@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "collector/emit.h"
 #include "collector/ring.h"
@@ -106,6 +108,72 @@ START_TEST(test_wraparound_with_extras)
 }
 END_TEST
 
+/* Resident pages of the ring's slots, asked of the kernel (mincore). */
+static size_t resident_pages(const struct tp_ring *r)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)(r->mask + 1) * sizeof(struct tp_record);
+	size_t n = (bytes + page - 1) / page, k = 0;
+	unsigned char *vec = calloc(n, 1);
+	ck_assert_ptr_nonnull(vec);
+	ck_assert_int_eq(mincore(r->slots, bytes, vec), 0);
+	for (size_t i = 0; i < n; i++)
+		k += vec[i] & 1;
+	free(vec);
+	return k;
+}
+
+static void discard(const struct tp_record *r, void *ctx)
+{
+	(void)r;
+	(void)ctx;
+}
+
+/* Issue 17, item 4: a thread that records a few events must not cost the
+ * whole ring (4 MiB with the default 65536 records). */
+START_TEST(test_ring_starts_small_and_grows_ahead)
+{
+	struct tp_ring r;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	ck_assert_int_eq(tp_ring_init(&r, 65536), 0);
+	if (tp_ring_resident_bytes(&r) == 65536 * 64) {
+		/* A kernel before 5.14 has no MADV_POPULATE_WRITE: whole, as before. */
+		tp_ring_destroy(&r);
+		return;
+	}
+	ck_assert_uint_eq(tp_ring_resident_bytes(&r), TP_RING_FIRST_BYTES);
+	ck_assert_uint_le(resident_pages(&r), TP_RING_FIRST_BYTES / page);
+	/* Less than half of the resident part used: nothing more yet. */
+	for (uint64_t i = 0; i < 100; i++)
+		ck_assert(put(&r, i, 0));
+	tp_ring_prefault(&r);
+	ck_assert_uint_eq(tp_ring_resident_bytes(&r), TP_RING_FIRST_BYTES);
+	/* Past half: the flush thread doubles it ahead of the producer. */
+	for (uint64_t i = 100; i < 600; i++)
+		ck_assert(put(&r, i, 0));
+	tp_ring_prefault(&r);
+	ck_assert_uint_eq(tp_ring_resident_bytes(&r), 2 * TP_RING_FIRST_BYTES);
+	ck_assert_uint_ge(resident_pages(&r), 2 * TP_RING_FIRST_BYTES / page);
+	/* A producer far ahead: twice its head at once, at most the ring. */
+	for (uint64_t i = 600; i < 20000; i++)
+		ck_assert(put(&r, i, 0));
+	tp_ring_prefault(&r);
+	ck_assert_uint_eq(tp_ring_resident_bytes(&r), 65536 * 64);
+	/* Destroyed: the pages go, the accounting stays. */
+	tp_ring_consume(&r, discard, NULL);
+	tp_ring_drop(&r);
+	tp_ring_destroy(&r);
+	ck_assert_ptr_null(r.slots);
+	ck_assert_uint_eq(tp_ring_resident_bytes(&r), 0);
+	ck_assert_uint_eq(atomic_load(&r.head), 20000);
+	ck_assert_uint_eq(atomic_load(&r.tail), 20000);
+	ck_assert_uint_eq(atomic_load(&r.dropped), 1);
+	/* An emptied ring reads as empty and stays so. */
+	ck_assert_uint_eq(tp_ring_consume(&r, discard, NULL), 0);
+	tp_ring_destroy(&r);
+}
+END_TEST
+
 struct stress {
 	struct tp_ring ring;
 	uint64_t n;
@@ -189,6 +257,7 @@ int main(void)
 	TCase *tc = tcase_create("ring");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_init_rejects_bad_sizes);
+	tcase_add_test(tc, test_ring_starts_small_and_grows_ahead);
 	tcase_add_test(tc, test_full_ring_drops_and_counts);
 	tcase_add_test(tc, test_wraparound_with_extras);
 	tcase_add_test(tc, test_stress_read_plus_dropped_equals_produced);
