@@ -146,12 +146,27 @@ clean:
 # a no-op cudaLaunchKernel and cudaGetLastError (bench/standin/noop_cudart.c),
 # so that the benchmark measures what traceprof adds to an intercepted call.
 # build/bench/launch_loop calls it through the PLT and finds it by $ORIGIN.
+# build/bench/libcuda.so.1 is its driver stand-in (a no-op cuLaunchKernel,
+# which the runtime stand-in's __cudaLaunchKernel calls, as the real one
+# does); build/bench/cold_launch makes nvcc's launch sequence between bursts
+# of cache-evicting work (row 10).
 BENCH_STANDIN := $(BUILD)/bench/libcudart.so.13
-BENCH_PROGS   := $(BUILD)/bench/launch_loop
+BENCH_DRIVER  := $(BUILD)/bench/libcuda.so.1
+BENCH_PROGS   := $(BUILD)/bench/launch_loop $(BUILD)/bench/cold_launch
 
-$(BENCH_STANDIN): bench/standin/noop_cudart.c | preflight
+$(BENCH_DRIVER): bench/standin/noop_cuda.c | preflight
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcudart.so.13 -o $@ $<
+	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+
+$(BENCH_STANDIN): bench/standin/noop_cudart.c $(BENCH_DRIVER) | preflight
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcudart.so.13 -o $@ $< -L$(BUILD)/bench \
+	    -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+
+$(BUILD)/bench/cold_launch: bench/prog/cold_launch.c $(BENCH_STANDIN) | preflight
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< -L$(BUILD)/bench \
+	    -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/traceprof.h | preflight
 	@mkdir -p $(dir $@)
