@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#define TR_LIKELY(x) __builtin_expect(!!(x), 1)
+
 /* Kineto floors the wall clock to a fixed bucket so that every rank shares
  * the base; its bucket is about three months. */
 #define TP_BASE_BUCKET_NS (90LL * 24 * 3600 * 1000000000LL)
@@ -127,10 +129,113 @@ static char *tr_ts(const struct tp_trace *t, char *d, uint64_t mono_ns)
 	return tp_json_put_us(d, (int64_t)mono_ns - t->mono_base);
 }
 
-static char *tr_dur(char *d, uint64_t start_ns, uint64_t end_ns)
+/* ---- Durations that end where readers think they end ---------------------
+ *
+ * DevTools' trace engine, speedscope and most other readers parse ts and dur
+ * into doubles and take the end as ts + dur in double arithmetic.  Decimal
+ * microseconds with 3 places are not exact binary fractions, so that sum can
+ * land one unit in the last place past the double of the decimal end: with
+ * ts near 7e12 us (Kineto's 3-month base), 1 ns past the next slice's start,
+ * which DevTools drops as a partial overlap and speedscope nests.
+ *
+ * So dur is chosen such that double(ts) + double(dur) == double(end), where
+ * end is the true end in integer ns printed as ts is.  Every relation that
+ * holds between integer ns then holds between what readers compute: the
+ * double of a decimal is monotonic in it (correct rounding), so a successor
+ * starting at or after the end starts at or after the computed end, and a
+ * child ending at or before its parent ends at or before the parent's
+ * computed end (equal ends compute equal).  double(x / 10^p) for an integer
+ * x < 2^53 is exactly the double a correct parser gives for the decimal
+ * x * 10^-p (one correctly rounded division of two exact doubles).
+ *
+ * The 3-place duration almost always satisfies this; otherwise one more
+ * place (tenths of a ns) and up to 9 are tried, each within a ns of the true
+ * duration.  Only when no such decimal exists (times within seconds of the
+ * base, where one ulp is far below a ns) is the duration trimmed instead, to
+ * the longest 3-place value whose computed end is not past double(end).
+ * Doubles are IEEE binary64 with round-to-nearest on every target this
+ * builds for (SSE2 on x86-64, not x87). */
+
+/* Powers of ten up to 10^9, exact as doubles. */
+static const double tr_pow10[10] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+
+/* x / 10^p as a decimal with exactly p places (p <= 9, x >= 0). */
+static char *tr_put_fixed(char *d, uint64_t x, unsigned p)
 {
+	uint64_t div = (uint64_t)tr_pow10[p];
+	uint64_t frac = x % div;
+	d = tp_json_put_u64(d, x / div);
+	*d++ = '.';
+	for (unsigned i = p; i > 0; i--) {
+		d[i - 1] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	return d + p;
+}
+
+/* True when a reader's double(ts) + double(x * 10^-p) equals g.  volatile:
+ * the sum must be rounded to a double before the compare, as a JavaScript
+ * engine does, even where a compiler would keep more precision. */
+static int tr_sum_is(double ts, uint64_t x, unsigned p, double g)
+{
+	volatile double sum = ts + (double)x / tr_pow10[p];
+	return sum == g;
+}
+
+/* ,"dur":.. for a slice from s to e (ns relative to the base, e >= s). */
+static char *tr_put_dur(char *d, int64_t s, int64_t e)
+{
+	uint64_t dur = (uint64_t)(e - s);
+	double ts = (double)s / 1e3, g = (double)e / 1e3;
 	d = tp_json_put_raw(d, ",\"dur\":", 7);
-	return tp_json_put_us(d, end_ns >= start_ns ? (int64_t)(end_ns - start_ns) : 0);
+	if (TR_LIKELY(tr_sum_is(ts, dur, 3, g)))
+		return tp_json_put_us(d, (int64_t)dur);
+	/* Tenths of a ns, nearest the true duration first: the valid sums
+	 * span one ulp of g (about 0.98 ns at most, within a base's 3 months)
+	 * and lie within an ulp of it, so one is found within 0.6 ns whenever
+	 * an ulp is at least 0.1 ns (times past 12 days of the base). */
+	if (dur < ((uint64_t)1 << 53) / 10) {
+		for (uint64_t k = 1; k <= 6; k++) {
+			if (tr_sum_is(ts, dur * 10 + k, 4, g))
+				return tr_put_fixed(d, dur * 10 + k, 4);
+			if (dur * 10 >= k && tr_sum_is(ts, dur * 10 - k, 4, g))
+				return tr_put_fixed(d, dur * 10 - k, 4);
+		}
+	}
+	for (unsigned p = 4; p <= 9; p++) {
+		/* Candidates must stay below 2^53 to be exact as doubles. */
+		if (dur >= ((uint64_t)1 << 53) / (uint64_t)tr_pow10[p - 3])
+			break;
+		/* The p-place decimal nearest g - ts (the exact double
+		 * difference in all but the first seconds of a base), and its
+		 * two neighbours. */
+		uint64_t x = dur * (uint64_t)tr_pow10[p - 3];
+		double want = (g - ts) * tr_pow10[p];
+		if (want > 0 && want < (double)((uint64_t)1 << 53))
+			x = (uint64_t)(want + 0.5);
+		if (tr_sum_is(ts, x, p, g))
+			return tr_put_fixed(d, x, p);
+		if (tr_sum_is(ts, x + 1, p, g))
+			return tr_put_fixed(d, x + 1, p);
+		if (x > 0 && tr_sum_is(ts, x - 1, p, g))
+			return tr_put_fixed(d, x - 1, p);
+	}
+	/* Bounded: each ns shorter moves the computed end down by about one
+	 * ns, more than one ulp here. */
+	for (int k = 0; k < 4 && dur > 0; k++) {
+		volatile double sum = ts + (double)dur / 1e3;
+		if (sum <= g)
+			break;
+		dur--;
+	}
+	return tp_json_put_us(d, (int64_t)dur);
+}
+
+static char *tr_dur(const struct tp_trace *t, char *d, uint64_t start_ns, uint64_t end_ns)
+{
+	int64_t s = (int64_t)start_ns - t->mono_base;
+	int64_t e = end_ns >= start_ns ? (int64_t)end_ns - t->mono_base : s;
+	return tr_put_dur(d, s, e);
 }
 
 /* {PH CAT","name":NAME,"pid":P,"tid":T,"ts":TS where ph is the literal
@@ -175,7 +280,7 @@ void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *nam
 	char *d = tr_head(t, tr_ph_x, sizeof(tr_ph_x) - 1, cat, name, nlen, pid, tid, start_ns,
 			  0);
 	if (d)
-		tr_end(t, tr_dur(d, start_ns, end_ns));
+		tr_end(t, tr_dur(t, d, start_ns, end_ns));
 }
 
 void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
@@ -187,7 +292,7 @@ void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, si
 			  sizeof(args) - 1);
 	if (!d)
 		return;
-	d = tr_dur(d, start_ns, end_ns);
+	d = tr_dur(t, d, start_ns, end_ns);
 	d = tp_json_put_raw(d, args, sizeof(args) - 1);
 	tr_end(t, tp_json_put_i64(d, result));
 }

@@ -107,6 +107,68 @@ START_TEST(test_api_event_result_only)
 }
 END_TEST
 
+/* Readers (DevTools, speedscope) take a slice's end as double(ts) +
+ * double(dur).  For any start and end in integer ns that sum must equal
+ * double(end printed as ts is), so that back-to-back slices touch and never
+ * overlap, and children end inside their parents; the printed duration stays
+ * within a ns of the true one.  Times near 6.9e12 us (a Kineto base late in
+ * its 3-month bucket) and near 1e9 us, consecutive and random. */
+static int dur_check(uint64_t start_ns, uint64_t end_ns, double *err_ns)
+{
+	tp_trace_complete_open(&tr, "c", "n", 1, 1, 2, start_ns, end_ns);
+	tp_trace_event_close(&tr);
+	const char *out = take();
+	const char *ts = strstr(out, "\"ts\":");
+	const char *dur = strstr(out, "\"dur\":");
+	ck_assert_ptr_nonnull(ts);
+	ck_assert_ptr_nonnull(dur);
+	double t = strtod(ts + 5, NULL), du = strtod(dur + 6, NULL);
+	char end[40];
+	snprintf(end, sizeof(end), "%llu.%03llu", (unsigned long long)(end_ns / 1000),
+		 (unsigned long long)(end_ns % 1000));
+	volatile double sum = t + du;
+	*err_ns = du * 1e3 - (double)(end_ns - start_ns);
+	return sum == strtod(end, NULL);
+}
+
+START_TEST(test_dur_sums_to_end)
+{
+	static const uint64_t bases[] = { 6900000000000000ull, 7775999999000000ull,
+					  4398046511104000ull, 1000000000000ull };
+	uint64_t x = 88172645463325252ull;
+	int bad = 0, n = 0;
+	double worst = 0;
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		uint64_t t = bases[b];
+		for (int i = 0; i < 20000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* Durations from 1 ns to 1 ms, a few up to 100 s. */
+			uint64_t len = 1 + (x % 1000000) * ((x >> 40) % 64 == 0 ? 100000 : 1);
+			double err;
+			if (!dur_check(t, t + len, &err)) {
+				if (bad++ < 5)
+					fprintf(stderr, "start %llu end %llu: sum is not the end\n",
+						(unsigned long long)t, (unsigned long long)(t + len));
+			}
+			if (err < 0)
+				err = -err;
+			if (err > worst) {
+				worst = err;
+				if (worst >= 1.0)
+					fprintf(stderr, "start %llu end %llu: dur %.3f ns off\n",
+						(unsigned long long)t, (unsigned long long)(t + len), err);
+			}
+			n++;
+			t += len; /* the next slice starts where this one ended */
+		}
+	}
+	ck_assert_msg(bad == 0, "%d of %d slices end past or before their end", bad, n);
+	ck_assert_msg(worst < 1.0, "a duration is %.3f ns off", worst);
+}
+END_TEST
+
 START_TEST(test_ids_cache_follows_changes)
 {
 	/* The cached ,"pid":..,"tid":.. text must change whenever either does,
@@ -332,6 +394,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_strcache);
 	tcase_add_test(tc, test_sticky_error);
 	tcase_add_test(tc, test_device_properties_place);
+	tcase_add_test(tc, test_dur_sums_to_end);
 	suite_add_tcase(s, tc);
 	return s;
 }
