@@ -1,8 +1,8 @@
 #include "format/trace.h"
 
+#include <math.h>
 #include <string.h>
 
-#define TR_LIKELY(x) __builtin_expect(!!(x), 1)
 
 /* Kineto floors the wall clock to a fixed bucket so that every rank shares
  * the base; its bucket is about three months. */
@@ -78,8 +78,8 @@ void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns)
  * once (see format/json.h).  TR_HEAD_MAX bounds everything but the category
  * and the name: the separator and brace (3), the fixed keys and quotes of
  * the longest head (the API event's, under 64), the ids (TP_TRACE_IDS_MAX),
- * two times (22 each) and a result (20). */
-#define TR_HEAD_MAX 200
+ * a time (22), a duration (41: tr_put_dur()) and a result (20). */
+#define TR_HEAD_MAX 220
 
 /* Names longer than this go through tp_json_strn(), which escapes huge
  * strings in pieces instead of reserving six times their length at once. */
@@ -131,33 +131,42 @@ static char *tr_ts(const struct tp_trace *t, char *d, uint64_t mono_ns)
 
 /* ---- Durations that end where readers think they end ---------------------
  *
- * DevTools' trace engine, speedscope and most other readers parse ts and dur
- * into doubles and take the end as ts + dur in double arithmetic.  Decimal
- * microseconds with 3 places are not exact binary fractions, so that sum can
- * land one unit in the last place past the double of the decimal end: with
- * ts near 7e12 us (Kineto's 3-month base), 1 ns past the next slice's start,
- * which DevTools drops as a partial overlap and speedscope nests.
+ * Readers parse ts and dur into doubles.  DevTools' trace engine takes a
+ * slice's end as ts + dur; speedscope first subtracts the thread's earliest
+ * ts (exact: the values are within a factor of two) and then adds dur.
+ * Decimal microseconds are not exact binary fractions, so with 3-place
+ * durations either sum lands up to an ulp (about 1 ns near 7e12 us, where
+ * Kineto's 3-month base puts ts) past the next slice's start, or a child's
+ * end past its parent's: DevTools drops such a slice as a partial overlap,
+ * speedscope nests the next step inside the one before.
  *
- * So dur is chosen such that double(ts) + double(dur) == double(end), where
- * end is the true end in integer ns printed as ts is.  Every relation that
- * holds between integer ns then holds between what readers compute: the
- * double of a decimal is monotonic in it (correct rounding), so a successor
- * starting at or after the end starts at or after the computed end, and a
- * child ending at or before its parent ends at or before the parent's
- * computed end (equal ends compute equal).  double(x / 10^p) for an integer
- * x < 2^53 is exactly the double a correct parser gives for the decimal
- * x * 10^-p (one correctly rounded division of two exact doubles).
+ * So dur is written as r = double(end) - double(ts), where end is the true
+ * end in integer ns printed as ts is.  That difference is exact (Sterbenz:
+ * end <= 2 ts), and so is any sum (ts - c) + r a reader forms with an exact
+ * ts - c: it gives double(end) - c, the same for every slice that ends at
+ * that ns, and monotonic in the ns (correct rounding).  Back-to-back slices
+ * touch and never overlap, children end inside their parents, for every
+ * such reader.  r is a multiple of ulp(ts) = 2^-k, so its exact decimal has
+ * k places (10 from 51 days into a base, up to 24 in its first 9 minutes),
+ * which is also its shortest decimal; it is within a ns of the true
+ * duration (readers that count whole ns, as Perfetto does, see the duration
+ * to a ns).  Trailing zeros are cut down to 3 places.
  *
- * The 3-place duration almost always satisfies this; otherwise one more
- * place (tenths of a ns) and up to 9 are tried, each within a ns of the true
- * duration.  Only when no such decimal exists (times within seconds of the
- * base, where one ulp is far below a ns) is the duration trimmed instead, to
- * the longest 3-place value whose computed end is not past double(end).
+ * Where that does not hold (ts within 9 minutes of the base, or a slice
+ * longer than the time since the base) the 3-place duration is written when
+ * double(ts) + double(dur) == double(end); else tenths of a ns to 9 places
+ * are tried, and last the 3-place duration is trimmed until that sum is not
+ * past double(end).
+ *
  * Doubles are IEEE binary64 with round-to-nearest on every target this
- * builds for (SSE2 on x86-64, not x87). */
+ * builds for (SSE2 on x86-64, not x87); the volatile sums below are rounded
+ * to a double before they are compared, as a JavaScript engine does. */
 
 /* Powers of ten up to 10^9, exact as doubles. */
 static const double tr_pow10[10] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+
+/* The most fraction digits tr_put_dyadic() writes (k <= TR_DYADIC_MAX_K). */
+#define TR_DYADIC_MAX_K 24
 
 /* x / 10^p as a decimal with exactly p places (p <= 9, x >= 0). */
 static char *tr_put_fixed(char *d, uint64_t x, unsigned p)
@@ -173,42 +182,41 @@ static char *tr_put_fixed(char *d, uint64_t x, unsigned p)
 	return d + p;
 }
 
-/* True when a reader's double(ts) + double(x * 10^-p) equals g.  volatile:
- * the sum must be rounded to a double before the compare, as a JavaScript
- * engine does, even where a compiler would keep more precision. */
+/* m * 2^-k exactly, with at least 3 and at most k places (k <= 24, so that
+ * the fraction times 10 fits 64 bits). */
+static char *tr_put_dyadic(char *d, uint64_t m, unsigned k)
+{
+	uint64_t mask = ((uint64_t)1 << k) - 1, frac = m & mask;
+	d = tp_json_put_u64(d, m >> k);
+	*d++ = '.';
+	unsigned n = 0;
+	while (n < 3 || (frac && n < k)) {
+		frac *= 10;
+		*d++ = (char)('0' + (frac >> k));
+		frac &= mask;
+		n++;
+	}
+	return d;
+}
+
+/* True when a reader's double(ts) + double(x * 10^-p) equals g: x < 2^53,
+ * so double(x) / 10^p is the correctly rounded value of that decimal. */
 static int tr_sum_is(double ts, uint64_t x, unsigned p, double g)
 {
 	volatile double sum = ts + (double)x / tr_pow10[p];
 	return sum == g;
 }
 
-/* ,"dur":.. for a slice from s to e (ns relative to the base, e >= s). */
-static char *tr_put_dur(char *d, int64_t s, int64_t e)
+/* The fallback described above, for times near the base. */
+static char *tr_put_dur_near_base(char *d, uint64_t dur, double ts, double g)
 {
-	uint64_t dur = (uint64_t)(e - s);
-	double ts = (double)s / 1e3, g = (double)e / 1e3;
-	d = tp_json_put_raw(d, ",\"dur\":", 7);
-	if (TR_LIKELY(tr_sum_is(ts, dur, 3, g)))
+	if (tr_sum_is(ts, dur, 3, g))
 		return tp_json_put_us(d, (int64_t)dur);
-	/* Tenths of a ns, nearest the true duration first: the valid sums
-	 * span one ulp of g (about 0.98 ns at most, within a base's 3 months)
-	 * and lie within an ulp of it, so one is found within 0.6 ns whenever
-	 * an ulp is at least 0.1 ns (times past 12 days of the base). */
-	if (dur < ((uint64_t)1 << 53) / 10) {
-		for (uint64_t k = 1; k <= 6; k++) {
-			if (tr_sum_is(ts, dur * 10 + k, 4, g))
-				return tr_put_fixed(d, dur * 10 + k, 4);
-			if (dur * 10 >= k && tr_sum_is(ts, dur * 10 - k, 4, g))
-				return tr_put_fixed(d, dur * 10 - k, 4);
-		}
-	}
 	for (unsigned p = 4; p <= 9; p++) {
 		/* Candidates must stay below 2^53 to be exact as doubles. */
 		if (dur >= ((uint64_t)1 << 53) / (uint64_t)tr_pow10[p - 3])
 			break;
-		/* The p-place decimal nearest g - ts (the exact double
-		 * difference in all but the first seconds of a base), and its
-		 * two neighbours. */
+		/* The p-place decimal nearest g - ts, and its neighbours. */
 		uint64_t x = dur * (uint64_t)tr_pow10[p - 3];
 		double want = (g - ts) * tr_pow10[p];
 		if (want > 0 && want < (double)((uint64_t)1 << 53))
@@ -220,8 +228,7 @@ static char *tr_put_dur(char *d, int64_t s, int64_t e)
 		if (x > 0 && tr_sum_is(ts, x - 1, p, g))
 			return tr_put_fixed(d, x - 1, p);
 	}
-	/* Bounded: each ns shorter moves the computed end down by about one
-	 * ns, more than one ulp here. */
+	/* Bounded: each ns shorter moves the sum down by at least an ulp. */
 	for (int k = 0; k < 4 && dur > 0; k++) {
 		volatile double sum = ts + (double)dur / 1e3;
 		if (sum <= g)
@@ -229,6 +236,23 @@ static char *tr_put_dur(char *d, int64_t s, int64_t e)
 		dur--;
 	}
 	return tp_json_put_us(d, (int64_t)dur);
+}
+
+/* ,"dur":.. for a slice from s to e (ns relative to the base, 0 <= s <= e
+ * < 2^53). */
+static char *tr_put_dur(char *d, int64_t s, int64_t e)
+{
+	double ts = (double)s / 1e3, g = (double)e / 1e3;
+	d = tp_json_put_raw(d, ",\"dur\":", 7);
+	int ex;
+	frexp(ts, &ex);
+	/* ulp(ts) = 2^(ex - 53) = 2^-k. */
+	int k = 53 - ex;
+	if (s > 0 && g <= 2 * ts && k >= 0 && k <= TR_DYADIC_MAX_K) {
+		double r = g - ts; /* exact */
+		return tr_put_dyadic(d, (uint64_t)ldexp(r, k), (unsigned)k);
+	}
+	return tr_put_dur_near_base(d, (uint64_t)(e - s), ts, g);
 }
 
 static char *tr_dur(const struct tp_trace *t, char *d, uint64_t start_ns, uint64_t end_ns)

@@ -74,13 +74,15 @@ END_TEST
 
 START_TEST(test_api_event_result_only)
 {
+	/* dur is double(end) - double(ts), exactly (see tr_put_dur()): at
+	 * 6.9e12 us a multiple of 2^-10 us, within a ns of the 139.501 us. */
 	tp_trace_api_open(&tr, "cuda_runtime", "cudaEventRecord", 15, 1234567, 7654321,
-			  3888000000000123456ull, 3888000000000125801ull, 0);
+			  6900669626790479ull, 6900669626929980ull, 0);
 	tp_json_char(&tr.j, '}');
 	tp_trace_event_close(&tr);
 	ck_assert_str_eq(take(), "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaEventRecord\","
-				 "\"pid\":1234567,\"tid\":7654321,\"ts\":3888000000000123.456,"
-				 "\"dur\":2.345,\"args\":{\"result\":0}}");
+				 "\"pid\":1234567,\"tid\":7654321,\"ts\":6900669626790.479,"
+				 "\"dur\":139.501953125,\"args\":{\"result\":0}}");
 	/* The second event is separated by ",\n"; a negative result, and an
 	 * end before the start (clock trouble) gives dur 0. */
 	tp_trace_api_open(&tr, "cuda_driver", "cuInit", 6, 1234567, 7654321, 5000, 4000, -1);
@@ -107,13 +109,15 @@ START_TEST(test_api_event_result_only)
 }
 END_TEST
 
-/* Readers (DevTools, speedscope) take a slice's end as double(ts) +
- * double(dur).  For any start and end in integer ns that sum must equal
- * double(end printed as ts is), so that back-to-back slices touch and never
+/* Readers take a slice's end as double(ts) + double(dur) (DevTools' trace
+ * engine) or as (double(ts) - double(first ts)) + double(dur) (speedscope).
+ * For any start and end in integer ns both must give double(end printed as
+ * ts is) (minus the first ts), so that back-to-back slices touch and never
  * overlap, and children end inside their parents; the printed duration stays
  * within a ns of the true one.  Times near 6.9e12 us (a Kineto base late in
- * its 3-month bucket) and near 1e9 us, consecutive and random. */
-static int dur_check(uint64_t start_ns, uint64_t end_ns, double *err_ns)
+ * its 3-month bucket), at the top of the bucket, at 2^42 us and at 1e9 us
+ * (17 minutes into it), consecutive and random. */
+static int dur_check(uint64_t first_ns, uint64_t start_ns, uint64_t end_ns, double *err_ns)
 {
 	tp_trace_complete_open(&tr, "c", "n", 1, 1, 2, start_ns, end_ns);
 	tp_trace_event_close(&tr);
@@ -123,23 +127,27 @@ static int dur_check(uint64_t start_ns, uint64_t end_ns, double *err_ns)
 	ck_assert_ptr_nonnull(ts);
 	ck_assert_ptr_nonnull(dur);
 	double t = strtod(ts + 5, NULL), du = strtod(dur + 6, NULL);
-	char end[40];
+	char end[40], first[40];
 	snprintf(end, sizeof(end), "%llu.%03llu", (unsigned long long)(end_ns / 1000),
 		 (unsigned long long)(end_ns % 1000));
-	volatile double sum = t + du;
+	snprintf(first, sizeof(first), "%llu.%03llu", (unsigned long long)(first_ns / 1000),
+		 (unsigned long long)(first_ns % 1000));
+	double g = strtod(end, NULL), f = strtod(first, NULL);
+	volatile double devtools = t + du;
+	volatile double rebased = t - f;
+	volatile double speedscope = rebased + du;
 	*err_ns = du * 1e3 - (double)(end_ns - start_ns);
-	return sum == strtod(end, NULL);
+	return devtools == g && speedscope == g - f;
 }
-
 START_TEST(test_dur_sums_to_end)
 {
-	static const uint64_t bases[] = { 6900000000000000ull, 7775999999000000ull,
+	static const uint64_t bases[] = { 6900000000000000ull, 7775000000000000ull,
 					  4398046511104000ull, 1000000000000ull };
 	uint64_t x = 88172645463325252ull;
 	int bad = 0, n = 0;
 	double worst = 0;
 	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
-		uint64_t t = bases[b];
+		uint64_t t = bases[b], first = t;
 		for (int i = 0; i < 20000; i++) {
 			x ^= x << 13;
 			x ^= x >> 7;
@@ -147,7 +155,7 @@ START_TEST(test_dur_sums_to_end)
 			/* Durations from 1 ns to 1 ms, a few up to 100 s. */
 			uint64_t len = 1 + (x % 1000000) * ((x >> 40) % 64 == 0 ? 100000 : 1);
 			double err;
-			if (!dur_check(t, t + len, &err)) {
+			if (!dur_check(first, t, t + len, &err)) {
 				if (bad++ < 5)
 					fprintf(stderr, "start %llu end %llu: sum is not the end\n",
 						(unsigned long long)t, (unsigned long long)(t + len));
@@ -164,7 +172,7 @@ START_TEST(test_dur_sums_to_end)
 			t += len; /* the next slice starts where this one ended */
 		}
 	}
-	ck_assert_msg(bad == 0, "%d of %d slices end past or before their end", bad, n);
+	ck_assert_msg(bad == 0, "%d of %d slices do not end at their end as readers compute it", bad, n);
 	ck_assert_msg(worst < 1.0, "a duration is %.3f ns off", worst);
 }
 END_TEST
