@@ -98,7 +98,8 @@ function threadKey(pid, tid) {
 
 // Per thread: "depth:name" -> count, from the exact times.  Slices that
 // partly overlap in the file itself are traceprof's defect, reported too.
-function expected(slices, keepEmpty) {
+// name(e): how the reader names a slice (speedscope appends its args).
+function expected(slices, keepEmpty, name = e => e.name) {
 	const by = new Map();
 	for (const e of slices) {
 		if (!keepEmpty && e.__e === e.__s)
@@ -121,7 +122,7 @@ function expected(slices, keepEmpty) {
 			const top = stack[stack.length - 1];
 			if (top && e.__e > top.__e)
 				overlaps.push(`${k}: "${e.name}" overlaps "${top.name}"`);
-			const key = `${stack.length}:${e.name}`;
+			const key = `${stack.length}:${name(e)}`;
 			m.set(key, (m.get(key) || 0) + 1);
 			stack.push(e);
 		}
@@ -241,8 +242,11 @@ function speedscope(events) {
 	}
 	const got = new Map();
 	for (const p of group.profiles) {
-		// Profiles are named "<process name> (pid P), <thread name> (tid T)".
-		const mm = /\(pid ([^)]*)\).*\(tid ([^)]*)\)\s*$/.exec(p.getName());
+		// Profiles are named "<process> (pid P), <thread> (tid T)", or
+		// "<name> (pid P, tid T)", or "pid P, tid T"; names may contain the
+		// same words, so the last ones count.
+		const mm = /^.*\(pid ([^ ,)]+)\), .*\(tid ([^ )]+)\)$/.exec(p.getName()) ||
+			   /(?:^|\()pid ([^ ,]+), tid ([^ )]+)\)?$/.exec(p.getName());
 		const k = mm ? threadKey(mm[1], mm[2]) : p.getName();
 		const m = got.get(k) || new Map();
 		let depth = 0;
@@ -288,7 +292,8 @@ for (const file of files) {
 	// speedscope leaves out slices of zero length (they have no width in
 	// its flame chart): by design, not a misreading.
 	const ss = speedscope(t.events);
-	const sd = diff(expected(t.slices, false).out, ss.got);
+	const sd = diff(expected(t.slices, false, e => (e.name || '(unnamed)') +
+				    (e.args ? ` ${JSON.stringify(e.args)}` : '')).out, ss.got);
 	const bad = ss.warnings.filter(w => /Tried to end|stack was empty/.test(w));
 	if (sd.length || bad.length) {
 		console.log(`FAIL ${name}: speedscope: ${sd.length} differences, ${bad.length} warnings:\n  ` +
