@@ -22,9 +22,13 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	t->nfirst = 0;
 	t->ids_len = 0;
 	t->cat = NULL;
-	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n  \"traceName\": ");
-	tp_json_str(j, h->trace_name);
-	tp_json_lit(j, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n");
+	if (h->trace_name) {
+		tp_json_lit(j, "  \"traceName\": ");
+		tp_json_str(j, h->trace_name);
+		tp_json_lit(j, ",\n");
+	}
+	tp_json_lit(j, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
 	tp_json_i64(j, h->base_wall_ns);
 	tp_json_lit(j, ",\n  \"distributedInfo\": {\"backend\": ");
 	tp_json_str(j, h->launcher ? h->launcher : "none");
@@ -55,6 +59,12 @@ void tp_trace_device_properties(struct tp_trace *t, const char *json)
 	t->devprops_done = 1;
 	tp_json_lit(&t->j, ",\n  \"deviceProperties\": ");
 	tp_json_lit(&t->j, json ? json : "[]");
+}
+
+void tp_trace_name(struct tp_trace *t, const char *name)
+{
+	tp_json_lit(&t->j, ",\n  \"traceName\": ");
+	tp_json_str(&t->j, name);
 }
 
 void tp_trace_event_open(struct tp_trace *t)

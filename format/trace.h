@@ -45,6 +45,8 @@ struct tp_trace {
 
 /* What goes before traceEvents. */
 struct tp_trace_header {
+	/* traceName, or NULL when the file's name is known only at its end:
+	 * then tp_trace_name() writes it after the footer. */
 	const char *trace_name;
 	int64_t base_wall_ns;	/* baseTimeNanoseconds */
 	int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
@@ -68,6 +70,11 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h);
  * header had it.  JSON readers take top-level keys in any order; Kineto's
  * place, before traceEvents, is used whenever the devices are known then. */
 void tp_trace_device_properties(struct tp_trace *t, const char *json);
+
+/* After the footer: ,"traceName": name, for a header written without one
+ * (a window's file is named after its last step, known at its end).  JSON
+ * readers take top-level keys in any order. */
+void tp_trace_name(struct tp_trace *t, const char *name);
 
 /* Opens one event object: writes the separator and '{'.  The caller writes
  * the fields with the tp_json_* functions and closes with

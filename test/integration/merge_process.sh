@@ -5,6 +5,8 @@
 # a pid of its own.  And the merged file states its rank the way Holistic
 # Trace Analysis finds it (item 2): its pattern "rank":\s+(\d+) must give the
 # rank, for a merge of one rank's windows and for a merge of several ranks.
+# Each file's traceName is its own name (item 3: it was the name of the
+# window's first step, while the file is named after its last).
 . "$TP_TOP/test/lib/common.sh"
 prog="$BUILD/test/prog_steps"
 [ -x "$prog" ] || skip "$prog not built"
@@ -39,6 +41,10 @@ def names(d):
             if e.get("ph") == "M" and e.get("name") == "process_name"}
 
 fails = []
+for f in sorted(glob.glob("windows/*.json") + glob.glob("parts/*.json")):
+    tn = load(f).get("traceName")
+    if tn != f.split("/")[-1]:
+        fails.append("%s: traceName %r" % (f, tn))
 nwin = len(glob.glob("windows/*.json"))
 nparts = len(glob.glob("parts/*.json"))
 assert nwin == 2, glob.glob("windows/*.json")
