@@ -3,7 +3,7 @@
 # Trace Event Format importer (npm speedscope) over a representative set of
 # traces: many steps on three threads (host only), the demo program with the
 # stand-in CUDA runtime and CUPTI, launches with GPU kernels (CUPTI
-# stand-in), a merge of two ranks' windows, and a merge of synthetic ranks
+# stand-in), steps and markers with kernels and gpu_user_annotation spans, a merge of two ranks' windows, and a merge of synthetic ranks
 # whose clock bases differ (times shifted by the merge).  Neither reader may
 # drop a slice or nest it elsewhere than the file's whole-ns times say
 # (test/lib/readers/readers.mjs); every file passes the trace checker, which
@@ -51,6 +51,12 @@ files+=(demo/*.json)
 LD_LIBRARY_PATH="$SI" LD_PRELOAD="$TP_PRELOAD:$SI/libcupti.so.13" TRACEPROF_FOLDER=cupti \
 	"$BUILD/test/prog_cuda_calls" launch 300 5 >/dev/null
 files+=(cupti/*.json)
+
+# Steps and markers around launches: kernels and their gpu_user_annotation
+# spans on the stream.
+LD_LIBRARY_PATH="$SI" LD_PRELOAD="$TP_PRELOAD:$SI/libcupti.so.13" TRACEPROF_FOLDER=gpusteps \
+	"$BUILD/test/prog_gpu_steps" 20 4 10 >/dev/null
+files+=(gpusteps/*.json)
 
 # Two ranks' windows, merged.
 for r in 0 1; do
