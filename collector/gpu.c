@@ -645,7 +645,7 @@ static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev,
 		n = sync_type_str(e->sync_type);
 		break;
 	}
-	tp_trace_complete_open(out, cat, n, strlen(n), (int64_t)dev, (int32_t)e->stream, e->start,
+	tp_trace_complete_open(out, cat, n, strlen(n), TP_GPU_PID(dev), (int32_t)e->stream, e->start,
 			       e->end);
 	common_args(j, e, dev, corr);
 	if (e->kind == GEV_KERNEL) {
@@ -829,7 +829,7 @@ write:
 		const struct ga_span *g = &spans[s];
 		const struct tp_trace_anno *an = &ga_annos[g->anno];
 		tp_trace_complete_open(out, "gpu_user_annotation", tp_trace_anno_name(an),
-				       an->name_len, (int64_t)g->dev, g->stream, g->start, g->end);
+				       an->name_len, TP_GPU_PID(g->dev), g->stream, g->start, g->end);
 		tp_trace_event_close(out);
 	}
 out:
@@ -878,7 +878,7 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
 			uint64_t flow = G.next_flow = G.next_flow % 0xffffffffu + 1; /* 1..2^32-1 */
 			write_flow(out, 's', flow, pid, tid, *api);
-			write_flow(out, 'f', flow, (int64_t)dev, (int32_t)e->stream, e->start);
+			write_flow(out, 'f', flow, TP_GPU_PID(dev), (int32_t)e->stream, e->start);
 			if (e->kind != GEV_SYNC && nlaunch == caplaunch) {
 				size_t c = caplaunch ? caplaunch * 2 : 1024;
 				struct ga_launch *p = realloc(launches, c * sizeof(*p));
@@ -913,14 +913,15 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 			continue;
 		char name[32];
 		tp_format(name, sizeof(name), "GPU %u", d);
-		tp_trace_meta_name(out, "process_name", d, 0, name);
-		tp_trace_meta_sort(out, "process_sort_index", d, 0, GPU_SORT_BASE + d);
+		tp_trace_meta_name(out, "process_name", TP_GPU_PID(d), 0, name);
+		tp_trace_meta_sort(out, "process_sort_index", TP_GPU_PID(d), 0, GPU_SORT_BASE + d);
 	}
 	for (int t = 0; t < ntracks; t++) {
 		char name[32];
 		tp_format(name, sizeof(name), "stream %d", tracks[t].stream);
-		tp_trace_meta_name(out, "thread_name", tracks[t].dev, tracks[t].stream, name);
-		tp_trace_meta_sort(out, "thread_sort_index", tracks[t].dev, tracks[t].stream,
+		tp_trace_meta_name(out, "thread_name", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
+				   name);
+		tp_trace_meta_sort(out, "thread_sort_index", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
 				   tracks[t].stream);
 	}
 	/* API records up to this window's end were written here or into an

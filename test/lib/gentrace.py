@@ -45,15 +45,15 @@ def events(a, pid, tid):
                         "pid": pid, "tid": tid}, **span(ts, ts + 4125),
                        args={"cbid": 211, "correlation": corr})
             if a.gpu:
-                # The kernel on GPU 0, stream 7, and the flow between them,
+                # The kernel on GPU 0 (pid 10^9, collector/gpu.h), stream 7, and the flow between them,
                 # in the key order collector/gpu.c writes.
-                yield dict({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7},
+                yield dict({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 1000000000, "tid": 7},
                            **span(ts + 5000, ts + 8000),
                            args={"device": 0, "context": 1, "stream": 7, "correlation": corr})
                 yield {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": pid,
                        "tid": tid, "ts": us(ts)}
                 yield {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": corr,
-                       "pid": 0, "tid": 7, "ts": us(ts + 5000)}
+                       "pid": 1000000000, "tid": 7, "ts": us(ts + 5000)}
         yield {"ph": "i", "s": "t", "cat": "user_annotation", "name": "tick", "pid": pid,
                "tid": tid, "ts": us(t + 3500)}
         yield {"ph": "C", "name": "loss", "pid": pid, "tid": tid, "ts": us(t + 4000),
