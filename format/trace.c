@@ -1,6 +1,5 @@
 #include "format/trace.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,13 +192,40 @@ static char *tr_put_fixed(char *d, uint64_t x, unsigned p)
 	return d + p;
 }
 
-/* m * 2^-k exactly, with at least 3 and at most k places (k <= 24, so that
- * the fraction times 10 fits 64 bits). */
+/* 5^k for k <= 19: frac * 5^k < 10^k fits 64 bits. */
+static const uint64_t tr_pow5[20] = {
+	1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull,
+	1953125ull, 9765625ull, 48828125ull, 244140625ull, 1220703125ull, 6103515625ull,
+	30517578125ull, 152587890625ull, 762939453125ull, 3814697265625ull,
+	19073486328125ull,
+};
+
+/* m * 2^-k exactly, with at least 3 and at most k places (k <= 24). */
 static char *tr_put_dyadic(char *d, uint64_t m, unsigned k)
 {
 	uint64_t mask = ((uint64_t)1 << k) - 1, frac = m & mask;
 	d = tp_json_put_u64(d, m >> k);
 	*d++ = '.';
+	if (k <= 19) {
+		/* frac / 2^k = frac * 5^k / 10^k: the k digits of one integer,
+		 * written right to left two at a time, then trailing zeros cut. */
+		uint64_t f = frac * tr_pow5[k];
+		unsigned places = k < 3 ? 3 : k;
+		if (k < 3)
+			f *= k == 0 ? 1000 : k == 1 ? 100 : 10;
+		char *e = d + places;
+		char *p = e;
+		while (p - d >= 2) {
+			p -= 2;
+			memcpy(p, tp_json_digits2 + 2 * (f % 100), 2);
+			f /= 100;
+		}
+		if (p > d)
+			*d = (char)('0' + f % 10);
+		while (e - d > 3 && e[-1] == '0')
+			e--;
+		return e;
+	}
 	unsigned n = 0;
 	while (n < 3 || (frac && n < k)) {
 		frac *= 10;
@@ -255,13 +281,16 @@ static char *tr_put_dur(char *d, int64_t s, int64_t e)
 {
 	double ts = (double)s / 1e3, g = (double)e / 1e3;
 	d = tp_json_put_raw(d, ",\"dur\":", 7);
-	int ex;
-	frexp(ts, &ex);
-	/* ulp(ts) = 2^(ex - 53) = 2^-k. */
-	int k = 53 - ex;
+	/* ts in [2^x, 2^(x+1)) has ulp 2^(x-52) = 2^-k: x from the exponent
+	 * bits (ts > 0 and normal here), 2^k built the same way (exact). */
+	uint64_t bits;
+	memcpy(&bits, &ts, sizeof(bits));
+	int k = 52 - ((int)((bits >> 52) & 0x7ff) - 1023);
 	if (s > 0 && g <= 2 * ts && k >= 0 && k <= TR_DYADIC_MAX_K) {
-		double r = g - ts; /* exact */
-		return tr_put_dyadic(d, (uint64_t)ldexp(r, k), (unsigned)k);
+		double r = g - ts, scale; /* r exact */
+		uint64_t sb = (uint64_t)(1023 + k) << 52;
+		memcpy(&scale, &sb, sizeof(scale));
+		return tr_put_dyadic(d, (uint64_t)(r * scale), (unsigned)k);
 	}
 	return tr_put_dur_near_base(d, (uint64_t)(e - s), ts, g);
 }
