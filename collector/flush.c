@@ -230,7 +230,7 @@ static int part_open(struct tp_window *w)
 	}
 	const char *devprops = device_properties();
 	struct tp_trace_header h = {
-		.trace_name = name,
+		.trace_name = NULL, /* written at the end, with the final name */
 		.base_wall_ns = F.base_wall,
 		.wall_offset_ns = tp_clock_wall_offset_ns(),
 		.pid = F.pid,
@@ -581,12 +581,13 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 		if (F.plugins[k]->toplevel)
 			F.plugins[k]->toplevel(&pt->trace.j);
 	char name[NAME_MAX + 1];
-	int rc = tp_trace_end(&pt->trace);
-	if (!rc && template_vars_step(F.cfg.filename, tp_control_display_step(w->last_step), name,
-					  sizeof(name)))
-		rc = -EINVAL;
+	int rc = template_vars_step(F.cfg.filename, tp_control_display_step(w->last_step), name,
+				    sizeof(name)) ? -EINVAL : 0;
 	if (!rc && w->nparts > 1)
 		part_name(name, sizeof(name), i + 1);
+	if (!rc)
+		tp_trace_name(&pt->trace, name);
+	rc = rc ? rc : tp_trace_end(&pt->trace);
 	if (!rc)
 		rc = tp_sink_set_name(pt->sink, name);
 	if (rc) {

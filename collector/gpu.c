@@ -425,6 +425,9 @@ int tp_gpu_parse_record(const void *record)
 
 uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, uint64_t end_ns)
 {
+	/* GPU work will be correlated: keep the annotations that enclose it
+	 * (gpu_user_annotation events, written with the window's GPU events). */
+	tp_trace_annos_keep();
 	uint64_t corr = G.next_corr + 1;
 	uint64_t ext = tp_gpu_ext_id(tid, start_ticks);
 	if (map_put(&G.api, ext, start_ns, corr) != 0)
@@ -645,7 +648,7 @@ static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev,
 		n = sync_type_str(e->sync_type);
 		break;
 	}
-	tp_trace_complete_open(out, cat, n, strlen(n), (int64_t)dev, (int32_t)e->stream, e->start,
+	tp_trace_complete_open(out, cat, n, strlen(n), TP_GPU_PID(dev), (int32_t)e->stream, e->start,
 			       e->end);
 	common_args(j, e, dev, corr);
 	if (e->kind == GEV_KERNEL) {
@@ -705,9 +708,145 @@ static int keep_corr(uint64_t k, uint64_t v, uint64_t a, void *ctx)
 	return a != 0 && a > *(uint64_t *)ctx;
 }
 
+/* ---- gpu_user_annotation ------------------------------------------------
+ *
+ * Kineto's layout: on each stream that ran GPU work launched inside a CPU
+ * user annotation (a step or a marker), one complete event of category
+ * gpu_user_annotation with the annotation's name, on the GPU's pid and the
+ * stream's tid, from the first such start to the last such end.  Holistic
+ * Trace Analysis attributes each kernel to the innermost one that holds it.
+ * The annotations come from format/trace.c's store; a launch belongs to
+ * every annotation of its thread open at the call's start. */
+
+struct ga_launch {
+	int64_t tid;
+	uint64_t api; /* the call's start */
+	uint32_t dev;
+	int32_t stream;
+	uint64_t start, end;
+};
+
+struct ga_span {
+	size_t anno, next; /* next: the annotation's next span + 1, 0 at the end */
+	uint32_t dev;
+	int32_t stream;
+	uint64_t start, end;
+};
+
+static int ga_launch_cmp(const void *a, const void *b)
+{
+	const struct ga_launch *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->api < y->api ? -1 : x->api > y->api;
+}
+
+static const struct tp_trace_anno *ga_annos;
+
+/* By thread, then start, longest first: a parent before its children. */
+static int ga_anno_cmp(const void *a, const void *b)
+{
+	const struct tp_trace_anno *x = &ga_annos[*(const size_t *)a];
+	const struct tp_trace_anno *y = &ga_annos[*(const size_t *)b];
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+/* Adds launch l to annotation k's span on l's stream.  head[k]: its first
+ * span + 1.  Returns -1 when out of memory (the rest are then skipped). */
+static int ga_add(struct ga_span **spans, size_t *n, size_t *cap, size_t *head, size_t k,
+		  const struct ga_launch *l)
+{
+	for (size_t s = head[k]; s; s = (*spans)[s - 1].next) {
+		struct ga_span *g = &(*spans)[s - 1];
+		if (g->dev == l->dev && g->stream == l->stream) {
+			if (l->start < g->start)
+				g->start = l->start;
+			if (l->end > g->end)
+				g->end = l->end;
+			return 0;
+		}
+	}
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct ga_span *p = realloc(*spans, c * sizeof(*p));
+		if (!p)
+			return -1;
+		*spans = p;
+		*cap = c;
+	}
+	(*spans)[*n] = (struct ga_span){ k, head[k], l->dev, l->stream, l->start, l->end };
+	head[k] = ++*n;
+	return 0;
+}
+
+static void write_gpu_annotations(struct tp_trace *out, struct ga_launch *ls, size_t nl,
+				  int64_t pid)
+{
+	size_t na;
+	ga_annos = tp_trace_annos(&na);
+	size_t *idx = malloc((na ? na : 1) * sizeof(*idx));
+	size_t *head = calloc(na ? na : 1, sizeof(*head));
+	size_t *stack = malloc((na ? na : 1) * sizeof(*stack));
+	struct ga_span *spans = NULL;
+	size_t nspans = 0, cap = 0, ni = 0;
+	if (!idx || !head || !stack)
+		goto out;
+	for (size_t i = 0; i < na; i++)
+		if (ga_annos[i].pid == pid)
+			idx[ni++] = i;
+	if (ni > 1)
+		qsort(idx, ni, sizeof(*idx), ga_anno_cmp);
+	if (nl > 1)
+		qsort(ls, nl, sizeof(*ls), ga_launch_cmp);
+	/* One sweep per thread: annotations open at each launch's call. */
+	size_t a = 0, depth = 0;
+	int64_t cur = 0;
+	for (size_t i = 0; i < nl; i++) {
+		const struct ga_launch *l = &ls[i];
+		if (i == 0 || l->tid != cur) {
+			cur = l->tid;
+			depth = 0;
+			while (a < ni && ga_annos[idx[a]].tid < cur)
+				a++;
+		}
+		while (a < ni && ga_annos[idx[a]].tid == cur && ga_annos[idx[a]].start <= l->api) {
+			while (depth && ga_annos[stack[depth - 1]].end < ga_annos[idx[a]].start)
+				depth--;
+			stack[depth++] = idx[a++];
+		}
+		size_t keep = 0;
+		for (size_t d = 0; d < depth; d++)
+			if (ga_annos[stack[d]].end >= l->api)
+				stack[keep++] = stack[d];
+		depth = keep;
+		for (size_t d = 0; d < depth; d++)
+			if (ga_add(&spans, &nspans, &cap, head, stack[d], l) < 0)
+				goto write;
+	}
+write:
+	for (size_t s = 0; s < nspans; s++) {
+		const struct ga_span *g = &spans[s];
+		const struct tp_trace_anno *an = &ga_annos[g->anno];
+		tp_trace_complete_open(out, "gpu_user_annotation", tp_trace_anno_name(an),
+				       an->name_len, TP_GPU_PID(g->dev), g->stream, g->start, g->end);
+		tp_trace_event_close(out);
+	}
+out:
+	free(idx);
+	free(head);
+	free(stack);
+	free(spans);
+}
+
 void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
 			  int64_t pid)
 {
+	struct ga_launch *launches = NULL;
+	size_t nlaunch = 0, caplaunch = 0;
 	struct track tracks[512];
 	int ntracks = 0;
 	uint64_t devs = 0;
@@ -742,7 +881,19 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
 			uint64_t flow = G.next_flow = G.next_flow % 0xffffffffu + 1; /* 1..2^32-1 */
 			write_flow(out, 's', flow, pid, tid, *api);
-			write_flow(out, 'f', flow, (int64_t)dev, (int32_t)e->stream, e->start);
+			write_flow(out, 'f', flow, TP_GPU_PID(dev), (int32_t)e->stream, e->start);
+			if (e->kind != GEV_SYNC && nlaunch == caplaunch) {
+				size_t c = caplaunch ? caplaunch * 2 : 1024;
+				struct ga_launch *p = realloc(launches, c * sizeof(*p));
+				if (p) {
+					launches = p;
+					caplaunch = c;
+				}
+			}
+			if (e->kind != GEV_SYNC && nlaunch < caplaunch)
+				launches[nlaunch++] = (struct ga_launch){
+					tid, *api, dev, (int32_t)e->stream, e->start, e->end
+				};
 		}
 		if (aux)
 			*aux = 0;
@@ -755,19 +906,25 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 			tracks[ntracks++] = (struct track){ dev, (int32_t)e->stream };
 	}
 	G.n = k;
+	write_gpu_annotations(out, launches, nlaunch, pid);
+	free(launches);
+	/* Launches up to this window's end were written: their annotations
+	 * are not needed again. */
+	tp_trace_annos_drop_before(last_ns + 1);
 	for (uint32_t d = 0; d < 64; d++) {
 		if (!(devs & (1ull << d)))
 			continue;
 		char name[32];
 		tp_format(name, sizeof(name), "GPU %u", d);
-		tp_trace_meta_name(out, "process_name", d, 0, name);
-		tp_trace_meta_sort(out, "process_sort_index", d, 0, GPU_SORT_BASE + d);
+		tp_trace_meta_name(out, "process_name", TP_GPU_PID(d), 0, name);
+		tp_trace_meta_sort(out, "process_sort_index", TP_GPU_PID(d), 0, GPU_SORT_BASE + d);
 	}
 	for (int t = 0; t < ntracks; t++) {
 		char name[32];
 		tp_format(name, sizeof(name), "stream %d", tracks[t].stream);
-		tp_trace_meta_name(out, "thread_name", tracks[t].dev, tracks[t].stream, name);
-		tp_trace_meta_sort(out, "thread_sort_index", tracks[t].dev, tracks[t].stream,
+		tp_trace_meta_name(out, "thread_name", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
+				   name);
+		tp_trace_meta_sort(out, "thread_sort_index", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
 				   tracks[t].stream);
 	}
 	/* API records up to this window's end were written here or into an
@@ -788,6 +945,7 @@ void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
 		if (G.ev[i].end >= before)
 			G.ev[k++] = G.ev[i];
 	G.n = k;
+	tp_trace_annos_drop_before(before);
 	map_filter(&G.api, keep_api, &before);
 	map_filter(&G.corr, keep_corr, &before);
 	notes_drop_before(before);

@@ -27,6 +27,16 @@
 #include "format/json.h"
 #include "format/trace.h"
 
+/* The pid of GPU d's events.  Kineto uses the device index, so GPU 0 is
+ * pid 0, which Perfetto reserves for the kernel's idle process (and its
+ * maintainers advise against).  Linux pids stay below 2^22 (pid_max's
+ * ceiling) and traceprof merge makes up pids from 2^30: 10^9 + d collides
+ * with neither.  Holistic Trace Analysis tells GPU events by args.stream,
+ * and DevTools, speedscope and Perfetto take any pid (measured: HTA's
+ * analyses and both npm readers over such traces). */
+#define TP_GPU_PID_BASE 1000000000
+#define TP_GPU_PID(d) ((int64_t)TP_GPU_PID_BASE + (int64_t)(d))
+
 /* Bits 63..42: thread id (Linux pid_max is at most 2^22); bits 41..0: the low
  * ticks of the API record's start.  Unique per thread for 2^42 ticks (about
  * 24 minutes at 3 GHz), far longer than a launch waits for its kernel. */

@@ -1,6 +1,8 @@
 #include "format/trace.h"
 
+#include <stdlib.h>
 #include <string.h>
+
 
 /* Kineto floors the wall clock to a fixed bucket so that every rank shares
  * the base; its bucket is about three months. */
@@ -20,9 +22,13 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	t->nfirst = 0;
 	t->ids_len = 0;
 	t->cat = NULL;
-	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n  \"traceName\": ");
-	tp_json_str(j, h->trace_name);
-	tp_json_lit(j, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n");
+	if (h->trace_name) {
+		tp_json_lit(j, "  \"traceName\": ");
+		tp_json_str(j, h->trace_name);
+		tp_json_lit(j, ",\n");
+	}
+	tp_json_lit(j, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
 	tp_json_i64(j, h->base_wall_ns);
 	tp_json_lit(j, ",\n  \"distributedInfo\": {\"backend\": ");
 	tp_json_str(j, h->launcher ? h->launcher : "none");
@@ -55,6 +61,12 @@ void tp_trace_device_properties(struct tp_trace *t, const char *json)
 	tp_json_lit(&t->j, json ? json : "[]");
 }
 
+void tp_trace_name(struct tp_trace *t, const char *name)
+{
+	tp_json_lit(&t->j, ",\n  \"traceName\": ");
+	tp_json_str(&t->j, name);
+}
+
 void tp_trace_event_open(struct tp_trace *t)
 {
 	if (t->nfirst)
@@ -76,8 +88,8 @@ void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns)
  * once (see format/json.h).  TR_HEAD_MAX bounds everything but the category
  * and the name: the separator and brace (3), the fixed keys and quotes of
  * the longest head (the API event's, under 64), the ids (TP_TRACE_IDS_MAX),
- * two times (22 each) and a result (20). */
-#define TR_HEAD_MAX 200
+ * a time (22), a duration (41: tr_put_dur()) and a result (20). */
+#define TR_HEAD_MAX 220
 
 /* Names longer than this go through tp_json_strn(), which escapes huge
  * strings in pieces instead of reserving six times their length at once. */
@@ -127,10 +139,167 @@ static char *tr_ts(const struct tp_trace *t, char *d, uint64_t mono_ns)
 	return tp_json_put_us(d, (int64_t)mono_ns - t->mono_base);
 }
 
-static char *tr_dur(char *d, uint64_t start_ns, uint64_t end_ns)
+/* ---- Durations that end where readers think they end ---------------------
+ *
+ * Readers parse ts and dur into doubles.  DevTools' trace engine takes a
+ * slice's end as ts + dur; speedscope first subtracts the thread's earliest
+ * ts (exact: the values are within a factor of two) and then adds dur.
+ * Decimal microseconds are not exact binary fractions, so with 3-place
+ * durations either sum lands up to an ulp (about 1 ns near 7e12 us, where
+ * Kineto's 3-month base puts ts) past the next slice's start, or a child's
+ * end past its parent's: DevTools drops such a slice as a partial overlap,
+ * speedscope nests the next step inside the one before.
+ *
+ * So dur is written as r = double(end) - double(ts), where end is the true
+ * end in integer ns printed as ts is.  That difference is exact (Sterbenz:
+ * end <= 2 ts), and so is any sum (ts - c) + r a reader forms with an exact
+ * ts - c: it gives double(end) - c, the same for every slice that ends at
+ * that ns, and monotonic in the ns (correct rounding).  Back-to-back slices
+ * touch and never overlap, children end inside their parents, for every
+ * such reader.  r is a multiple of ulp(ts) = 2^-k, so its exact decimal has
+ * k places (10 from 51 days into a base, up to 24 in its first 9 minutes),
+ * which is also its shortest decimal; it is within a ns of the true
+ * duration (readers that count whole ns, as Perfetto does, see the duration
+ * to a ns).  Trailing zeros are cut down to 3 places.
+ *
+ * Where that does not hold (ts within 9 minutes of the base, or a slice
+ * longer than the time since the base) the 3-place duration is written when
+ * double(ts) + double(dur) == double(end); else tenths of a ns to 9 places
+ * are tried, and last the 3-place duration is trimmed until that sum is not
+ * past double(end).
+ *
+ * Doubles are IEEE binary64 with round-to-nearest on every target this
+ * builds for (SSE2 on x86-64, not x87); the volatile sums below are rounded
+ * to a double before they are compared, as a JavaScript engine does. */
+
+/* Powers of ten up to 10^9, exact as doubles. */
+static const double tr_pow10[10] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+
+/* The most fraction digits tr_put_dyadic() writes (k <= TR_DYADIC_MAX_K). */
+#define TR_DYADIC_MAX_K 24
+
+/* x / 10^p as a decimal with exactly p places (p <= 9, x >= 0). */
+static char *tr_put_fixed(char *d, uint64_t x, unsigned p)
 {
+	uint64_t div = (uint64_t)tr_pow10[p];
+	uint64_t frac = x % div;
+	d = tp_json_put_u64(d, x / div);
+	*d++ = '.';
+	for (unsigned i = p; i > 0; i--) {
+		d[i - 1] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	return d + p;
+}
+
+/* 5^k for k <= 19: frac * 5^k < 10^k fits 64 bits. */
+static const uint64_t tr_pow5[20] = {
+	1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull,
+	1953125ull, 9765625ull, 48828125ull, 244140625ull, 1220703125ull, 6103515625ull,
+	30517578125ull, 152587890625ull, 762939453125ull, 3814697265625ull,
+	19073486328125ull,
+};
+
+/* m * 2^-k exactly, with at least 3 and at most k places (k <= 24). */
+static char *tr_put_dyadic(char *d, uint64_t m, unsigned k)
+{
+	uint64_t mask = ((uint64_t)1 << k) - 1, frac = m & mask;
+	d = tp_json_put_u64(d, m >> k);
+	*d++ = '.';
+	if (k <= 19) {
+		/* frac / 2^k = frac * 5^k / 10^k: the k digits of one integer,
+		 * written right to left two at a time, then trailing zeros cut. */
+		uint64_t f = frac * tr_pow5[k];
+		unsigned places = k < 3 ? 3 : k;
+		if (k < 3)
+			f *= k == 0 ? 1000 : k == 1 ? 100 : 10;
+		char *e = d + places;
+		char *p = e;
+		while (p - d >= 2) {
+			p -= 2;
+			memcpy(p, tp_json_digits2 + 2 * (f % 100), 2);
+			f /= 100;
+		}
+		if (p > d)
+			*d = (char)('0' + f % 10);
+		while (e - d > 3 && e[-1] == '0')
+			e--;
+		return e;
+	}
+	unsigned n = 0;
+	while (n < 3 || (frac && n < k)) {
+		frac *= 10;
+		*d++ = (char)('0' + (frac >> k));
+		frac &= mask;
+		n++;
+	}
+	return d;
+}
+
+/* True when a reader's double(ts) + double(x * 10^-p) equals g: x < 2^53,
+ * so double(x) / 10^p is the correctly rounded value of that decimal. */
+static int tr_sum_is(double ts, uint64_t x, unsigned p, double g)
+{
+	volatile double sum = ts + (double)x / tr_pow10[p];
+	return sum == g;
+}
+
+/* The fallback described above, for times near the base. */
+static char *tr_put_dur_near_base(char *d, uint64_t dur, double ts, double g)
+{
+	if (tr_sum_is(ts, dur, 3, g))
+		return tp_json_put_us(d, (int64_t)dur);
+	for (unsigned p = 4; p <= 9; p++) {
+		/* Candidates must stay below 2^53 to be exact as doubles. */
+		if (dur >= ((uint64_t)1 << 53) / (uint64_t)tr_pow10[p - 3])
+			break;
+		/* The p-place decimal nearest g - ts, and its neighbours. */
+		uint64_t x = dur * (uint64_t)tr_pow10[p - 3];
+		double want = (g - ts) * tr_pow10[p];
+		if (want > 0 && want < (double)((uint64_t)1 << 53))
+			x = (uint64_t)(want + 0.5);
+		if (tr_sum_is(ts, x, p, g))
+			return tr_put_fixed(d, x, p);
+		if (tr_sum_is(ts, x + 1, p, g))
+			return tr_put_fixed(d, x + 1, p);
+		if (x > 0 && tr_sum_is(ts, x - 1, p, g))
+			return tr_put_fixed(d, x - 1, p);
+	}
+	/* Bounded: each ns shorter moves the sum down by at least an ulp. */
+	for (int k = 0; k < 4 && dur > 0; k++) {
+		volatile double sum = ts + (double)dur / 1e3;
+		if (sum <= g)
+			break;
+		dur--;
+	}
+	return tp_json_put_us(d, (int64_t)dur);
+}
+
+/* ,"dur":.. for a slice from s to e (ns relative to the base, 0 <= s <= e
+ * < 2^53). */
+static char *tr_put_dur(char *d, int64_t s, int64_t e)
+{
+	double ts = (double)s / 1e3, g = (double)e / 1e3;
 	d = tp_json_put_raw(d, ",\"dur\":", 7);
-	return tp_json_put_us(d, end_ns >= start_ns ? (int64_t)(end_ns - start_ns) : 0);
+	/* ts in [2^x, 2^(x+1)) has ulp 2^(x-52) = 2^-k: x from the exponent
+	 * bits (ts > 0 and normal here), 2^k built the same way (exact). */
+	uint64_t bits;
+	memcpy(&bits, &ts, sizeof(bits));
+	int k = 52 - ((int)((bits >> 52) & 0x7ff) - 1023);
+	if (s > 0 && g <= 2 * ts && k >= 0 && k <= TR_DYADIC_MAX_K) {
+		double r = g - ts, scale; /* r exact */
+		uint64_t sb = (uint64_t)(1023 + k) << 52;
+		memcpy(&scale, &sb, sizeof(scale));
+		return tr_put_dyadic(d, (uint64_t)(r * scale), (unsigned)k);
+	}
+	return tr_put_dur_near_base(d, (uint64_t)(e - s), ts, g);
+}
+
+static char *tr_dur(const struct tp_trace *t, char *d, uint64_t start_ns, uint64_t end_ns)
+{
+	int64_t s = (int64_t)start_ns - t->mono_base;
+	int64_t e = end_ns >= start_ns ? (int64_t)end_ns - t->mono_base : s;
+	return tr_put_dur(d, s, e);
 }
 
 /* {PH CAT","name":NAME,"pid":P,"tid":T,"ts":TS where ph is the literal
@@ -143,6 +312,7 @@ static char *tr_head(struct tp_trace *t, const char *ph, size_t phlen, const cha
 	if (cat != t->cat) {
 		t->cat = cat;
 		t->cat_len = strlen(cat);
+		t->cat_anno = !strcmp(cat, "user_annotation");
 	}
 	size_t clen = t->cat_len;
 	int inline_name = nlen <= TR_NAME_INLINE_MAX;
@@ -169,13 +339,100 @@ static char *tr_head(struct tp_trace *t, const char *ph, size_t phlen, const cha
 static const char tr_ph_x[] = "\"ph\":\"X\",\"cat\":\"";
 static const char tr_ph_i[] = "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"";
 
+/* ---- User annotations kept for the GPU side (see trace.h) ---------------- */
+
+static struct {
+	int on;
+	struct tp_trace_anno *a;
+	size_t n, cap;
+	char *names;
+	size_t nlen, ncap;
+	uint64_t missed;
+} TA;
+
+/* The names' bytes are capped too: 64 bytes an annotation on average. */
+#define TA_NAMES_MAX ((size_t)TP_TRACE_ANNOS_MAX * 64)
+
+void tp_trace_annos_keep(void)
+{
+	TA.on = 1;
+}
+
+const struct tp_trace_anno *tp_trace_annos(size_t *n)
+{
+	*n = TA.n;
+	return TA.a;
+}
+
+const char *tp_trace_anno_name(const struct tp_trace_anno *a)
+{
+	return TA.names + a->name_off;
+}
+
+uint64_t tp_trace_annos_missed(void)
+{
+	return TA.missed;
+}
+
+static void ta_add(int64_t pid, int64_t tid, const char *name, size_t nlen, uint64_t start,
+		   uint64_t end)
+{
+	if (TA.n == TA.cap) {
+		size_t cap = TA.cap ? TA.cap * 2 : 1024;
+		struct tp_trace_anno *a = TA.n < TP_TRACE_ANNOS_MAX ? realloc(TA.a, cap * sizeof(*a))
+								    : NULL;
+		if (!a) {
+			TA.missed++;
+			return;
+		}
+		TA.a = a;
+		TA.cap = cap;
+	}
+	if (TA.nlen + nlen + 1 > TA.ncap) {
+		size_t cap = TA.ncap ? TA.ncap : 65536;
+		while (cap < TA.nlen + nlen + 1)
+			cap *= 2;
+		char *b = cap <= TA_NAMES_MAX ? realloc(TA.names, cap) : NULL;
+		if (!b) {
+			TA.missed++;
+			return;
+		}
+		TA.names = b;
+		TA.ncap = cap;
+	}
+	memcpy(TA.names + TA.nlen, name, nlen);
+	TA.names[TA.nlen + nlen] = '\0';
+	TA.a[TA.n++] = (struct tp_trace_anno){ pid, tid, start, end, (uint32_t)TA.nlen,
+					       (uint32_t)nlen };
+	TA.nlen += nlen + 1;
+}
+
+void tp_trace_annos_drop_before(uint64_t ns)
+{
+	size_t k = 0, len = 0;
+	for (size_t i = 0; i < TA.n; i++) {
+		struct tp_trace_anno a = TA.a[i];
+		if (a.end < ns)
+			continue;
+		/* Names move down in the same order: never over one not yet moved. */
+		memmove(TA.names + len, TA.names + a.name_off, a.name_len + 1);
+		a.name_off = (uint32_t)len;
+		len += a.name_len + 1;
+		TA.a[k++] = a;
+	}
+	TA.n = k;
+	TA.nlen = len;
+}
+
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns)
 {
 	char *d = tr_head(t, tr_ph_x, sizeof(tr_ph_x) - 1, cat, name, nlen, pid, tid, start_ns,
 			  0);
 	if (d)
-		tr_end(t, tr_dur(d, start_ns, end_ns));
+		tr_end(t, tr_dur(t, d, start_ns, end_ns));
+	if (t->cat_anno && TA.on && nlen < UINT32_MAX)
+		ta_add(pid, tid, name, nlen, start_ns, end_ns);
 }
 
 void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
@@ -187,7 +444,7 @@ void tp_trace_api_open(struct tp_trace *t, const char *cat, const char *name, si
 			  sizeof(args) - 1);
 	if (!d)
 		return;
-	d = tr_dur(d, start_ns, end_ns);
+	d = tr_dur(t, d, start_ns, end_ns);
 	d = tp_json_put_raw(d, args, sizeof(args) - 1);
 	tr_end(t, tp_json_put_i64(d, result));
 }

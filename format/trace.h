@@ -6,7 +6,10 @@
  *    "traceprof":{...}}
  *
  * Event times are given in CLOCK_MONOTONIC nanoseconds and written as
- * microseconds (3 decimals) relative to baseTimeNanoseconds. */
+ * microseconds relative to baseTimeNanoseconds: ts with 3 decimals, dur as
+ * double(end) - double(ts), exactly (up to about 10 decimals; see
+ * tr_put_dur() in trace.c), so that readers' double sums ts + dur land
+ * exactly on the end. */
 #ifndef TP_FORMAT_TRACE_H
 #define TP_FORMAT_TRACE_H
 
@@ -38,6 +41,7 @@ struct tp_trace {
 	 * instead of once per event.  cat NULL: nothing cached. */
 	const char *cat;
 	size_t cat_len;
+	int cat_anno; /* cat is "user_annotation": kept (tp_trace_annos) */
 	/* deviceProperties was written in the header (its value was known when
 	 * the file began); else tp_trace_device_properties() writes it last. */
 	int devprops_done;
@@ -45,6 +49,8 @@ struct tp_trace {
 
 /* What goes before traceEvents. */
 struct tp_trace_header {
+	/* traceName, or NULL when the file's name is known only at its end:
+	 * then tp_trace_name() writes it after the footer. */
 	const char *trace_name;
 	int64_t base_wall_ns;	/* baseTimeNanoseconds */
 	int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
@@ -68,6 +74,11 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h);
  * header had it.  JSON readers take top-level keys in any order; Kineto's
  * place, before traceEvents, is used whenever the devices are known then. */
 void tp_trace_device_properties(struct tp_trace *t, const char *json);
+
+/* After the footer: ,"traceName": name, for a header written without one
+ * (a window's file is named after its last step, known at its end).  JSON
+ * readers take top-level keys in any order. */
+void tp_trace_name(struct tp_trace *t, const char *name);
 
 /* Opens one event object: writes the separator and '{'.  The caller writes
  * the fields with the tp_json_* functions and closes with
@@ -121,6 +132,35 @@ void tp_trace_meta_name(struct tp_trace *t, const char *what /* process_name|thr
 void tp_trace_meta_sort(struct tp_trace *t, const char *what /* process_sort_index|... */,
 			int64_t pid, int64_t tid, int64_t index);
 void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels);
+
+/* ---- User annotations kept for the GPU side --------------------------------
+ *
+ * Kineto writes, on each GPU stream, a gpu_user_annotation event spanning the
+ * GPU work launched inside each CPU user annotation (ProfilerStep#N and
+ * markers); Holistic Trace Analysis attributes kernels to annotations with
+ * them.  The host side writes its annotations as they finish, the GPU side
+ * its events when the window ends: so, once switched on, every
+ * user_annotation event written is kept here (pid, tid, times, name) until
+ * collector/gpu.c has used it.  One store for all files, used by the flush
+ * thread only (it writes every trace).  At most TP_TRACE_ANNOS_MAX are kept;
+ * beyond, annotations are not kept (counted). */
+#define TP_TRACE_ANNOS_MAX (1u << 20)
+
+struct tp_trace_anno {
+	int64_t pid, tid;
+	uint64_t start, end; /* monotonic ns */
+	uint32_t name_off, name_len;
+};
+
+/* Starts keeping annotations (idempotent). */
+void tp_trace_annos_keep(void);
+/* The kept annotations, in the order written; *n their number. */
+const struct tp_trace_anno *tp_trace_annos(size_t *n);
+const char *tp_trace_anno_name(const struct tp_trace_anno *a);
+/* Forgets the annotations that end before `ns`. */
+void tp_trace_annos_drop_before(uint64_t ns);
+/* Annotations not kept because the store was full. */
+uint64_t tp_trace_annos_missed(void);
 
 /* Closes traceEvents and starts the "traceprof" object: the caller writes its
  * body (fields without braces) and calls tp_trace_end(). */

@@ -52,7 +52,8 @@ assert all(k["name"] == "standin_kernel" for k in kernels)
 
 # HTA: an event is a GPU event when args.stream is there and not -1.
 assert not [e for e in host if "stream" in args(e)], "a host event has args.stream"
-assert all(args(k)["stream"] == 7 and k["tid"] == 7 and k["pid"] == 0 for k in kernels)
+# GPU d is pid 10^9 + d (collector/gpu.h: pid 0 is the idle process in Perfetto).
+assert all(args(k)["stream"] == 7 and k["tid"] == 7 and k["pid"] == 1000000000 for k in kernels)
 # While CUPTI records, the calls that can cause GPU activity (here the
 # launches) are numbered, the others (cuInit, cuModuleGetFunction) not;
 # numbers are unique.

@@ -18,36 +18,48 @@ import subprocess
 import sys
 
 
+def us(ns):
+    """A time in ns as the microseconds traceprof writes (3 decimals)."""
+    return ns / 1000
+
+
+def span(start_ns, end_ns):
+    """ts and dur as format/trace.c writes them: dur = double(end) -
+    double(ts), so that readers' double sums land exactly on the end."""
+    return {"ts": us(start_ns), "dur": us(end_ns) - us(start_ns)}
+
+
 def events(a, pid, tid):
     step = 0
-    t = a.t0
+    t = round(a.t0 * 1000)
+    step_ns = round(a.step_us * 1000)
     while True:
-        yield {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step,
-               "pid": pid, "tid": tid, "ts": round(t, 3), "dur": a.step_us - 1.0}
-        yield {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": pid, "tid": tid,
-               "ts": round(t + 1.0, 3), "dur": a.step_us / 2}
+        yield dict({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step,
+                    "pid": pid, "tid": tid}, **span(t, t + step_ns - 1000))
+        yield dict({"ph": "X", "cat": "user_annotation", "name": "forward", "pid": pid,
+                    "tid": tid}, **span(t + 1000, t + 1000 + step_ns // 2))
         for k in range(8):
             corr = step * 8 + k + 1
-            ts = round(t + 2.0 + k * 10.0, 3)
-            yield {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid,
-                   "tid": tid, "ts": ts, "dur": 4.125,
-                   "args": {"cbid": 211, "correlation": corr}}
+            ts = t + 2000 + k * 10000
+            yield dict({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                        "pid": pid, "tid": tid}, **span(ts, ts + 4125),
+                       args={"cbid": 211, "correlation": corr})
             if a.gpu:
-                # The kernel on GPU 0, stream 7, and the flow between them,
+                # The kernel on GPU 0 (pid 10^9, collector/gpu.h), stream 7, and the flow between them,
                 # in the key order collector/gpu.c writes.
-                yield {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
-                       "ts": ts + 5.0, "dur": 3.0,
-                       "args": {"device": 0, "context": 1, "stream": 7, "correlation": corr}}
+                yield dict({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 1000000000, "tid": 7},
+                           **span(ts + 5000, ts + 8000),
+                           args={"device": 0, "context": 1, "stream": 7, "correlation": corr})
                 yield {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": pid,
-                       "tid": tid, "ts": ts}
+                       "tid": tid, "ts": us(ts)}
                 yield {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": corr,
-                       "pid": 0, "tid": 7, "ts": ts + 5.0}
+                       "pid": 1000000000, "tid": 7, "ts": us(ts + 5000)}
         yield {"ph": "i", "s": "t", "cat": "user_annotation", "name": "tick", "pid": pid,
-               "tid": tid, "ts": round(t + 3.5, 3)}
-        yield {"ph": "C", "name": "loss", "pid": pid, "tid": tid, "ts": round(t + 4.0, 3),
+               "tid": tid, "ts": us(t + 3500)}
+        yield {"ph": "C", "name": "loss", "pid": pid, "tid": tid, "ts": us(t + 4000),
                "args": {"value": 1.0 / (step + 1)}}
         step += 1
-        t += a.step_us
+        t += step_ns
 
 
 def main():

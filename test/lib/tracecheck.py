@@ -30,9 +30,29 @@ FOOTER = ("version", "steps", "events_written", "events_dropped", "threads")
 # event whose args.stream is there and not -1 as a GPU event, so these must
 # not have one.
 HOST_CUDA = ("cuda_runtime", "cuda_driver")
-# ts/dur as written: at most 3 decimals (checked on the raw text, since the
-# parsed float forgets how it was written).
+# ts and dur as written (checked on the raw text, since the parsed float
+# forgets how it was written): ts with at most 3 decimals (whole ns); dur
+# written so that double(ts) + double(dur) is exactly the double of the
+# end's whole ns (format/trace.c), which is what DevTools and speedscope
+# compute: at most 24 decimals, no exponent.
 _TS_TEXT = re.compile(r'"(ts|dur)":\s*(-?[0-9]+(?:\.([0-9]+))?(?:[eE][-+]?[0-9]+)?)')
+_SPAN_TEXT = re.compile(r'"ts":(-?[0-9]+(?:\.[0-9]+)?),"dur":([0-9]+(?:\.[0-9]+)?)[,}]')
+
+
+def _us_text(ns):
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    return "%s%d.%03d" % (sign, ns // 1000, ns % 1000)
+
+
+def span_ends_on_ns(ts_text, dur_text):
+    """True when double(ts) + double(dur) is the double of a whole-ns end."""
+    neg = ts_text.startswith("-")
+    whole, _, frac = ts_text.lstrip("-").partition(".")
+    start = int(whole + frac.ljust(3, "0")) * (-1 if neg else 1)
+    s = float(ts_text) + float(dur_text)
+    guess = start + round(float(dur_text) * 1000)
+    return any(float(_us_text(guess + k)) == s for k in (0, -1, 1, -2, 2))
 
 
 def read_bytes(path):
@@ -105,9 +125,17 @@ def check_trace(t, text=None):
         p.append("... %d bad events in all" % bad)
     if text is not None:
         for m in _TS_TEXT.finditer(text):
-            if m.group(3) and len(m.group(3)) > 3:
-                p.append("%s written with more than 3 decimals: %s" % (m.group(1), m.group(2)))
+            places = len(m.group(3) or "")
+            if (m.group(1) == "ts" and places > 3) or places > 24 or "e" in m.group(2).lower():
+                p.append("%s written with more than %d decimals or an exponent: %s" % (
+                    m.group(1), 3 if m.group(1) == "ts" else 24, m.group(2)))
                 break
+        off = [m for m in _SPAN_TEXT.finditer(text)
+               if not span_ends_on_ns(m.group(1), m.group(2))]
+        if off:
+            p.append("%d slices whose ts + dur in doubles is not a whole-ns end "
+                     "(readers mis-nest them), e.g. ts %s dur %s" % (
+                         len(off), off[0].group(1), off[0].group(2)))
     return p
 
 

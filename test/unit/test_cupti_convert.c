@@ -116,7 +116,7 @@ START_TEST(test_kernel_event_and_flow)
 	ck_assert_uint_eq(tp_gpu_pending(), 1);
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
 	/* The kernel carries the API event's number, not CUPTI's 9. */
-	HAS("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"my_kernel\",\"pid\":0,\"tid\":7,"
+	HAS("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"my_kernel\",\"pid\":1000000000,\"tid\":7,"
 	    "\"ts\":5.000,\"dur\":2.500,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
 	    "\"correlation\":1,\"registers per thread\":32,\"shared memory\":4096,"
 	    "\"grid\":[132,2,1],\"block\":[256,1,1]");
@@ -124,7 +124,7 @@ START_TEST(test_kernel_event_and_flow)
 	 * at the kernel, bound to the enclosing slice. */
 	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":4242,\"tid\":77,"
 	    "\"ts\":1.000}");
-	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":0,"
+	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":1000000000,"
 	    "\"tid\":7,\"ts\":5.000}");
 	HASNT("\"correlation\":9");
 	HAS("\"name\":\"process_name\"");
@@ -197,17 +197,17 @@ START_TEST(test_hidden_runtime_link)
 	kernel("driver_outer", 62000, 62100, 7, 35);
 
 	tp_gpu_window_events(&tr, 0, 100000, HOST_PID);
-	HAS("\"name\":\"hidden_launch\",\"pid\":0,\"tid\":7,\"ts\":12.000,\"dur\":0.500,"
+	HAS("\"name\":\"hidden_launch\",\"pid\":1000000000,\"tid\":7,\"ts\":12.000,\"dur\":0.500,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
-	HAS("\"name\":\"longest_overlap\",\"pid\":0,\"tid\":7,\"ts\":23.000,\"dur\":0.100,"
+	HAS("\"name\":\"longest_overlap\",\"pid\":1000000000,\"tid\":7,\"ts\":23.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":3,");
-	HAS("\"name\":\"other_thread\",\"pid\":0,\"tid\":7,\"ts\":32.000,\"dur\":0.100,"
+	HAS("\"name\":\"other_thread\",\"pid\":1000000000,\"tid\":7,\"ts\":32.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
-	HAS("\"name\":\"unknown_thread\",\"pid\":0,\"tid\":7,\"ts\":42.000,\"dur\":0.100,"
+	HAS("\"name\":\"unknown_thread\",\"pid\":1000000000,\"tid\":7,\"ts\":42.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":5,");
-	HAS("\"name\":\"nothing_inside\",\"pid\":0,\"tid\":7,\"ts\":52.000,\"dur\":0.100,"
+	HAS("\"name\":\"nothing_inside\",\"pid\":1000000000,\"tid\":7,\"ts\":52.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
-	HAS("\"name\":\"driver_outer\",\"pid\":0,\"tid\":7,\"ts\":62.000,\"dur\":0.100,"
+	HAS("\"name\":\"driver_outer\",\"pid\":1000000000,\"tid\":7,\"ts\":62.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"registers");
 	/* The arrow of the first starts at our driver call, on our thread. */
 	char want[160];
@@ -228,17 +228,17 @@ START_TEST(test_graph_launch_arrows)
 	kernel("graph_a", 4000, 4100, 7, 40);
 	kernel("graph_b", 4200, 4300, 7, 40);
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
-	HAS("\"name\":\"graph_a\",\"pid\":0,\"tid\":7,\"ts\":4.000,\"dur\":0.100,"
+	HAS("\"name\":\"graph_a\",\"pid\":1000000000,\"tid\":7,\"ts\":4.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
-	HAS("\"name\":\"graph_b\",\"pid\":0,\"tid\":7,\"ts\":4.200,\"dur\":0.100,"
+	HAS("\"name\":\"graph_b\",\"pid\":1000000000,\"tid\":7,\"ts\":4.200,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
 	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":4242,\"tid\":77,"
 	    "\"ts\":3.000}");
 	HAS("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":2,\"pid\":4242,\"tid\":77,"
 	    "\"ts\":3.000}");
-	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":0,"
+	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1,\"pid\":1000000000,"
 	    "\"tid\":7,\"ts\":4.000}");
-	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":2,\"pid\":0,"
+	HAS("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":2,\"pid\":1000000000,"
 	    "\"tid\":7,\"ts\":4.200}");
 }
 END_TEST
@@ -271,11 +271,11 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	kernel("k2", 5000, 5500, 7, 41);
 	kernel("k1", 4000, 4500, 7, 42);
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
-	HAS("\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":4.000,\"dur\":0.500,\"args\":{"
+	HAS("\"name\":\"k1\",\"pid\":1000000000,\"tid\":7,\"ts\":4.000,\"dur\":0.500,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
-	HAS("\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":5.000,\"dur\":0.500,\"args\":{"
+	HAS("\"name\":\"k2\",\"pid\":1000000000,\"tid\":7,\"ts\":5.000,\"dur\":0.500,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":2,");
-	HAS("\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":6.000,\"dur\":0.500,\"args\":{"
+	HAS("\"name\":\"k3\",\"pid\":1000000000,\"tid\":7,\"ts\":6.000,\"dur\":0.500,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":3,");
 	/* Arrows are numbered in the order the GPU events are written (k3, k2,
 	 * k1): the second one starts at k2's launch, on its own thread. */
@@ -293,9 +293,9 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	kernel("late_k1", 22000, 23000, 7, 51);
 	kernel("k5", 24000, 25000, 7, 50);
 	tp_gpu_window_events(&tr, 15000, 30000, HOST_PID);
-	HAS("\"name\":\"late_k1\",\"pid\":0,\"tid\":7,\"ts\":22.000,\"dur\":1.000,\"args\":{"
+	HAS("\"name\":\"late_k1\",\"pid\":1000000000,\"tid\":7,\"ts\":22.000,\"dur\":1.000,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"registers per thread\"");
-	HAS("\"name\":\"k5\",\"pid\":0,\"tid\":7,\"ts\":24.000,\"dur\":1.000,\"args\":{"
+	HAS("\"name\":\"k5\",\"pid\":1000000000,\"tid\":7,\"ts\":24.000,\"dur\":1.000,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":5,");
 	HASNT("\"correlation\":1,");
 	/* Arrow ids count arrows, on from the first window's three; the
@@ -414,13 +414,13 @@ START_TEST(test_memcpy_memset_sync)
 	ck_assert_int_eq(tp_gpu_parse_record(&a), 0);
 
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
-	HAS("\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":1,"
+	HAS("\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":1000000001,"
 	    "\"tid\":13,\"ts\":1.000,\"dur\":2.000,\"args\":{\"device\":1,\"context\":2,"
 	    "\"stream\":13,\"bytes\":4000,\"memory bandwidth (GB/s)\":2}");
-	HAS("\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":1,\"tid\":13,"
+	HAS("\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":1000000001,\"tid\":13,"
 	    "\"ts\":4.000,\"dur\":0.000,\"args\":{\"device\":1,\"context\":2,\"stream\":13,"
 	    "\"bytes\":100,\"memory bandwidth (GB/s)\":\"N/A\"}");
-	HAS("\"cat\":\"cuda_sync\",\"name\":\"Stream Sync\",\"pid\":1,\"tid\":13,"
+	HAS("\"cat\":\"cuda_sync\",\"name\":\"Stream Sync\",\"pid\":1000000001,\"tid\":13,"
 	    "\"ts\":5.000,\"dur\":1.000,\"args\":{\"device\":1,\"context\":2,\"stream\":13,"
 	    "\"cuda_sync_kind\":\"Stream Sync\"}");
 	HAS("\"GPU 1\"");
@@ -434,7 +434,7 @@ START_TEST(test_clock_offset)
 	tp_gpu_set_clock_offset(1000000);
 	kernel("shifted", 1003000, 1004000, 1, 1);
 	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
-	HAS("\"name\":\"shifted\",\"pid\":0,\"tid\":1,\"ts\":3.000,\"dur\":1.000");
+	HAS("\"name\":\"shifted\",\"pid\":1000000000,\"tid\":1,\"ts\":3.000,\"dur\":1.000");
 }
 END_TEST
 

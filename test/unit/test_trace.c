@@ -74,13 +74,15 @@ END_TEST
 
 START_TEST(test_api_event_result_only)
 {
+	/* dur is double(end) - double(ts), exactly (see tr_put_dur()): at
+	 * 6.9e12 us a multiple of 2^-10 us, within a ns of the 139.501 us. */
 	tp_trace_api_open(&tr, "cuda_runtime", "cudaEventRecord", 15, 1234567, 7654321,
-			  3888000000000123456ull, 3888000000000125801ull, 0);
+			  6900669626790479ull, 6900669626929980ull, 0);
 	tp_json_char(&tr.j, '}');
 	tp_trace_event_close(&tr);
 	ck_assert_str_eq(take(), "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaEventRecord\","
-				 "\"pid\":1234567,\"tid\":7654321,\"ts\":3888000000000123.456,"
-				 "\"dur\":2.345,\"args\":{\"result\":0}}");
+				 "\"pid\":1234567,\"tid\":7654321,\"ts\":6900669626790.479,"
+				 "\"dur\":139.501953125,\"args\":{\"result\":0}}");
 	/* The second event is separated by ",\n"; a negative result, and an
 	 * end before the start (clock trouble) gives dur 0. */
 	tp_trace_api_open(&tr, "cuda_driver", "cuInit", 6, 1234567, 7654321, 5000, 4000, -1);
@@ -104,6 +106,74 @@ START_TEST(test_api_event_result_only)
 	tp_trace_event_close(&tr);
 	ck_assert_str_eq(take(), ",\n{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"a\",\"pid\":1,"
 				 "\"tid\":2,\"ts\":0.000,\"dur\":0.001,\"args\":{\"result\":0}}");
+}
+END_TEST
+
+/* Readers take a slice's end as double(ts) + double(dur) (DevTools' trace
+ * engine) or as (double(ts) - double(first ts)) + double(dur) (speedscope).
+ * For any start and end in integer ns both must give double(end printed as
+ * ts is) (minus the first ts), so that back-to-back slices touch and never
+ * overlap, and children end inside their parents; the printed duration stays
+ * within a ns of the true one.  Times near 6.9e12 us (a Kineto base late in
+ * its 3-month bucket), at the top of the bucket, at 2^42 us and at 1e9 us
+ * (17 minutes into it), consecutive and random. */
+static int dur_check(uint64_t first_ns, uint64_t start_ns, uint64_t end_ns, double *err_ns)
+{
+	tp_trace_complete_open(&tr, "c", "n", 1, 1, 2, start_ns, end_ns);
+	tp_trace_event_close(&tr);
+	const char *out = take();
+	const char *ts = strstr(out, "\"ts\":");
+	const char *dur = strstr(out, "\"dur\":");
+	ck_assert_ptr_nonnull(ts);
+	ck_assert_ptr_nonnull(dur);
+	double t = strtod(ts + 5, NULL), du = strtod(dur + 6, NULL);
+	char end[40], first[40];
+	snprintf(end, sizeof(end), "%llu.%03llu", (unsigned long long)(end_ns / 1000),
+		 (unsigned long long)(end_ns % 1000));
+	snprintf(first, sizeof(first), "%llu.%03llu", (unsigned long long)(first_ns / 1000),
+		 (unsigned long long)(first_ns % 1000));
+	double g = strtod(end, NULL), f = strtod(first, NULL);
+	volatile double devtools = t + du;
+	volatile double rebased = t - f;
+	volatile double speedscope = rebased + du;
+	*err_ns = du * 1e3 - (double)(end_ns - start_ns);
+	return devtools == g && speedscope == g - f;
+}
+START_TEST(test_dur_sums_to_end)
+{
+	static const uint64_t bases[] = { 6900000000000000ull, 7775000000000000ull,
+					  4398046511104000ull, 1000000000000ull };
+	uint64_t x = 88172645463325252ull;
+	int bad = 0, n = 0;
+	double worst = 0;
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		uint64_t t = bases[b], first = t;
+		for (int i = 0; i < 20000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* Durations from 1 ns to 1 ms, a few up to 100 s. */
+			uint64_t len = 1 + (x % 1000000) * ((x >> 40) % 64 == 0 ? 100000 : 1);
+			double err;
+			if (!dur_check(first, t, t + len, &err)) {
+				if (bad++ < 5)
+					fprintf(stderr, "start %llu end %llu: sum is not the end\n",
+						(unsigned long long)t, (unsigned long long)(t + len));
+			}
+			if (err < 0)
+				err = -err;
+			if (err > worst) {
+				worst = err;
+				if (worst >= 1.0)
+					fprintf(stderr, "start %llu end %llu: dur %.3f ns off\n",
+						(unsigned long long)t, (unsigned long long)(t + len), err);
+			}
+			n++;
+			t += len; /* the next slice starts where this one ended */
+		}
+	}
+	ck_assert_msg(bad == 0, "%d of %d slices do not end at their end as readers compute it", bad, n);
+	ck_assert_msg(worst < 1.0, "a duration is %.3f ns off", worst);
 }
 END_TEST
 
@@ -332,6 +402,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_strcache);
 	tcase_add_test(tc, test_sticky_error);
 	tcase_add_test(tc, test_device_properties_place);
+	tcase_add_test(tc, test_dur_sums_to_end);
 	suite_add_tcase(s, tc);
 	return s;
 }
