@@ -16,6 +16,14 @@ for v in $vars; do
 done
 echo "all $(echo "$vars" | wc -w) variables have an option"
 
+# The files written are listed in natural order (step7 before step11; issue
+# 21 item 13), whatever their timestamps: touch-free check of the listing.
+"$T" run --folder "$PWD/nat" --schedule wait=2,warmup=1,active=1 -- "$BUILD/test/prog_steps" 12 \
+	>/dev/null 2>nat.err || die "natural order run failed: $(cat nat.err)"
+listed=$(sed -n 's#^  .*/\(rank0\.step[0-9]*\)\.trace\.json.*#\1#p' nat.err | tr '\n' ' ')
+[ "$listed" = "rank0.step3 rank0.step7 rank0.step11 " ] || die "files not listed in natural order: $listed"
+echo "natural order ok"
+
 # Exit code pass-through.
 set +e
 TRACEPROF_FOLDER=$PWD/t1 "$T" run -q -- sh -c 'exit 3'; rc=$?
@@ -120,3 +128,4 @@ for attempt in 1 2 3; do
 done
 [ $seen = 1 ] || skip "this Python's json module is built in: no moment to send the signal at"
 echo "run ok"
+
