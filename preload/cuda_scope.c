@@ -242,6 +242,21 @@ static void withdraw_locked(int fam)
 			atomic_store_explicit(&tp_cuda_reals[id], NULL, memory_order_relaxed);
 }
 
+/* Makes room for element n of an array *v of *cap elements (doubling, from
+ * `first`).  Returns 0, or -1 when out of memory (the array is unchanged). */
+static int grow(void **v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : first;
+	void *p = realloc(*v, c * elem);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
 /* ---- scanning loaded objects ------------------------------------------ */
 
 /* What a scan found: objects not seen before that define a library. */
@@ -329,15 +344,9 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 	unsigned bits = defines(info);
 	if (!bits)
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 8;
-		struct found *v = realloc(c->v, cap * sizeof(*v));
-		if (!v) {
-			c->full = 1;
-			return 0;
-		}
-		c->v = v;
-		c->cap = cap;
+	if (grow((void **)&c->v, &c->cap, c->n, sizeof(*c->v), 8) < 0) {
+		c->full = 1;
+		return 0;
 	}
 	struct found *f = &c->v[c->n++];
 	f->base = info->dlpi_addr;
@@ -426,15 +435,9 @@ static int gather(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	struct lobjs *L = data;
-	if (L->n == L->cap) {
-		size_t cap = L->cap ? L->cap * 2 : 64;
-		struct lobj *v = realloc(L->v, cap * sizeof(*v));
-		if (!v) {
-			L->failed = 1;
-			return 1;
-		}
-		L->v = v;
-		L->cap = cap;
+	if (grow((void **)&L->v, &L->cap, L->n, sizeof(*L->v), 64) < 0) {
+		L->failed = 1;
+		return 1;
 	}
 	struct lobj *o = &L->v[L->n];
 	struct tp_elf e;
