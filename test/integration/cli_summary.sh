@@ -51,7 +51,10 @@ json.dump({"traceEvents": ev, "traceprof": {"configuration": {"TRACEPROF_CUPTI":
 PY
 if "$PY" "$T" summary hostonly.json --by kernel >out.txt 2>err.txt; then die "an empty kernel table"; fi
 grep -q "no GPU events: CUPTI did not record (host-only mode" err.txt || die "kernel: $(cat err.txt)"
-"$PY" "$T" summary hostonly.json --by api | grep -q cudaMalloc || die "api table of the host-only trace"
+# (Into a file: with pipefail, grep -q quitting early can end the writer by
+# SIGPIPE and fail the pipeline.)
+"$PY" "$T" summary hostonly.json --by api >api.txt || die "summary --by api of the host-only trace failed"
+grep -q cudaMalloc api.txt || die "api table of the host-only trace: $(cat api.txt)"
 # The byte offset of a parse error is where the error is, not the file's size.
 { printf '{"traceEvents":[\n{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},\n{"ph":"X",,}\n'
   for i in $(seq 2000); do echo '{"ph":"X","name":"pad","pid":1,"tid":1,"ts":1,"dur":1},'; done
