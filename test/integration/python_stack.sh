@@ -1,0 +1,114 @@
+# Issue 18, TRACEPROF_PYTHON_STACK: a Python program calls, through ctypes, a
+# library (test/scope/probe.c) that calls the CUDA runtime (the stand-in of
+# major 13), from the main thread and from a second Python thread.  Each
+# recorded call must carry args.python_stack with the exact file, line and
+# function of each frame, innermost first.  ctypes.PyDLL keeps the GIL
+# across the call, which the capture needs (preload/pystack.c); with
+# ctypes.CDLL, which releases it, the calls are recorded without a Python
+# stack.  With the option off no event has one.
+. "$TP_TOP/test/lib/common.sh"
+SC="$BUILD/standin/scope"
+[ -e "$SC/libprobe13.so" ] || die "scope programs not built ($SC); run make check"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
+	skip "$PYTHON is older than 3.9 (no PyFrame_GetCode)"
+
+# The line numbers below are part of the test: keep the layout.
+cat >stk.py <<'PY'
+import ctypes, sys, threading
+lib = (ctypes.PyDLL if sys.argv[2] == "pydll" else ctypes.CDLL)(sys.argv[1])
+def probe():
+    v = ctypes.c_int(0)
+    return lib.tp_probe(ctypes.byref(v))
+def outer():
+    return probe()
+print("main", outer())
+t = threading.Thread(target=outer, name="second")
+t.start()
+t.join()
+PY
+
+# Prints, per recorded CUDA call, "tid name | frame; frame; ..." sorted, with
+# the main thread's tid written as "main" and the other one as "other".
+stacks() {
+	"$PYTHON" - "$TP_TMP/$1" <<'PY'
+import glob, json, sys
+out, tids = [], []
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    for e in json.load(open(f))["traceEvents"]:
+        if e.get("ph") != "X" or not e.get("cat", "").startswith("cuda"):
+            continue
+        st = e.get("args", {}).get("python_stack")
+        if st is not None:
+            # co_filename is the script's absolute path (3.9+): compare
+            # base names.  The threading module's lines vary by version.
+            st = [s.rsplit("/", 1)[-1] for s in st]
+            st = [s if s.startswith("stk.py:") else
+                  s.split(":")[0] + " " + s.split(" ")[-1] for s in st]
+        out.append((e["ts"], e["tid"], e["name"], st))
+out.sort()
+for ts, tid, name, st in out:
+    if tid not in tids:
+        tids.append(tid)
+    who = "main" if tids.index(tid) == 0 else "other"
+    print("%s %s | %s" % (who, name, "none" if st is None else "; ".join(st)))
+PY
+}
+
+run() {
+	local name=$1 mode=$2
+	shift 2
+	env TRACEPROF_FOLDER="$TP_TMP/$name" TRACEPROF_CUPTI=off "$@" \
+		LD_PRELOAD="$TP_PRELOAD" "$PYTHON" stk.py "$SC/libprobe13.so" "$mode" \
+		>"$name.out" 2>"$name.err" || die "$name: failed: $(cat "$name.err")"
+	grep -qx "main 0" "$name.out" || die "$name: the program's result changed: $(cat "$name.out")"
+}
+
+expect() {
+	local name=$1 want=$2 got
+	got=$(stacks "$name")
+	[ "$got" = "$want" ] || die "$name: python stacks
+--- expected
+$want
+--- got
+$got"
+	echo "$name: ok"
+}
+
+main_stack="stk.py:5 probe; stk.py:7 outer; stk.py:8 <module>"
+# 1. PyDLL, option on: exact frames on both threads; the second thread's
+#    outer() is called by Thread.run().
+run on pydll TRACEPROF_PYTHON_STACK=1
+thread_stack="stk.py:5 probe; stk.py:7 outer; threading.py run; threading.py _bootstrap_inner; threading.py _bootstrap"
+expect on "main cudaGetDeviceCount | $main_stack
+main cudaRuntimeGetVersion | $main_stack
+other cudaGetDeviceCount | $thread_stack
+other cudaRuntimeGetVersion | $thread_stack"
+
+# 2. With native stacks too: both lists on each call.
+run both pydll TRACEPROF_PYTHON_STACK=1 TRACEPROF_WITH_STACK=1
+expect both "main cudaGetDeviceCount | $main_stack
+main cudaRuntimeGetVersion | $main_stack
+other cudaGetDeviceCount | $thread_stack
+other cudaRuntimeGetVersion | $thread_stack"
+"$PYTHON" - "$TP_TMP/both" <<'PY' || die "both: native stacks missing next to the Python ones"
+import glob, json, sys
+ev = [e for f in glob.glob(sys.argv[1] + "/*.json") for e in json.load(open(f))["traceEvents"]
+      if e.get("ph") == "X" and e.get("cat", "").startswith("cuda")]
+assert len(ev) == 4 and all(e["args"].get("stack") for e in ev), ev
+assert any("tp_probe" in s for s in ev[0]["args"]["stack"]), ev[0]["args"]["stack"]
+PY
+
+# 3. Option off: the same calls, no Python stack.
+run off pydll
+expect off "main cudaGetDeviceCount | none
+main cudaRuntimeGetVersion | none
+other cudaGetDeviceCount | none
+other cudaRuntimeGetVersion | none"
+
+# 4. ctypes.CDLL releases the GIL around the call: recorded, with no stack
+#    (the documented limit), and nothing breaks.
+run cdll cdll TRACEPROF_PYTHON_STACK=1
+expect cdll "main cudaGetDeviceCount | none
+main cudaRuntimeGetVersion | none
+other cudaGetDeviceCount | none
+other cudaRuntimeGetVersion | none"
