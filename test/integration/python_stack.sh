@@ -112,3 +112,11 @@ expect cdll "main cudaGetDeviceCount | none
 main cudaRuntimeGetVersion | none
 other cudaGetDeviceCount | none
 other cudaRuntimeGetVersion | none"
+
+# 5. Through `traceprof run --python-stack`: the same stacks.
+TRACEPROF_LIB="$TP_LIB" "$BUILD/traceprof" run -q --folder "$TP_TMP/cli" --cupti off --python-stack -- \
+	"$PYTHON" stk.py "$SC/libprobe13.so" pydll >cli.out 2>cli.err || die "cli: failed: $(cat cli.err)"
+expect cli "main cudaGetDeviceCount | $main_stack
+main cudaRuntimeGetVersion | $main_stack
+other cudaGetDeviceCount | $thread_stack
+other cudaRuntimeGetVersion | $thread_stack"
