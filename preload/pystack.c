@@ -31,25 +31,9 @@
 #include "collector/pystack.h"
 #include "common/log.h"
 #include "preload/hook.h"
+#include "preload/pystack_api.h"
 
-typedef void py_obj;
-
-static struct {
-	int (*is_initialized)(void);
-	int (*gil_check)(void);
-	py_obj *(*get_frame)(void);	     /* borrowed */
-	py_obj *(*frame_back)(py_obj *);     /* new reference */
-	py_obj *(*frame_code)(py_obj *);     /* new reference */
-	int (*frame_line)(py_obj *);
-	void (*decref)(py_obj *);
-	py_obj *(*getattr)(py_obj *, const char *); /* new reference */
-	const char *(*utf8)(py_obj *);
-	void (*err_fetch)(py_obj **, py_obj **, py_obj **);
-	void (*err_restore)(py_obj *, py_obj *, py_obj *);
-	int (*gc_disable)(void); /* 3.10+, may be NULL */
-	int (*gc_enable)(void);
-} P;
-
+struct tp_py_api tp_py;
 int tp_pystack_on;
 
 static int ps_sym(void *dst, const char *name)
@@ -62,20 +46,24 @@ static int ps_sym(void *dst, const char *name)
 int tp_pystack_init(void)
 {
 	int bad = 0;
-	bad |= ps_sym(&P.is_initialized, "Py_IsInitialized");
-	bad |= ps_sym(&P.gil_check, "PyGILState_Check");
-	bad |= ps_sym(&P.get_frame, "PyEval_GetFrame");
+	bad |= ps_sym(&tp_py.is_initialized, "Py_IsInitialized");
+	bad |= ps_sym(&tp_py.gil_check, "PyGILState_Check");
+	bad |= ps_sym(&tp_py.get_frame, "PyEval_GetFrame");
 	/* PyFrame_GetBack and PyFrame_GetCode: 3.9 and later. */
-	bad |= ps_sym(&P.frame_back, "PyFrame_GetBack");
-	bad |= ps_sym(&P.frame_code, "PyFrame_GetCode");
-	bad |= ps_sym(&P.frame_line, "PyFrame_GetLineNumber");
-	bad |= ps_sym(&P.decref, "Py_DecRef");
-	bad |= ps_sym(&P.getattr, "PyObject_GetAttrString");
-	bad |= ps_sym(&P.utf8, "PyUnicode_AsUTF8");
-	bad |= ps_sym(&P.err_fetch, "PyErr_Fetch");
-	bad |= ps_sym(&P.err_restore, "PyErr_Restore");
-	if (!ps_sym(&P.gc_disable, "PyGC_Disable") && ps_sym(&P.gc_enable, "PyGC_Enable"))
-		P.gc_disable = NULL;
+	bad |= ps_sym(&tp_py.frame_back, "PyFrame_GetBack");
+	bad |= ps_sym(&tp_py.frame_code, "PyFrame_GetCode");
+	bad |= ps_sym(&tp_py.frame_line, "PyFrame_GetLineNumber");
+	bad |= ps_sym(&tp_py.decref, "Py_DecRef");
+	bad |= ps_sym(&tp_py.getattr, "PyObject_GetAttrString");
+	bad |= ps_sym(&tp_py.utf8, "PyUnicode_AsUTF8");
+	bad |= ps_sym(&tp_py.err_fetch, "PyErr_Fetch");
+	bad |= ps_sym(&tp_py.err_restore, "PyErr_Restore");
+	if (!ps_sym(&tp_py.gc_disable, "PyGC_Disable") && ps_sym(&tp_py.gc_enable, "PyGC_Enable"))
+		tp_py.gc_disable = NULL;
+	if (ps_sym(&tp_py.set_profile, "PyEval_SetProfile") |
+	    ps_sym(&tp_py.thread_state, "PyThreadState_Get") |
+	    ps_sym(&tp_py.this_thread_state, "PyGILState_GetThisThreadState"))
+		tp_py.set_profile = NULL;
 	if (bad) {
 		/* Not a Python program (or one older than 3.9): nothing to add. */
 		tp_debug("TRACEPROF_PYTHON_STACK: no CPython 3.9+ in this process; no Python stacks");
@@ -85,63 +73,66 @@ int tp_pystack_init(void)
 	return 0;
 }
 
-/* The table index of code object `code`, adding it the first time.  Sets
- * *keep when the table now names it: the caller then keeps its reference. */
-static uint32_t ps_name(py_obj *code, int *keep)
+uint32_t tp_pystack_name(py_obj *code, int *keep)
 {
 	*keep = 0;
 	uint32_t idx = tp_pystack_find(code);
 	if (idx != TP_PYSTACK_NONAME)
 		return idx;
 	py_obj *et, *ev, *etb;
-	P.err_fetch(&et, &ev, &etb);
-	py_obj *file = P.getattr(code, "co_filename");
-	py_obj *func = P.getattr(code, "co_name");
-	const char *fs = file ? P.utf8(file) : NULL;
-	const char *ns = func ? P.utf8(func) : NULL;
+	tp_py.err_fetch(&et, &ev, &etb);
+	py_obj *file = tp_py.getattr(code, "co_filename");
+	py_obj *func = tp_py.getattr(code, "co_name");
+	const char *fs = file ? tp_py.utf8(file) : NULL;
+	const char *ns = func ? tp_py.utf8(func) : NULL;
 	idx = tp_pystack_add(code, fs ? fs : "?", ns ? ns : "?");
 	*keep = idx != TP_PYSTACK_NONAME;
 	if (file)
-		P.decref(file);
+		tp_py.decref(file);
 	if (func)
-		P.decref(func);
+		tp_py.decref(func);
 	/* Drops any error the reads set, and puts back the program's own. */
-	P.err_restore(et, ev, etb);
+	tp_py.err_restore(et, ev, etb);
 	return idx;
 }
 
 size_t tp_pystack_capture(uint64_t *out, size_t max)
 {
+	/* A thread that keeps a shadow stack reads it, GIL or not. */
+	int have;
+	size_t got = tp_pystack_shadow(out, max, &have);
+	if (have)
+		return got;
 	/* PyGILState_Check answers 1 before the interpreter exists: ask first. */
-	if (!P.is_initialized() || !P.gil_check())
+	if (!tp_py.is_initialized() || !tp_py.gil_check())
 		return 0;
 	/* The first sight of a code object allocates, which may set errno: the
 	 * hook leaves the program's errno as it was. */
 	int saved = errno;
-	int gc_was = P.gc_disable ? P.gc_disable() : 0;
+	int gc_was = tp_py.gc_disable ? tp_py.gc_disable() : 0;
 	size_t n = 0;
-	py_obj *f = P.get_frame();
+	py_obj *f = tp_py.get_frame();
 	int owned = 0; /* the first frame is borrowed, the others new references */
 	while (f && n < max) {
-		py_obj *code = P.frame_code(f);
+		py_obj *code = tp_py.frame_code(f);
 		uint32_t idx = TP_PYSTACK_NONAME;
 		int keep = 0;
 		if (code)
-			idx = ps_name(code, &keep);
-		int line = P.frame_line(f);
+			idx = tp_pystack_name(code, &keep);
+		int line = tp_py.frame_line(f);
 		out[n++] = (uint64_t)idx << 32 | (uint32_t)(line > 0 ? line : 0);
-		py_obj *back = P.frame_back(f);
+		py_obj *back = tp_py.frame_back(f);
 		if (owned)
-			P.decref(f);
+			tp_py.decref(f);
 		if (code && !keep)
-			P.decref(code);
+			tp_py.decref(code);
 		f = back;
 		owned = 1;
 	}
 	if (owned && f)
-		P.decref(f);
-	if (gc_was && P.gc_enable)
-		P.gc_enable();
+		tp_py.decref(f);
+	if (gc_was && tp_py.gc_enable)
+		tp_py.gc_enable();
 	errno = saved;
 	return n;
 }

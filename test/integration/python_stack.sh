@@ -42,7 +42,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
             # co_filename is the script's absolute path (3.9+): compare
             # base names.  The threading module's lines vary by version.
             st = [s.rsplit("/", 1)[-1] for s in st]
-            st = [s if s.startswith("stk.py:") else
+            st = [s if s.startswith(("stk.py:", "prof.py:")) else
                   s.split(":")[0] + " " + s.split(" ")[-1] for s in st]
         out.append((e["ts"], e["tid"], e["name"], st))
 out.sort()
@@ -105,8 +105,8 @@ main cudaRuntimeGetVersion | none
 other cudaGetDeviceCount | none
 other cudaRuntimeGetVersion | none"
 
-# 4. ctypes.CDLL releases the GIL around the call: recorded, with no stack
-#    (the documented limit), and nothing breaks.
+# 4. ctypes.CDLL releases the GIL around the call: without scripts/pyboot
+#    (plain LD_PRELOAD) recorded with no stack, and nothing breaks.
 run cdll cdll TRACEPROF_PYTHON_STACK=1
 expect cdll "main cudaGetDeviceCount | none
 main cudaRuntimeGetVersion | none
@@ -120,3 +120,58 @@ expect cli "main cudaGetDeviceCount | $main_stack
 main cudaRuntimeGetVersion | $main_stack
 other cudaGetDeviceCount | $thread_stack
 other cudaRuntimeGetVersion | $thread_stack"
+
+# 6. With scripts/pyboot on PYTHONPATH (what `traceprof run --python-stack`
+#    does), the C profile function keeps a shadow stack per thread: ctypes.CDLL
+#    calls, made without the GIL, get the same exact stacks, on both threads.
+BOOT="$TP_TOP/scripts/pyboot"
+run cdll_boot cdll TRACEPROF_PYTHON_STACK=1 PYTHONPATH="$BOOT"
+expect cdll_boot "main cudaGetDeviceCount | $main_stack
+main cudaRuntimeGetVersion | $main_stack
+other cudaGetDeviceCount | $thread_stack
+other cudaRuntimeGetVersion | $thread_stack"
+run pydll_boot pydll TRACEPROF_PYTHON_STACK=1 PYTHONPATH="$BOOT"
+expect pydll_boot "main cudaGetDeviceCount | $main_stack
+main cudaRuntimeGetVersion | $main_stack
+other cudaGetDeviceCount | $thread_stack
+other cudaRuntimeGetVersion | $thread_stack"
+TRACEPROF_LIB="$TP_LIB" "$BUILD/traceprof" run -q --folder "$TP_TMP/cli_cdll" --cupti off --python-stack -- \
+	"$PYTHON" stk.py "$SC/libprobe13.so" cdll >cli_cdll.out 2>cli_cdll.err || die "cli_cdll: failed: $(cat cli_cdll.err)"
+expect cli_cdll "main cudaGetDeviceCount | $main_stack
+main cudaRuntimeGetVersion | $main_stack
+other cudaGetDeviceCount | $thread_stack
+other cudaRuntimeGetVersion | $thread_stack"
+
+# 7. Another profiler replaces traceprof's (cProfile, as a user would): the
+#    shadow is dropped, not read, and the program runs as before.
+cat >prof.py <<'PY'
+import cProfile, ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+def probe():
+    v = ctypes.c_int(0)
+    return lib.tp_probe(ctypes.byref(v))
+def deep(n):
+    return deep(n - 1) if n else probe()
+p = cProfile.Profile()
+p.enable()
+deep(20)
+p.disable()
+print("main", deep(3))
+PY
+env TRACEPROF_FOLDER="$TP_TMP/prof" TRACEPROF_CUPTI=off TRACEPROF_PYTHON_STACK=1 PYTHONPATH="$BOOT" \
+	LD_PRELOAD="$TP_PRELOAD" "$PYTHON" prof.py "$SC/libprobe13.so" >prof.out 2>prof.err ||
+	die "prof: failed: $(cat prof.err)"
+grep -qx "main 0" prof.out || die "prof: the program's result changed: $(cat prof.out)"
+# Python 3.12's cProfile uses sys.monitoring and leaves the profile function
+# in place: exact stacks there; on 3.9-3.11 it replaces it: no stacks.
+deep20="prof.py:5 probe$(printf '; prof.py:7 deep%.0s' $(seq 21)); prof.py:10 <module>"
+deep3="prof.py:5 probe$(printf '; prof.py:7 deep%.0s' $(seq 4)); prof.py:12 <module>"
+got=$(stacks prof)
+[ "$got" = "main cudaGetDeviceCount | none
+main cudaRuntimeGetVersion | none
+main cudaGetDeviceCount | none
+main cudaRuntimeGetVersion | none" ] || [ "$got" = "main cudaGetDeviceCount | $deep20
+main cudaRuntimeGetVersion | $deep20
+main cudaGetDeviceCount | $deep3
+main cudaRuntimeGetVersion | $deep3" ] || die "prof: wrong stacks after another profiler: $got"
+echo "prof: ok ($(echo "$got" | head -1 | cut -c1-60)...)"
