@@ -11,8 +11,8 @@
 
 #include "collector/stacks.h"
 
-#define PS_SLOTS 8192		   /* a power of two; at most PS_SLOTS / 2 used */
-#define PS_ARENA (512u * 1024u) /* "file\0function\0" of every entry */
+#define PS_SLOTS 65536 /* a power of two; at most PS_SLOTS / 2 used */
+#define PS_ARENA (4u << 20) /* "file\0function\0" of every entry */
 
 struct ps_slot {
 	const void *code;

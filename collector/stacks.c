@@ -581,6 +581,10 @@ static void st_plugin_footer(struct tp_json *j)
 			"stack",
 			(unsigned long long)n);
 	}
+	/* TRACEPROF_PYTHON_STACK's code objects that found the table full. */
+	uint64_t u = tp_pystack_unnamed();
+	if (u)
+		tp_json_lit(j, ",\"python_functions_unnamed\":"), tp_json_u64(j, u);
 }
 
 static const struct tp_flush_plugin st_plugin = {

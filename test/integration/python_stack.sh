@@ -175,3 +175,41 @@ main cudaRuntimeGetVersion | $deep20
 main cudaGetDeviceCount | $deep3
 main cudaRuntimeGetVersion | $deep3" ] || die "prof: wrong stacks after another profiler: $got"
 echo "prof: ok ($(echo "$got" | head -1 | cut -c1-60)...)"
+
+# 8. Real PyTorch (Debian's, CPU) under --python-stack with --step torch: the
+#    profile function runs through torch's import and a training loop (with
+#    a data-loading thread), and the losses are those of a run without it.
+TORCH_PY=""
+for py in "$PYTHON" /usr/bin/python3; do
+	"$py" -c 'import torch' 2>/dev/null && { TORCH_PY=$py; break; }
+done
+if [ -z "$TORCH_PY" ]; then
+	echo "torch: SKIP (no PyTorch for $PYTHON or /usr/bin/python3)"
+else
+	cat >train.py <<'PY'
+import threading, queue, torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+q = queue.Queue()
+def load():
+    g = torch.Generator().manual_seed(1)
+    for _ in range(6):
+        q.put(torch.randn(4, 8, generator=g))
+threading.Thread(target=load).start()
+for i in range(6):
+    x = q.get()
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("loss %d %.6f" % (i, loss.item()))
+PY
+	"$TORCH_PY" train.py >torch.plain 2>torch.plain.err || die "torch: failed without traceprof: $(cat torch.plain.err)"
+	TRACEPROF_LIB="$TP_LIB" "$BUILD/traceprof" run -q --folder "$TP_TMP/torch" --cupti off \
+		--python-stack --step torch -- "$TORCH_PY" train.py >torch.traced 2>torch.err ||
+		die "torch: failed under --python-stack: $(cat torch.err)"
+	diff torch.plain torch.traced || die "torch: losses changed under --python-stack"
+	! grep -q "traceprof:" torch.err || die "torch: traceprof complained: $(cat torch.err)"
+	echo "torch: same losses ($(wc -l <torch.plain) steps)"
+fi
