@@ -120,10 +120,14 @@ static int ps_profile(py_obj *obj, py_obj *frame, int what, py_obj *arg)
 {
 	(void)obj;
 	(void)arg;
-	if (what == PS_CALL)
+	if (what == PS_CALL) {
+		/* A code object's first push allocates its name. */
+		int saved = errno;
 		ps_push(&ps_tls, frame);
-	else if (what == PS_RETURN)
+		errno = saved;
+	} else if (what == PS_RETURN) {
 		ps_pop(&ps_tls, frame);
+	}
 	return 0;
 }
 
@@ -178,24 +182,33 @@ TP_EXPORT int traceprof_pystack_install(int skip)
 	}
 	/* Seed: the frames already running, outermost first. */
 	py_obj *frames[PS_SHADOW];
-	size_t n = 0, total = 0;
+	size_t n = 0;
+	int deep = 0;
+	/* Creating frame objects allocates: no collection (and so no
+	 * finalizer) may run here (as in tp_pystack_capture()). */
+	int gc_was = tp_py.gc_disable ? tp_py.gc_disable() : 0;
 	py_obj *f = tp_py.get_frame();
 	int owned = 0;
 	while (f) {
 		if (skip > 0)
 			skip--;
 		else if (n < PS_SHADOW)
-			frames[n++] = f, total++;
+			frames[n++] = f;
 		else
-			total++;
+			deep = 1;
 		py_obj *back = tp_py.frame_back(f);
 		if (owned)
 			tp_py.decref(f); /* never the last: the frame is running */
 		f = back;
 		owned = 1;
 	}
-	if (total > PS_SHADOW) {
-		/* The outer frames would be unknown: no shadow on this thread. */
+	if (gc_was && tp_py.gc_enable)
+		tp_py.gc_enable();
+	if (deep) {
+		/* The outer frames would be unknown: no shadow on this thread
+		 * (and no profile function, which the offset search may have
+		 * left installed). */
+		tp_py.set_profile(NULL, NULL);
 		errno = saved;
 		return -1;
 	}

@@ -42,7 +42,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
             # co_filename is the script's absolute path (3.9+): compare
             # base names.  The threading module's lines vary by version.
             st = [s.rsplit("/", 1)[-1] for s in st]
-            st = [s if s.startswith(("stk.py:", "prof.py:")) else
+            st = [s if s.startswith(("stk.py:", "prof.py:", "shadow.py:")) else
                   s.split(":")[0] + " " + s.split(" ")[-1] for s in st]
         out.append((e["ts"], e["tid"], e["name"], st))
 out.sort()
@@ -175,6 +175,48 @@ main cudaRuntimeGetVersion | $deep20
 main cudaGetDeviceCount | $deep3
 main cudaRuntimeGetVersion | $deep3" ] || die "prof: wrong stacks after another profiler: $got"
 echo "prof: ok ($(echo "$got" | head -1 | cut -c1-60)...)"
+
+# 7b. The shadow across exceptions, generators and a stack deeper than the
+#     128 frames it keeps (CDLL, so only the shadow can answer): frames
+#     left by an exception and by a yield are popped; while deeper than 128
+#     a call has no stack, and after it the stacks are exact again.
+cat >shadow.py <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+def probe():
+    v = ctypes.c_int(0)
+    return lib.tp_probe(ctypes.byref(v))
+def boom(n):
+    if n: boom(n - 1)
+    raise ValueError
+def gen():
+    yield probe()
+    yield probe()
+def deep(n):
+    return deep(n - 1) if n else probe()
+try: boom(5)
+except ValueError: pass
+g = gen()
+next(g)
+deep(150)
+next(g)
+print("main", probe())
+PY
+env TRACEPROF_FOLDER="$TP_TMP/shadow" TRACEPROF_CUPTI=off TRACEPROF_PYTHON_STACK=1 PYTHONPATH="$BOOT" \
+	LD_PRELOAD="$TP_PRELOAD" "$PYTHON" shadow.py "$SC/libprobe13.so" >shadow.out 2>shadow.err ||
+	die "shadow: failed: $(cat shadow.err)"
+grep -qx "main 0" shadow.out || die "shadow: the program's result changed: $(cat shadow.out)"
+want_gen1="shadow.py:5 probe; shadow.py:10 gen; shadow.py:17 <module>"
+want_gen2="shadow.py:5 probe; shadow.py:11 gen; shadow.py:19 <module>"
+want_main="shadow.py:5 probe; shadow.py:20 <module>"
+expect shadow "main cudaGetDeviceCount | $want_gen1
+main cudaRuntimeGetVersion | $want_gen1
+main cudaGetDeviceCount | none
+main cudaRuntimeGetVersion | none
+main cudaGetDeviceCount | $want_gen2
+main cudaRuntimeGetVersion | $want_gen2
+main cudaGetDeviceCount | $want_main
+main cudaRuntimeGetVersion | $want_main"
 
 # 8. Real PyTorch (Debian's, CPU) under --python-stack with --step torch: the
 #    profile function runs through torch's import and a training loop (with
