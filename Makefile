@@ -149,7 +149,7 @@ clean:
 # build/bench/libcuda.so.1 is its driver stand-in (a no-op cuLaunchKernel,
 # which the runtime stand-in's __cudaLaunchKernel calls, as the real one
 # does); build/bench/cold_launch makes nvcc's launch sequence between bursts
-# of cache-evicting work (row 10).
+# of cache-evicting work (row 11).
 BENCH_STANDIN := $(BUILD)/bench/libcudart.so.13
 BENCH_DRIVER  := $(BUILD)/bench/libcuda.so.1
 BENCH_PROGS   := $(BUILD)/bench/launch_loop $(BUILD)/bench/cold_launch

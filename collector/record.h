@@ -30,6 +30,7 @@ enum tp_rec_flags {
 	TP_RF_STACK = 1u << 1,	/* extras end with a stack: u64 depth, then IPs */
 	TP_RF_TRUNC = 1u << 2,	/* the string was cut to fit TP_REC_MAX_EXTRA */
 	TP_RF_CUDA_DRIVER = 1u << 3, /* API record of a driver (cu*) function */
+	TP_RF_PYSTACK = 1u << 4, /* after the stack: u64 n, then n Python frames (collector/pystack.h) */
 };
 
 struct tp_record {

@@ -1,4 +1,5 @@
 #include "collector/stacks.h"
+#include "collector/pystack.h"
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
@@ -420,6 +421,7 @@ void tp_stacks_close_args(struct tp_trace *out, const struct tp_record *r)
 	size_t n = st_frames(r, ips, syms);
 	if (n)
 		st_write_list(&out->j, ",\"stack\":", syms, n);
+	tp_pystack_write_list(&out->j, ",", r); /* TRACEPROF_PYTHON_STACK */
 	tp_json_char(&out->j, '}');
 	if (n)
 		st_write_sf(out, ips, syms, n);
@@ -430,11 +432,17 @@ void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r)
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
 	size_t n = st_frames(r, ips, syms);
-	if (!n)
+	const uint64_t *py;
+	size_t npy = tp_pystack_frames(r, &py);
+	if (!n && !npy)
 		return;
-	st_write_list(&out->j, ",\"args\":{\"stack\":", syms, n);
+	tp_json_lit(&out->j, ",\"args\":{");
+	if (n)
+		st_write_list(&out->j, "\"stack\":", syms, n);
+	tp_pystack_write_list(&out->j, n ? "," : "", r); /* TRACEPROF_PYTHON_STACK */
 	tp_json_char(&out->j, '}');
-	st_write_sf(out, ips, syms, n);
+	if (n)
+		st_write_sf(out, ips, syms, n);
 }
 
 void tp_stacks_write_toplevel(struct tp_json *j)
@@ -573,6 +581,10 @@ static void st_plugin_footer(struct tp_json *j)
 			"stack",
 			(unsigned long long)n);
 	}
+	/* TRACEPROF_PYTHON_STACK's code objects that found the table full. */
+	uint64_t u = tp_pystack_unnamed();
+	if (u)
+		tp_json_lit(j, ",\"python_functions_unnamed\":"), tp_json_u64(j, u);
 }
 
 static const struct tp_flush_plugin st_plugin = {

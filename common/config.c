@@ -15,7 +15,8 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_FLUSH_MS",	  "TRACEPROF_CLOCK",	     "TRACEPROF_STEP",
 	"TRACEPROF_TRIGGER",	  "TRACEPROF_TRIGGER_STEPS", "TRACEPROF_CUPTI",
 	"TRACEPROF_CUDA_CALLS",
-	"TRACEPROF_WITH_STACK",	  "TRACEPROF_STACK_DEPTH",   "TRACEPROF_COMPRESS",
+	"TRACEPROF_WITH_STACK",	  "TRACEPROF_STACK_DEPTH",   "TRACEPROF_PYTHON_STACK",
+	"TRACEPROF_COMPRESS",
 	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_ZSTD_THREADS",  "TRACEPROF_MAX_FILE_MB",
 	"TRACEPROF_SAMPLE_MS",
 	"TRACEPROF_ON_SAVE",	  "TRACEPROF_FOLLOW_FORK",   "TRACEPROF_FOLLOW_EXEC",
@@ -353,6 +354,8 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	if (parse_int(&c, "TRACEPROF_STACK_DEPTH", 1, 56, 16, &x))
 		return -1;
 	cfg->stack_depth = (uint64_t)x;
+	if (parse_bool(&c, "TRACEPROF_PYTHON_STACK", 0, &cfg->python_stack))
+		return -1;
 	if (parse_enum(&c, "TRACEPROF_COMPRESS", compress_words, TP_COMPRESS_NONE, &cfg->compress))
 		return -1;
 	/* Negative levels are zstd's fast ones (zstd --fast=N); 0 would be
@@ -523,6 +526,7 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 	fn("TRACEPROF_WITH_STACK", cfg->with_stack ? "1" : "0", ctx);
 	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->stack_depth);
 	fn("TRACEPROF_STACK_DEPTH", b, ctx);
+	fn("TRACEPROF_PYTHON_STACK", cfg->python_stack ? "1" : "0", ctx);
 	fn("TRACEPROF_COMPRESS", compress_words[cfg->compress % 3], ctx);
 	tp_format(b, sizeof(b), "%d", cfg->zstd_level);
 	fn("TRACEPROF_ZSTD_LEVEL", b, ctx);

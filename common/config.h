@@ -48,6 +48,7 @@ struct tp_config {
 	int cuda_calls; /* enum tp_cuda_calls */
 	int with_stack;
 	uint64_t stack_depth;
+	int python_stack; /* TRACEPROF_PYTHON_STACK */
 	int compress;
 	int zstd_level;
 	int zstd_threads; /* zstd's own compression threads; 0: the flush thread */

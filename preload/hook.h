@@ -48,8 +48,23 @@ struct tp_span {
 
 enum { TP_SPAN_OFF = 0, TP_SPAN_SHORT = 1, TP_SPAN_FULL = 2 };
 
-/* Non-zero when TRACEPROF_WITH_STACK asks for call stacks (set once at start). */
+/* Non-zero when TRACEPROF_WITH_STACK or TRACEPROF_PYTHON_STACK asks for
+ * call stacks (set once at start): the native depth, or 1 for Python stacks
+ * alone. */
 extern int tp_hook_stack_depth;
+
+/* Non-zero when TRACEPROF_WITH_STACK asks for native frames (the hook's
+ * stack path also runs for TRACEPROF_PYTHON_STACK alone). */
+extern int tp_hook_native_stack;
+/* TRACEPROF_PYTHON_STACK (preload/pystack.c): set once at start when the
+ * option is on and this process runs CPython 3.9+. */
+extern int tp_pystack_on;
+int tp_pystack_init(void);
+/* The calling thread's Python frames, innermost first: from its shadow
+ * stack (preload/pystack_profile.c) when it keeps one, else through the
+ * frame API when it holds the GIL.  Fills at most max entries
+ * (collector/pystack.h) and returns their number; 0 without Python. */
+size_t tp_pystack_capture(uint64_t *out, size_t max);
 
 /* Captures the caller's stack into extras and emits (preload/stack.c). */
 void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const char *str,

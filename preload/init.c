@@ -221,7 +221,13 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		goto out;
 	/* Before any NVTX call can read it: NVTX users report to us. */
 	tp_nvtx_setenv();
-	tp_hook_stack_depth = cfg.with_stack ? (int)cfg.stack_depth : 0;
+	tp_hook_native_stack = cfg.with_stack;
+	/* TRACEPROF_PYTHON_STACK takes the same (cold) stack path; without
+	 * native frames the depth only has to be non-zero. */
+	if (cfg.python_stack && tp_pystack_init() == 0 && !cfg.with_stack)
+		tp_hook_stack_depth = 1;
+	if (cfg.with_stack)
+		tp_hook_stack_depth = (int)cfg.stack_depth;
 	tp_cuda_calls_configure(cfg.cuda_calls == TP_CUDA_CALLS_ALL);
 	if (!cfg.follow_exec)
 		strip_from_ld_preload();

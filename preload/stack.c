@@ -24,10 +24,12 @@
 #include <libunwind.h>
 #include <string.h>
 
+#include "collector/pystack.h"
 #include "collector/stacks.h"
 #include "preload/hook.h"
 
 int tp_hook_stack_depth;
+int tp_hook_native_stack;
 
 static void stk_skip(struct tp_thread *t, struct tp_record *rec, const void *str, size_t off)
 {
@@ -67,34 +69,53 @@ void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const c
 	}
 	size_t room = (maxbytes - off) / 8 - 1;
 	int depth = tp_hook_stack_depth < (int)room ? tp_hook_stack_depth : (int)room;
+	if (!tp_hook_native_stack)
+		depth = 0; /* TRACEPROF_PYTHON_STACK alone */
 	void **ips = (void **)(p + off + 8);
-	t->capturing = 1;
-	/* A compiler barrier is enough: only a signal handler on this same
-	 * thread reads `capturing` (partner: the fence after the capture). */
-	atomic_signal_fence(memory_order_seq_cst);
-	/* libunwind may set errno (it probes addresses with syscalls); the hook
-	 * must leave the program's errno as it was. */
-	int saved = errno;
-	int n = unw_backtrace(ips, depth);
-	errno = saved;
-	if (n < 0)
-		n = 0;
-	/* Relaxed: set once before recording starts (collector/stacks.c). */
-	uintptr_t tramp = atomic_load_explicit(&tp_stacks_sigreturn, memory_order_relaxed);
-	for (int i = 0; tramp && i < n; i++) {
-		/* The return address itself, or one byte before it where an
-		 * unwinder reports call sites. */
-		if ((uintptr_t)ips[i] - tramp + 1 <= 1) {
-			uint64_t end = tp_clock_now();
-			t->capture_pause_until = end + 4 * (end - start);
-			break;
+	int n = 0;
+	if (depth) {
+		t->capturing = 1;
+		/* A compiler barrier is enough: only a signal handler on this same
+		 * thread reads `capturing` (partner: the fence after the capture). */
+		atomic_signal_fence(memory_order_seq_cst);
+		/* libunwind may set errno (it probes addresses with syscalls); the hook
+		 * must leave the program's errno as it was. */
+		int saved = errno;
+		n = unw_backtrace(ips, depth);
+		errno = saved;
+		if (n < 0)
+			n = 0;
+		/* Relaxed: set once before recording starts (collector/stacks.c). */
+		uintptr_t tramp = atomic_load_explicit(&tp_stacks_sigreturn, memory_order_relaxed);
+		for (int i = 0; tramp && i < n; i++) {
+			/* The return address itself, or one byte before it where an
+			 * unwinder reports call sites. */
+			if ((uintptr_t)ips[i] - tramp + 1 <= 1) {
+				uint64_t end = tp_clock_now();
+				t->capture_pause_until = end + 4 * (end - start);
+				break;
+			}
 		}
+		/* Partner of the fence before the capture: the capture and the pause
+		 * are in place before a handler can see the flag clear. */
+		atomic_signal_fence(memory_order_seq_cst);
+		t->capturing = 0;
 	}
-	/* Partner of the fence before the capture: the capture and the pause
-	 * are in place before a handler can see the flag clear. */
-	atomic_signal_fence(memory_order_seq_cst);
-	t->capturing = 0;
 	memcpy(p + off, &(uint64_t){ (uint64_t)n }, 8);
 	rec->flags |= TP_RF_STACK;
-	tp_emit(t, rec, buf, off + 8 + (size_t)n * 8);
+	size_t used = off + 8 + (size_t)n * 8;
+	/* Python frames after the native ones, on CUDA calls only: a marker or
+	 * counter may be recorded from a signal handler, where the
+	 * interpreter's frames may be half changed. */
+	if (tp_pystack_on && rec->kind == TP_REC_API && maxbytes - used >= 16) {
+		size_t room_py = (maxbytes - used) / 8 - 1;
+		size_t m = tp_pystack_capture((uint64_t *)(void *)(p + used + 8),
+					      room_py < TP_PYSTACK_MAX ? room_py : TP_PYSTACK_MAX);
+		if (m) {
+			memcpy(p + used, &(uint64_t){ (uint64_t)m }, 8);
+			used += 8 + m * 8;
+			rec->flags |= TP_RF_PYSTACK;
+		}
+	}
+	tp_emit(t, rec, buf, used);
 }

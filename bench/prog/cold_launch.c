@@ -1,4 +1,4 @@
-/* The cold-cache launch benchmark (`make bench` row 10, issue 22): what a
+/* The cold-cache launch benchmark (`make bench` row 11, issue 22): what a
  * <<<>>> launch pays on the real launch path, where the wrappers' code and
  * data are no longer in the caches when the next launch comes.
  *

@@ -1,5 +1,5 @@
 """traceprof's way into an unmodified Python program (TRACEPROF_STEP=torch,
-TRACEPROF_PYTORCH).
+TRACEPROF_PYTORCH, TRACEPROF_PYTHON_STACK).
 
 `traceprof run` puts this folder first in PYTHONPATH when one of those
 variables is set; with a plain LD_PRELOAD, set PYTHONPATH to it yourself.
@@ -11,6 +11,11 @@ step).  It then:
     asked for, adds an import hook that acts when the program itself
     imports torch (torch is never imported here: a program that does not
     use torch runs as before);
+  - with TRACEPROF_PYTHON_STACK=1, installs libtraceprof's C profile
+    function in the main thread and, through threading.setprofile, in each
+    thread the threading module starts: it keeps a shadow of the Python
+    stack that CUDA calls made without the GIL (ctypes.CDLL, extension
+    modules) can read (preload/pystack_profile.c);
   - imports the next sitecustomize on the path (the user's, or the
     distribution's), exactly as Python would have; usercustomize is never
     shadowed (there is none here).
@@ -46,8 +51,39 @@ def _traceprof_boot():
                              "the program runs without it\n" % (type(e).__name__, e))
 
 
+def _traceprof_python_stack():
+    if os.environ.get("TRACEPROF_PYTHON_STACK", "0").lower() not in ("1", "true", "yes", "on"):
+        return
+    if os.environ.get("TRACEPROF_ENABLE", "1").lower() in ("0", "false", "no", "off"):
+        return
+    try:
+        import ctypes
+        # PyDLL: the call keeps the GIL, which the install needs.
+        install = ctypes.PyDLL(None).traceprof_pystack_install
+    except (ImportError, OSError, AttributeError):
+        return  # libtraceprof.so is not loaded in this process
+    install.argtypes = [ctypes.c_int]
+    install.restype = ctypes.c_int
+    if install(0) != 0:
+        return  # the library said why, or the option is off there
+
+    def _traceprof_thread_start(_frame, _event, _arg):
+        # Called once, as the new thread's first profile event: replaces
+        # itself with the C profile function.  1: leave out this frame.
+        install(1)
+
+    import threading
+    threading.setprofile(_traceprof_thread_start)
+
+
 _traceprof_boot()
 del _traceprof_boot
+try:
+    _traceprof_python_stack()
+except Exception as e:  # never break the program
+    sys.stderr.write("traceprof: the Python stack hook did not start (%s: %s); "
+                     "stacks only on CUDA calls made with the GIL held\n" % (type(e).__name__, e))
+del _traceprof_python_stack
 
 # Chain to the sitecustomize Python would have imported without us: drop
 # this module from sys.modules and import the name again (our folder is no

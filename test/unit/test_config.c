@@ -96,6 +96,10 @@ START_TEST(test_accepted_values)
 	ck_assert_uint_eq(c.pytorch, 2);
 	ck_assert_int_eq(parse1("TRACEPROF_CAPTURE", "cudaProfilerApi", &c, err), 0);
 	ck_assert_int_eq(c.capture, 1);
+	ck_assert_int_eq(parse1("TRACEPROF_PYTHON_STACK", "1", &c, err), 0);
+	ck_assert_int_eq(c.python_stack, 1);
+	ck_assert_int_eq(parse1("TRACEPROF_PYTHON_STACK", "off", &c, err), 0);
+	ck_assert_int_eq(c.python_stack, 0);
 }
 END_TEST
 

@@ -1,0 +1,46 @@
+/* CPython's C API as preload/pystack*.c use it: resolved once at start with
+ * dlsym in the program's global scope (libpython is never linked), all
+ * NULL in a process that is not CPython 3.9+ (then tp_pystack_on is 0). */
+#ifndef TP_PRELOAD_PYSTACK_API_H
+#define TP_PRELOAD_PYSTACK_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void py_obj;
+typedef int (*tp_py_tracefunc)(py_obj *obj, py_obj *frame, int what, py_obj *arg);
+
+struct tp_py_api {
+	int (*is_initialized)(void);
+	int (*gil_check)(void);
+	py_obj *(*get_frame)(void);	     /* borrowed */
+	py_obj *(*frame_back)(py_obj *);     /* new reference */
+	py_obj *(*frame_code)(py_obj *);     /* new reference */
+	int (*frame_line)(py_obj *);
+	void (*decref)(py_obj *);
+	py_obj *(*getattr)(py_obj *, const char *); /* new reference */
+	const char *(*utf8)(py_obj *);
+	void (*err_fetch)(py_obj **, py_obj **, py_obj **);
+	void (*err_restore)(py_obj *, py_obj *, py_obj *);
+	int (*gc_disable)(void); /* 3.10+, may be NULL */
+	int (*gc_enable)(void);
+	/* For the profile function's shadow stacks (preload/pystack_profile.c);
+	 * may be NULL, then only the GIL-holding capture works. */
+	void (*set_profile)(tp_py_tracefunc, py_obj *);
+	void *(*thread_state)(void);	  /* PyThreadState_Get: GIL held */
+	void *(*this_thread_state)(void); /* PyGILState_GetThisThreadState */
+};
+
+extern struct tp_py_api tp_py;
+
+/* GIL held: the name index of a code object (collector/pystack.h), adding
+ * it the first time; *keep is set when the caller's reference must be kept
+ * (the table now names the object by its address). */
+uint32_t tp_pystack_name(py_obj *code, int *keep);
+
+/* This thread's shadow stack, innermost first, into out (at most max);
+ * *have is 0 when the thread has none (then the caller falls back to the
+ * GIL-holding capture).  Never takes the GIL, allocates nothing. */
+size_t tp_pystack_shadow(uint64_t *out, size_t max, int *have);
+
+#endif
