@@ -32,6 +32,8 @@
  * shadow without the GIL (the public API creates frame objects and counts
  * references there), and any of this in a second interpreter. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -59,7 +61,26 @@ struct ps_shadow {
 	struct ps_entry e[PS_SHADOW];
 };
 
-static __thread struct ps_shadow ps_tls __attribute__((tls_model("initial-exec")));
+/* One pointer of initial-exec TLS, the shadow itself allocated by the
+ * thread's install: the library's static TLS must stay small, since it may
+ * be dlopen'ed later as NVTX's injection library, where only the static TLS
+ * surplus is left (collector/thread.h).  Freed by a key destructor when the
+ * thread ends. */
+static __thread struct ps_shadow *ps_tls __attribute__((tls_model("initial-exec")));
+static pthread_key_t ps_key;
+static pthread_once_t ps_key_once = PTHREAD_ONCE_INIT;
+
+static void ps_free(void *p)
+{
+	ps_tls = NULL;
+	free(p);
+}
+
+static void ps_make_key(void)
+{
+	if (pthread_key_create(&ps_key, ps_free))
+		ps_key = (pthread_key_t)-1;
+}
 
 /* Offset of c_profilefunc in PyThreadState, found by the first install
  * (with the GIL held, which serializes installs); -1 until then. */
@@ -120,13 +141,16 @@ static int ps_profile(py_obj *obj, py_obj *frame, int what, py_obj *arg)
 {
 	(void)obj;
 	(void)arg;
+	struct ps_shadow *s = ps_tls;
+	if (!s)
+		return 0;
 	if (what == PS_CALL) {
 		/* A code object's first push allocates its name. */
 		int saved = errno;
-		ps_push(&ps_tls, frame);
+		ps_push(s, frame);
 		errno = saved;
 	} else if (what == PS_RETURN) {
-		ps_pop(&ps_tls, frame);
+		ps_pop(s, frame);
 	}
 	return 0;
 }
@@ -212,7 +236,18 @@ TP_EXPORT int traceprof_pystack_install(int skip)
 		errno = saved;
 		return -1;
 	}
-	struct ps_shadow *s = &ps_tls;
+	struct ps_shadow *s = ps_tls;
+	if (!s) {
+		pthread_once(&ps_key_once, ps_make_key);
+		s = calloc(1, sizeof(*s));
+		if (!s || ps_key == (pthread_key_t)-1 || pthread_setspecific(ps_key, s)) {
+			free(s);
+			tp_py.set_profile(NULL, NULL);
+			errno = saved;
+			return -1;
+		}
+		ps_tls = s;
+	}
 	s->depth = 0;
 	for (size_t i = n; i-- > 0;)
 		ps_push(s, frames[i]);
@@ -224,9 +259,9 @@ TP_EXPORT int traceprof_pystack_install(int skip)
 
 size_t tp_pystack_shadow(uint64_t *out, size_t max, int *have)
 {
-	struct ps_shadow *s = &ps_tls;
+	struct ps_shadow *s = ps_tls;
 	*have = 0;
-	if (!s->on)
+	if (!s || !s->on)
 		return 0;
 	/* Still ours?  The thread's own state, read without the GIL: only this
 	 * thread or a GIL holder writes that word, and a stale read only ends
