@@ -11,13 +11,7 @@
 #   - each step holds one event per module call.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
-py=
-for cand in "$PYTHON" /usr/bin/python3; do
-	if "$cand" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-		py=$cand
-		break
-	fi
-done
+py=$(python_where 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)')
 [ -n "$py" ] || skip "no PyTorch with a GPU (for $PYTHON or /usr/bin/python3)"
 prog="$TP_TOP/test/programs/torch_mlp.py"
 "$py" -c 'import torch, torch.optim.optimizer as o; print("torch", torch.__version__, "post-hook" if hasattr(o, "register_optimizer_step_post_hook") else "1.13 path")'

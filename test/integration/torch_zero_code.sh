@@ -16,13 +16,7 @@
 #   - plain LD_PRELOAD with PYTHONPATH=scripts/pyboot works the same.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
-py=
-for cand in "$PYTHON" /usr/bin/python3; do
-	if "$cand" -c 'import torch' >/dev/null 2>&1; then
-		py=$cand
-		break
-	fi
-done
+py=$(python_where 'import torch')
 [ -n "$py" ] || skip "PyTorch not installed for $PYTHON or /usr/bin/python3 (apt-get install python3-torch)"
 prog="$TP_TOP/test/programs/torch_mlp.py"
 T="$BUILD/traceprof"

@@ -31,3 +31,16 @@ traced() { LD_PRELOAD="$TP_PRELOAD" "$@"; }
 # Validates every trace file given with the real JSON parser and the trace
 # checker (test/lib/tracecheck.py), printing a summary.
 check_trace() { "$PYTHON" "$TP_TOP/test/lib/tracecheck.py" "$@"; }
+
+# The first Python, of $PYTHON and Debian's /usr/bin/python3, for which the
+# code given succeeds (the PyTorch tests: Debian's PyTorch is installed for
+# the system Python only).  Prints nothing when none does.
+python_where() {
+	local cand
+	for cand in "$PYTHON" /usr/bin/python3; do
+		if "$cand" -c "$1" >/dev/null 2>&1; then
+			echo "$cand"
+			return
+		fi
+	done
+}
