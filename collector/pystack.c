@@ -75,14 +75,7 @@ size_t tp_pystack_frames(const struct tp_record *r, const uint64_t **frames)
 	const char *x = (const char *)(r + 1);
 	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
 	size_t off = (size_t)((const char *)(ips + nips) - x);
-	if (off + 8 > max)
-		return 0;
-	uint64_t n;
-	memcpy(&n, x + off, 8);
-	if (n > (max - off - 8) / 8)
-		return 0; /* cannot happen with preload/stack.c: not trusted anyway */
-	*frames = (const uint64_t *)(const void *)(x + off + 8);
-	return (size_t)n;
+	return tp_stacks_counted(x, max, off, frames);
 }
 
 void tp_pystack_write_list(struct tp_json *j, const char *prefix, const struct tp_record *r)

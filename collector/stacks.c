@@ -222,6 +222,18 @@ static int64_t st_sym_get(uint64_t ip, int innermost)
 	return (int64_t)S.nsyms++;
 }
 
+size_t tp_stacks_counted(const char *x, size_t max, size_t off, const uint64_t **out)
+{
+	if (off + 8 > max)
+		return 0;
+	uint64_t n;
+	memcpy(&n, x + off, 8);
+	if (n > (max - off - 8) / 8)
+		return 0; /* cannot happen with preload/: not trusted anyway */
+	*out = (const uint64_t *)(const void *)(x + off + 8);
+	return (size_t)n;
+}
+
 size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips)
 {
 	*ips = NULL;
@@ -236,14 +248,7 @@ size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips)
 			return 0;
 		off = ((size_t)(nul - x) + 1 + 7) & ~(size_t)7;
 	}
-	if (off + 8 > max)
-		return 0;
-	uint64_t n;
-	memcpy(&n, x + off, 8);
-	if (n > (max - off - 8) / 8)
-		return 0; /* cannot happen with preload/stack.c: not trusted anyway */
-	*ips = (const uint64_t *)(const void *)(x + off + 8);
-	return (size_t)n;
+	return tp_stacks_counted(x, max, off, ips);
 }
 
 /* The frames of r worth showing, innermost first: traceprof's own frames

@@ -37,6 +37,11 @@ extern _Atomic uint64_t tp_stacks_skipped;
  * in a captured stack means the capture ran in a signal handler. */
 extern _Atomic uintptr_t tp_stacks_sigreturn;
 
+/* A counted array in a record's extras x (max bytes): at offset off, a
+ * 64-bit count n, then n 64-bit words.  Returns n and sets *out, or 0 (and
+ * leaves *out) when the count does not fit in max. */
+size_t tp_stacks_counted(const char *x, size_t max, size_t off, const uint64_t **out);
+
 /* The IPs a record carries: returns their number (0 when the record has no
  * stack or a malformed one) and points *ips at the first. */
 size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips);

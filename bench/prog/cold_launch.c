@@ -119,6 +119,19 @@ static void kernel_stub(void)
 {
 }
 
+/* One <<<>>> launch as nvcc generates it; returns the failures. */
+static uint64_t launch_once(void)
+{
+	struct bench_dim3 grid = { 128, 1, 1 }, block = { 256, 1, 1 }, g, bl;
+	void *args[1] = { NULL };
+	size_t shm;
+	void *stream;
+	uint64_t errors = __cudaPushCallConfiguration(grid, block, 0, NULL) != 0;
+	errors += __cudaPopCallConfiguration(&g, &bl, &shm, &stream) != 0;
+	errors += __cudaLaunchKernel((const void *)kernel_stub, g, bl, args, shm, stream) != 0;
+	return errors;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = 40000;
@@ -143,8 +156,6 @@ int main(int argc, char **argv)
 		nblocks = MAX_BLOCKS;
 	static uint64_t blocks[WARM + MAX_BLOCKS];
 	uint64_t x = 1, evict_ticks = 0, errors = 0;
-	struct bench_dim3 grid = { 128, 1, 1 }, block = { 256, 1, 1 };
-	void *args[1] = { NULL };
 	uint64_t t_ns0 = now_ns(), t_tsc0 = __rdtsc();
 	/* Warm-up: 70,000 launches, so that even at one recorded call a launch
 	 * every page of a default ring (65,536 records) has been written once:
@@ -153,15 +164,8 @@ int main(int argc, char **argv)
 	for (int w = 0; w < 7; w++) {
 		struct timespec pause = { 0, 30 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
-		for (int i = 0; i < 10000; i++) {
-			struct bench_dim3 g, bl;
-			size_t shm;
-			void *stream;
-			errors += __cudaPushCallConfiguration(grid, block, 0, NULL) != 0;
-			errors += __cudaPopCallConfiguration(&g, &bl, &shm, &stream) != 0;
-			errors += __cudaLaunchKernel((const void *)kernel_stub, g, bl, args, shm,
-						     stream) != 0;
-		}
+		for (int i = 0; i < 10000; i++)
+			errors += launch_once();
 	}
 	for (uint64_t b = 0; b < WARM + nblocks; b++) {
 		struct timespec pause = { 0, 30 * 1000 * 1000 };
@@ -174,13 +178,7 @@ int main(int argc, char **argv)
 				evict_ticks += tsc_end() - e0;
 			}
 			uint64_t t0 = tsc_begin();
-			struct bench_dim3 g, bl;
-			size_t shm;
-			void *stream;
-			errors += __cudaPushCallConfiguration(grid, block, 0, NULL) != 0;
-			errors += __cudaPopCallConfiguration(&g, &bl, &shm, &stream) != 0;
-			errors += __cudaLaunchKernel((const void *)kernel_stub, g, bl, args, shm,
-						     stream) != 0;
+			errors += launch_once();
 			ticks += tsc_end() - t0;
 		}
 		blocks[b] = ticks;
