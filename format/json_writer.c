@@ -1,0 +1,459 @@
+/* The JSON writer: format-neutral events (format/event.h) as the Chrome /
+ * Kineto trace layout that format/trace.c writes (key order, durations,
+ * metadata events, the "traceprof" footer, stackFrames).  See
+ * ../shared/reference/trace-format.md and docs/trace-format.md. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/json.h"
+#include "format/trace.h"
+#include "format/writer.h"
+
+struct jw_frame {
+	uint32_t id, parent;
+	char *name, *category;
+};
+
+struct jw {
+	struct tp_writer w; /* first: the writer interface */
+	struct tp_trace t;
+	int devices_done;
+	struct jw_frame *frames;
+	size_t nframes, cap_frames;
+};
+
+/* Strings the sources mark stable (kernel names, above all) are escaped once
+ * for every file: found by address, checked with one strcmp.  The flush
+ * thread writes every file, so one cache serves them all. */
+static struct tp_json_strcache jw_names;
+
+/* ---- typed values --------------------------------------------------------- */
+
+/* Worst-case bytes of ,"key":value for the args written with one
+ * reservation; 0 for those written by the general functions (doubles,
+ * arrays, long or uncached strings). */
+static size_t jw_arg_room(const struct tp_arg *a, const struct tp_json_cached **cached)
+{
+	size_t k = (size_t)a->klen + 4;
+	*cached = NULL;
+	switch (a->type) {
+	case TP_VAL_U64:
+	case TP_VAL_I64:
+	case TP_VAL_HEX:
+		return k + 22;
+	case TP_VAL_BOOL:
+		return k + 5;
+	case TP_VAL_DIM3:
+		return k + 3 * 10 + 4;
+	case TP_VAL_STR:
+		if (a->stable && (*cached = tp_json_strcache_get(&jw_names, a->s)))
+			return k + (*cached)->len;
+		return a->n <= 256 ? k + tp_json_strn_max(a->n) : 0;
+	default:
+		return 0;
+	}
+}
+
+static char *jw_put_key(char *d, const struct tp_arg *a, int first)
+{
+	if (!first)
+		*d++ = ',';
+	*d++ = '"';
+	d = tp_json_put_raw(d, a->key, a->klen);
+	*d++ = '"';
+	*d++ = ':';
+	return d;
+}
+
+static char *jw_put_arg(char *d, const struct tp_arg *a, const struct tp_json_cached *cached,
+			int first)
+{
+	d = jw_put_key(d, a, first);
+	switch (a->type) {
+	case TP_VAL_U64:
+		return tp_json_put_u64(d, a->u);
+	case TP_VAL_I64:
+		return tp_json_put_i64(d, a->i);
+	case TP_VAL_HEX:
+		return tp_json_put_hex(d, a->u);
+	case TP_VAL_BOOL:
+		return a->u ? tp_json_put_raw(d, "true", 4) : tp_json_put_raw(d, "false", 5);
+	case TP_VAL_DIM3:
+		*d++ = '[';
+		d = tp_json_put_u64(d, a->v3[0]);
+		*d++ = ',';
+		d = tp_json_put_u64(d, a->v3[1]);
+		*d++ = ',';
+		d = tp_json_put_u64(d, a->v3[2]);
+		*d++ = ']';
+		return d;
+	default: /* TP_VAL_STR */
+		if (cached)
+			return tp_json_put_raw(d, cached->json, cached->len);
+		return tp_json_put_strn(d, a->s, a->n);
+	}
+}
+
+/* The general path, for values of unbounded size. */
+static void jw_write_arg_slow(struct tp_json *j, const struct tp_arg *a, int first)
+{
+	char *d = tp_json_reserve(j, (size_t)a->klen + 4);
+	if (!d)
+		return;
+	tp_json_commit(j, jw_put_key(d, a, first));
+	switch (a->type) {
+	case TP_VAL_F64:
+		tp_json_double(j, a->f);
+		break;
+	case TP_VAL_STR:
+		tp_json_strn(j, a->s, a->n);
+		break;
+	case TP_VAL_STRS:
+		tp_json_char(j, '[');
+		for (uint32_t i = 0; i < a->n; i++) {
+			if (i)
+				tp_json_char(j, ',');
+			tp_json_str(j, a->strs[i]);
+		}
+		tp_json_char(j, ']');
+		break;
+	case TP_VAL_I64S:
+		tp_json_char(j, '[');
+		for (uint32_t i = 0; i < a->n; i++) {
+			if (i)
+				tp_json_char(j, ',');
+			tp_json_i64(j, a->is[i]);
+		}
+		tp_json_char(j, ']');
+		break;
+	default:
+		break;
+	}
+}
+
+/* ,"args":{...} (or nothing without args): runs of bounded args are written
+ * with one reservation each, the rest one by one. */
+static void jw_write_args(struct tp_json *j, const struct tp_arg *args, unsigned n)
+{
+	static const char open[] = ",\"args\":{";
+	const struct tp_json_cached *cached[TP_EV_MAX_ARGS];
+	size_t room[TP_EV_MAX_ARGS];
+	if (!n)
+		return;
+	if (n > TP_EV_MAX_ARGS)
+		n = TP_EV_MAX_ARGS;
+	size_t need = sizeof(open) - 1;
+	for (unsigned i = 0; i < n; i++) {
+		room[i] = jw_arg_room(&args[i], &cached[i]);
+		need += room[i];
+	}
+	unsigned i = 0;
+	char *d = tp_json_reserve(j, need);
+	if (!d)
+		return;
+	d = tp_json_put_raw(d, open, sizeof(open) - 1);
+	while (i < n) {
+		for (; i < n && room[i]; i++)
+			d = jw_put_arg(d, &args[i], cached[i], i == 0);
+		tp_json_commit(j, d);
+		if (i == n)
+			break;
+		jw_write_arg_slow(j, &args[i], i == 0);
+		i++;
+		need = 0;
+		for (unsigned k = i; k < n && room[k]; k++)
+			need += room[k];
+		if (!(d = tp_json_reserve(j, need)))
+			return;
+	}
+	tp_json_char(j, '}');
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static void jw_flow(struct jw *jw, const struct tp_event *e)
+{
+	struct tp_json *j = &jw->t.j;
+	tp_trace_event_open(&jw->t);
+	tp_json_lit(j, e->kind == TP_EV_FLOW_OUT ? "\"ph\":\"s\"" : "\"ph\":\"f\",\"bp\":\"e\"");
+	tp_json_lit(j, ",\"cat\":\"");
+	tp_json_lit(j, e->cat);
+	tp_json_lit(j, "\",\"name\":");
+	tp_json_strn(j, e->name, e->name_len);
+	tp_json_lit(j, ",\"id\":");
+	tp_json_u64(j, e->id);
+	tp_json_lit(j, ",\"pid\":");
+	tp_json_i64(j, e->pid);
+	tp_json_lit(j, ",\"tid\":");
+	tp_json_i64(j, e->tid);
+	tp_json_char(j, ',');
+	tp_trace_ts(&jw->t, e->ts);
+	tp_json_char(j, '}');
+}
+
+static void jw_event(struct tp_writer *w, const struct tp_event *e)
+{
+	struct jw *jw = (struct jw *)w;
+	struct tp_trace *t = &jw->t;
+	w->events++;
+	switch (e->kind) {
+	case TP_EV_SLICE:
+		tp_trace_complete_open(t, e->cat, e->name, e->name_len, e->pid, e->tid, e->ts,
+				       e->end);
+		break;
+	case TP_EV_INSTANT:
+		tp_trace_instant_open(t, e->cat, e->name, e->name_len, e->pid, e->tid, e->ts);
+		break;
+	case TP_EV_COUNTER:
+		if (e->nargs && e->args[0].type == TP_VAL_F64)
+			tp_trace_counter(t, e->name, e->name_len, e->args[0].key, e->args[0].klen,
+					 e->pid, e->tid, e->ts, e->args[0].f);
+		return;
+	default:
+		jw_flow(jw, e);
+		return;
+	}
+	jw_write_args(&t->j, e->args, e->nargs);
+	if (e->sf) {
+		tp_json_lit(&t->j, ",\"sf\":");
+		tp_json_u64(&t->j, e->sf);
+	}
+	tp_trace_event_close(t);
+}
+
+static void jw_process(struct tp_writer *w, int64_t pid, const char *name, const char *labels,
+		       int64_t sort_index)
+{
+	struct jw *jw = (struct jw *)w;
+	tp_trace_meta_name(&jw->t, "process_name", pid, 0, name);
+	if (labels)
+		tp_trace_meta_labels(&jw->t, pid, labels);
+	tp_trace_meta_sort(&jw->t, "process_sort_index", pid, 0, sort_index);
+	w->events += labels ? 3 : 2;
+}
+
+static void jw_thread(struct tp_writer *w, int64_t pid, int64_t tid, const char *name,
+		      int64_t sort_index)
+{
+	struct jw *jw = (struct jw *)w;
+	tp_trace_meta_name(&jw->t, "thread_name", pid, tid, name);
+	tp_trace_meta_sort(&jw->t, "thread_sort_index", pid, tid, sort_index);
+	w->events += 2;
+}
+
+/* Frames are a top-level object after the footer: kept until close. */
+static void jw_frame(struct tp_writer *w, uint32_t id, uint32_t parent, const char *name,
+		     const char *category)
+{
+	struct jw *jw = (struct jw *)w;
+	if (jw->nframes == jw->cap_frames) {
+		size_t cap = jw->cap_frames ? jw->cap_frames * 2 : 256;
+		struct jw_frame *f = realloc(jw->frames, cap * sizeof(*f));
+		if (!f)
+			return; /* the event's "sf" then names no frame: readers skip it */
+		jw->frames = f;
+		jw->cap_frames = cap;
+	}
+	char *n = strdup(name ? name : ""), *c = strdup(category ? category : "");
+	if (!n || !c) {
+		free(n);
+		free(c);
+		return;
+	}
+	jw->frames[jw->nframes++] = (struct jw_frame){ id, parent, n, c };
+}
+
+/* ---- documents ------------------------------------------------------------- */
+
+#define JW_DOC_DEPTH 32
+
+static void jw_doc_value(struct tp_json *j, const struct tp_doc *d, const struct tp_doc_node *x)
+{
+	switch (x->type) {
+	case TP_VAL_U64:
+		tp_json_u64(j, x->u);
+		break;
+	case TP_VAL_I64:
+		tp_json_i64(j, x->i);
+		break;
+	case TP_VAL_F64:
+		tp_json_double(j, x->f);
+		break;
+	case TP_VAL_BOOL:
+		tp_json_lit(j, x->u ? "true" : "false");
+		break;
+	default:
+		tp_json_strn(j, tp_doc_text(d, x), x->len);
+		break;
+	}
+}
+
+/* The members of an object document (its outer braces not written): the
+ * footer's body.  A document whose first node opens an array or object is
+ * written whole. */
+static void jw_doc_members(struct tp_json *j, const struct tp_doc *d)
+{
+	/* Closers of the open containers: '}' or ']'. */
+	char close[JW_DOC_DEPTH];
+	int n_in[JW_DOC_DEPTH + 1] = { 0 };
+	int depth = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct tp_doc_node *x = &d->nodes[i];
+		if (x->kind == TP_DOC_END) {
+			if (depth > 0)
+				tp_json_char(j, close[--depth]);
+			continue;
+		}
+		if (n_in[depth]++)
+			tp_json_char(j, ',');
+		const char *key = tp_doc_key(d, x);
+		if (key) {
+			tp_json_str(j, key);
+			tp_json_char(j, ':');
+		}
+		if (x->kind == TP_DOC_VALUE) {
+			jw_doc_value(j, d, x);
+		} else if (depth < JW_DOC_DEPTH) {
+			int obj = x->kind == TP_DOC_OBJECT;
+			tp_json_char(j, obj ? '{' : '[');
+			close[depth++] = obj ? '}' : ']';
+			n_in[depth] = 0;
+		}
+	}
+	while (depth > 0)
+		tp_json_char(j, close[--depth]);
+}
+
+/* ---- the file --------------------------------------------------------------- */
+
+static struct tp_writer *jw_open(struct tp_sink *sink, const struct tp_writer_header *h)
+{
+	struct jw *jw = calloc(1, sizeof(*jw));
+	if (!jw)
+		return NULL;
+	jw->w.ops = &tp_json_writer;
+	if (tp_json_init(&jw->t.j, sink) < 0) {
+		free(jw);
+		return NULL;
+	}
+	/* The devices' JSON, written by the general document writer into a
+	 * buffer of its own (the header wants it as text). */
+	struct tp_json dj;
+	const char *devices = NULL;
+	int have_dj = 0;
+	if (h->devices && h->devices->n && tp_json_init(&dj, NULL) == 0) {
+		have_dj = 1;
+		jw_doc_members(&dj, h->devices);
+		tp_json_char(&dj, '\0');
+		if (!tp_json_error(&dj))
+			devices = dj.buf;
+	}
+	struct tp_trace_header th = {
+		.trace_name = NULL,
+		.base_wall_ns = h->base_wall_ns,
+		.wall_offset_ns = h->wall_offset_ns,
+		.pid = h->pid,
+		.rank = h->rank,
+		.local_rank = h->local_rank,
+		.world_size = h->world_size,
+		.local_world_size = h->local_world_size,
+		.node_rank = h->node_rank,
+		.launcher = h->launcher,
+		.device_properties_json = devices,
+	};
+	tp_trace_begin(&jw->t, &th);
+	jw->devices_done = devices != NULL;
+	if (have_dj)
+		tp_json_free(&dj);
+	return &jw->w;
+}
+
+static void jw_free(struct jw *jw)
+{
+	for (size_t i = 0; i < jw->nframes; i++) {
+		free(jw->frames[i].name);
+		free(jw->frames[i].category);
+	}
+	free(jw->frames);
+	tp_json_free(&jw->t.j);
+	free(jw);
+}
+
+static void jw_write_frames(struct jw *jw)
+{
+	struct tp_json *j = &jw->t.j;
+	if (!jw->nframes)
+		return;
+	tp_json_lit(j, ",\n  \"stackFrames\": {");
+	for (size_t i = 0; i < jw->nframes; i++) {
+		const struct jw_frame *f = &jw->frames[i];
+		tp_json_lit(j, i ? ",\n    \"" : "\n    \"");
+		tp_json_u64(j, f->id);
+		tp_json_lit(j, "\":{\"name\":");
+		tp_json_str(j, f->name);
+		tp_json_lit(j, ",\"category\":");
+		tp_json_str(j, f->category);
+		if (f->parent) {
+			tp_json_lit(j, ",\"parent\":");
+			tp_json_u64(j, f->parent);
+		}
+		tp_json_char(j, '}');
+	}
+	tp_json_lit(j, "\n  }");
+}
+
+static int jw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
+{
+	struct jw *jw = (struct jw *)w;
+	struct tp_json *j = &jw->t.j;
+	tp_trace_footer_open(&jw->t);
+	if (tr->footer)
+		jw_doc_members(j, tr->footer);
+	tp_trace_footer_close(&jw->t);
+	if (!jw->devices_done) {
+		tp_json_lit(j, ",\n  \"deviceProperties\": ");
+		if (tr->devices && tr->devices->n)
+			jw_doc_members(j, tr->devices);
+		else
+			tp_json_lit(j, "[]");
+	}
+	jw_write_frames(jw);
+	if (tr->trace_name)
+		tp_trace_name(&jw->t, tr->trace_name);
+	int rc = tp_trace_end(&jw->t);
+	if (!rc && tp_json_error(j))
+		rc = tp_json_error(j);
+	jw_free(jw);
+	return rc;
+}
+
+static void jw_discard(struct tp_writer *w)
+{
+	jw_free((struct jw *)w);
+}
+
+static uint64_t jw_bytes(const struct tp_writer *w)
+{
+	const struct jw *jw = (const struct jw *)w;
+	return jw->t.j.total + jw->t.j.len;
+}
+
+static int jw_error(const struct tp_writer *w)
+{
+	return tp_json_error(&((const struct jw *)w)->t.j);
+}
+
+const struct tp_writer_ops tp_json_writer = {
+	.name = "json",
+	.ext = ".json",
+	.open = jw_open,
+	.event = jw_event,
+	.process = jw_process,
+	.thread = jw_thread,
+	.frame = jw_frame,
+	.close = jw_close,
+	.discard = jw_discard,
+	.bytes = jw_bytes,
+	.error = jw_error,
+};
