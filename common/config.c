@@ -16,7 +16,7 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_TRIGGER",	  "TRACEPROF_TRIGGER_STEPS", "TRACEPROF_CUPTI",
 	"TRACEPROF_CUDA_CALLS",
 	"TRACEPROF_WITH_STACK",	  "TRACEPROF_STACK_DEPTH",   "TRACEPROF_PYTHON_STACK",
-	"TRACEPROF_COMPRESS",
+	"TRACEPROF_FORMAT",	  "TRACEPROF_COMPRESS",
 	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_ZSTD_THREADS",  "TRACEPROF_MAX_FILE_MB",
 	"TRACEPROF_SAMPLE_MS",
 	"TRACEPROF_ON_SAVE",	  "TRACEPROF_FOLLOW_FORK",   "TRACEPROF_FOLLOW_EXEC",
@@ -293,6 +293,7 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	static const char *const cupti_words[] = { "auto", "on", "off", NULL };
 	static const char *const calls_words[] = { "outer", "all", NULL };
 	static const char *const compress_words[] = { "none", "zstd", "gzip", NULL };
+	static const char *const format_words[] = { "json", "perfetto", NULL };
 	int64_t x;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -355,6 +356,8 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 		return -1;
 	cfg->stack_depth = (uint64_t)x;
 	if (parse_bool(&c, "TRACEPROF_PYTHON_STACK", 0, &cfg->python_stack))
+		return -1;
+	if (parse_enum(&c, "TRACEPROF_FORMAT", format_words, TP_FORMAT_JSON, &cfg->format))
 		return -1;
 	if (parse_enum(&c, "TRACEPROF_COMPRESS", compress_words, TP_COMPRESS_NONE, &cfg->compress))
 		return -1;
@@ -527,6 +530,7 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->stack_depth);
 	fn("TRACEPROF_STACK_DEPTH", b, ctx);
 	fn("TRACEPROF_PYTHON_STACK", cfg->python_stack ? "1" : "0", ctx);
+	fn("TRACEPROF_FORMAT", cfg->format == TP_FORMAT_PERFETTO ? "perfetto" : "json", ctx);
 	fn("TRACEPROF_COMPRESS", compress_words[cfg->compress % 3], ctx);
 	tp_format(b, sizeof(b), "%d", cfg->zstd_level);
 	fn("TRACEPROF_ZSTD_LEVEL", b, ctx);

@@ -10,6 +10,8 @@
 
 #include "collector/schedule.h"
 
+/* TRACEPROF_FORMAT: the writer (format/writer.h) of every trace file. */
+enum tp_format_kind { TP_FORMAT_JSON = 0, TP_FORMAT_PERFETTO = 1 };
 enum tp_compress { TP_COMPRESS_NONE = 0, TP_COMPRESS_ZSTD = 1, TP_COMPRESS_GZIP = 2 };
 enum tp_cupti_mode { TP_CUPTI_AUTO = 0, TP_CUPTI_ON = 1, TP_CUPTI_OFF = 2 };
 /* TRACEPROF_CUDA_CALLS: what the program called (not nvcc's launch plumbing,
@@ -49,6 +51,7 @@ struct tp_config {
 	int with_stack;
 	uint64_t stack_depth;
 	int python_stack; /* TRACEPROF_PYTHON_STACK */
+	int format; /* enum tp_format_kind */
 	int compress;
 	int zstd_level;
 	int zstd_threads; /* zstd's own compression threads; 0: the flush thread */

@@ -64,6 +64,8 @@ START_TEST(test_accepted_values)
 	ck_assert_int_eq(c.enable, 0);
 	ck_assert_int_eq(parse1("TRACEPROF_COMPRESS", "ZSTD", &c, err), 0);
 	ck_assert_int_eq(c.compress, TP_COMPRESS_ZSTD);
+	ck_assert_int_eq(parse1("TRACEPROF_FORMAT", "perfetto", &c, err), 0);
+	ck_assert_int_eq(c.format, TP_FORMAT_PERFETTO);
 	ck_assert_int_eq(parse1("TRACEPROF_STEP", "nvtx:ProfilerStep*", &c, err), 0);
 	ck_assert_int_eq(c.step_source, TP_STEP_NVTX);
 	ck_assert_str_eq(c.step_arg, "ProfilerStep*");
@@ -143,6 +145,7 @@ START_TEST(test_errors_name_variable_value_and_fix)
 	expect_error("TRACEPROF_WITH_STACK", "2", "expected 1 or 0");
 	expect_error("TRACEPROF_STACK_DEPTH", "0", "out of range");
 	expect_error("TRACEPROF_COMPRESS", "lz4", "none, zstd, gzip");
+	expect_error("TRACEPROF_FORMAT", "protobuf", "json, perfetto");
 	/* The levels' message names the two ranges, never "-10 to 19" (0 is
 	 * not a level). */
 	expect_error("TRACEPROF_ZSTD_LEVEL", "22", "out of range; use 1 to 19, or -1 to -10");
