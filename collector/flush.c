@@ -188,9 +188,6 @@ static void refresh_thread_name(struct tp_thread *t)
 
 static void window_finalize(struct tp_window *w);
 
-/* Opens the next part file of w and writes its header.  Returns 0 or -1
- * (logged). */
-
 /* The first plugin's device properties (an array of objects), or NULL. */
 static const struct tp_doc *device_properties(void)
 {
@@ -215,6 +212,8 @@ static void fl_set_ext(char *name, size_t size)
 	tp_format(name + n, (int)(size - n), "%s%s", F.ops->ext, tail);
 }
 
+/* Opens the next part file of w and its writer (which writes the header).
+ * Returns 0 or -1 (logged). */
 static int part_open(struct tp_window *w)
 {
 	char name[NAME_MAX + 1];
@@ -838,8 +837,8 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 	F.cfg = *cfg;
 	F.vars = *vars;
 	F.pid = (int64_t)getpid();
-	/* The cap is on the JSON text; metadata and footer of a part take a few
-	 * kilobytes per thread, kept back from the cap. */
+	/* The cap is on the writer's bytes (before compression); metadata and
+	 * footer of a part take a few kilobytes per thread, kept back from it. */
 	F.max_part_bytes = cfg->max_file_mb * 1024 * 1024;
 	F.max_part_bytes -= F.max_part_bytes / 16 < 262144 ? F.max_part_bytes / 16 : 262144;
 	F.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +

@@ -176,15 +176,21 @@ START_TEST(test_footer_document)
 	tp_doc_f64(&d, "x", 0.25);
 	tp_doc_end(&d);
 	tp_doc_object(&d, "empty");
+	tp_doc_i64(&d, "cuda_driver_version", 1); /* nested: not Kineto's */
 	tp_doc_end(&d);
+	tp_doc_i64(&d, "cuda_runtime_version", 12080);
+	tp_doc_i64(&d, "cuda_driver_version", 13000);
 	ck_assert_int_eq(d.error, 0);
 	struct tp_writer_trailer tr = { .trace_name = "rank0.step5.trace.json", .footer = &d };
 	done(w, &tr);
 	tp_doc_free(&d);
 	HAS("\"traceprof\": {\"version\":\"1.2\",\"part\":1,\"steps\":[3,5],"
 	    "\"threads\":[{\"tid\":-1,\"name\":\"a\\\"b\"}],\"gpu\":{\"on\":true,\"x\":0.25},"
-	    "\"empty\":{}}");
-	HAS("\"traceName\": \"rank0.step5.trace.json\"");
+	    "\"empty\":{\"cuda_driver_version\":1},\"cuda_runtime_version\":12080,"
+	    "\"cuda_driver_version\":13000}");
+	/* Kineto's top-level copies of the CUDA versions, then the name. */
+	HAS("\"deviceProperties\": [],\n  \"cuda_runtime_version\":12080,\n"
+	    "  \"cuda_driver_version\":13000,\n  \"traceName\": \"rank0.step5.trace.json\"");
 	/* No devices known at either end: an empty list, once. */
 	HAS("\"deviceProperties\": []");
 	ck_assert_ptr_null(strstr(strstr(text, "deviceProperties") + 1, "deviceProperties"));
