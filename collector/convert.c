@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/annos.h"
 #include "collector/gpu.h"
 #include "collector/nvtx_conv.h"
 #include "collector/stacks.h"
@@ -70,7 +71,38 @@ static void marker_push(struct tp_thread *t, const struct tp_record *r)
 	memcpy(m->rec, r, (1 + (size_t)r->nextra) * sizeof(*r));
 }
 
-static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+/* A user_annotation slice with the stack args of record `stack` (markers
+ * and steps), kept for the GPU side's gpu_user_annotation
+ * (collector/annos.h).  `unfinished`: a marker still open when its window
+ * ended. */
+static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, int64_t pid,
+			  int64_t tid, uint64_t start_ns, uint64_t end_ns,
+			  const struct tp_record *stack, int unfinished)
+{
+	struct tp_stack_args buf;
+	struct tp_arg args[3];
+	unsigned n = 0;
+	if (unfinished)
+		args[n++] = TP_ARG(bool, "unfinished", 1);
+	struct tp_event e = {
+		.kind = TP_EV_SLICE,
+		.name_len = (uint32_t)len,
+		.cat = "user_annotation",
+		.name = name,
+		.pid = pid,
+		.tid = tid,
+		.ts = start_ns,
+		.end = end_ns,
+		.args = args,
+	};
+	if (stack)
+		e.sf = tp_stacks_args(out, stack, &buf, args, &n);
+	e.nargs = (uint16_t)n;
+	tp_writer_event(out, &e);
+	tp_annos_add(pid, tid, name, len, start_ns, end_ns);
+}
+
+static void marker_finish(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 			  int64_t pid)
 {
 	size_t len;
@@ -82,20 +114,19 @@ static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struc
 		const char *mname = tp_record_string(m->rec, &mlen);
 		if (mlen != len || memcmp(mname, name, len))
 			continue;
-		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
-				       tp_clock_to_ns(m->rec[0].start), tp_clock_to_ns(r->start));
-		tp_stacks_write_fields(out, m->rec);
-		tp_trace_event_close(out);
+		cv_anno_slice(out, name, len, pid, t->tid, tp_clock_to_ns(m->rec[0].start),
+			      tp_clock_to_ns(r->start), m->rec, 0);
 		memmove(m, m + 1, (s->n - i - 1) * sizeof(*m));
 		s->n--;
 		return;
 	}
 	/* A finish without a start (the start came before the window): an
 	 * instant, so that the user still sees it. */
-	tp_trace_instant(out, "user_annotation", name, len, pid, t->tid, tp_clock_to_ns(r->start));
+	tp_writer_instant(out, "user_annotation", name, len, pid, t->tid, tp_clock_to_ns(r->start),
+			  NULL, 0);
 }
 
-void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t pid,
+void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_t pid,
 			      uint64_t end_ns)
 {
 	/* Only markers that started inside this window: the stack may already
@@ -115,17 +146,14 @@ void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t
 		}
 		size_t len;
 		const char *name = tp_record_string(m->rec, &len);
-		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid, start, end_ns);
-		tp_json_lit(&out->j, ",\"args\":{\"unfinished\":true");
-		tp_stacks_close_args(out, m->rec);
-		tp_trace_event_close(out);
+		cv_anno_slice(out, name, len, pid, t->tid, start, end_ns, m->rec, 1);
 	}
 	if (s)
 		s->n = k;
 	tp_nvtx_close(out, t, pid, end_ns);
 }
 
-static void write_step(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+static void write_step(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid)
 {
 	char name[40] = "ProfilerStep#";
@@ -139,12 +167,11 @@ static void write_step(struct tp_trace *out, struct tp_thread *t, const struct t
 	size_t len = 13;
 	while (n)
 		name[len++] = digits[--n];
-	tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
-			       tp_clock_to_ns(r->start), tp_clock_to_ns(r->end));
-	tp_trace_event_close(out);
+	cv_anno_slice(out, name, len, pid, t->tid, tp_clock_to_ns(r->start), tp_clock_to_ns(r->end),
+		      NULL, 0);
 }
 
-static void write_counter(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+static void write_counter(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 			  int64_t pid)
 {
 	size_t len;
@@ -159,11 +186,36 @@ static void write_counter(struct tp_trace *out, struct tp_thread *t, const struc
 	}
 	double value;
 	memcpy(&value, &r->arg[0], sizeof(value));
-	tp_trace_counter(out, s, len, klen ? key : "value", klen ? klen : 5, pid, t->tid,
+	tp_writer_counter(out, s, len, klen ? key : "value", klen ? klen : 5, pid, t->tid,
 			 tp_clock_to_ns(r->start), value);
 }
 
-void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+/* An instant marker (TP_REC_INSTANT) with its stack args. */
+static void cv_instant(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
+		       int64_t pid)
+{
+	struct tp_stack_args buf;
+	struct tp_arg args[2];
+	unsigned n = 0;
+	size_t len;
+	const char *s = tp_record_string(r, &len);
+	struct tp_event e = {
+		.kind = TP_EV_INSTANT,
+		.name_len = (uint32_t)len,
+		.cat = "user_annotation",
+		.name = s,
+		.pid = pid,
+		.tid = t->tid,
+		.ts = tp_clock_to_ns(r->start),
+		.args = args,
+	};
+	e.end = e.ts;
+	e.sf = tp_stacks_args(out, r, &buf, args, &n);
+	e.nargs = (uint16_t)n;
+	tp_writer_event(out, &e);
+}
+
+void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid)
 {
 	size_t len;
@@ -180,12 +232,14 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 		if (api_decoder) {
 			api_decoder->write_event(out, r, pid, t->tid, b, e, corr);
 		} else {
-			tp_trace_api_open(out, "cuda_runtime", "api", 3, pid, t->tid, b, e,
-					  r->result);
-			tp_trace_api_corr(out, corr);
-			tp_json_lit(&out->j, ",\"id\":");
-			tp_json_u64(&out->j, r->id);
-			tp_json_lit(&out->j, "}}");
+			/* No CUDA module (tests): the call's number only. */
+			struct tp_arg args[3];
+			unsigned n = 0;
+			args[n++] = TP_ARG(i64, "result", r->result);
+			if (corr)
+				args[n++] = TP_ARG(u64, "correlation", corr);
+			args[n++] = TP_ARG(u64, "id", r->id);
+			tp_writer_slice(out, "cuda_runtime", "api", 3, pid, t->tid, b, e, args, n);
 		}
 		break;
 	}
@@ -203,11 +257,7 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 		tp_nvtx_convert(out, t, r, pid);
 		break;
 	case TP_REC_INSTANT:
-		s = tp_record_string(r, &len);
-		tp_trace_instant_open(out, "user_annotation", s, len, pid, t->tid,
-				      tp_clock_to_ns(r->start));
-		tp_stacks_write_fields(out, r);
-		tp_trace_event_close(out);
+		cv_instant(out, t, r, pid);
 		break;
 	case TP_REC_COUNTER:
 		write_counter(out, t, r, pid);

@@ -22,9 +22,10 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "format/sink.h"
+#include "format/trace.h" /* tp_trace_base_time() */
 
 struct tp_part {
-	struct tp_trace trace;
+	struct tp_writer *w; /* NULL once closed or discarded */
 	struct tp_sink *sink;
 };
 
@@ -41,7 +42,7 @@ struct tp_window {
 	 * ends, because each one's footer says "part i of n". */
 	struct tp_part *parts;
 	int nparts;
-	struct tp_trace *cur; /* the part being written: &parts[nparts-1].trace */
+	struct tp_writer *cur; /* the part being written: parts[nparts-1].w */
 	char folder[PATH_MAX];
 	int failed; /* an I/O error: the window is discarded with a message */
 	uint64_t first_ns, last_ns;
@@ -57,6 +58,8 @@ static struct {
 	char cmdline[1024];
 	const struct tp_flush_plugin *plugins[MAX_PLUGINS];
 	int nplugins;
+	const struct tp_writer_ops *ops; /* TRACEPROF_FORMAT's writer */
+	struct tp_doc footer;		 /* rebuilt for each part */
 
 	pthread_t thread;
 	int running;
@@ -185,18 +188,32 @@ static void refresh_thread_name(struct tp_thread *t)
 
 static void window_finalize(struct tp_window *w);
 
-/* Opens the next part file of w and writes its header.  Returns 0 or -1
- * (logged). */
-
-/* The first plugin's deviceProperties array text, or NULL. */
-static const char *device_properties(void)
+/* The first plugin's device properties (an array of objects), or NULL. */
+static const struct tp_doc *device_properties(void)
 {
-	const char *p = NULL;
+	const struct tp_doc *p = NULL;
 	for (int i = 0; i < F.nplugins && !p; i++)
 		if (F.plugins[i]->device_properties)
 			p = F.plugins[i]->device_properties();
 	return p;
 }
+
+/* A file name of the template's: its first ".json" replaced by the writer's
+ * extension (".pftrace"); unchanged for JSON or without ".json". */
+static void fl_set_ext(char *name, size_t size)
+{
+	char *json = strstr(name, ".json");
+	if (!json || !strcmp(F.ops->ext, ".json"))
+		return;
+	char tail[NAME_MAX + 1];
+	tp_format(tail, sizeof(tail), "%s", json + 5);
+	*json = '\0';
+	size_t n = strlen(name);
+	tp_format(name + n, (int)(size - n), "%s%s", F.ops->ext, tail);
+}
+
+/* Opens the next part file of w and its writer (which writes the header).
+ * Returns 0 or -1 (logged). */
 static int part_open(struct tp_window *w)
 {
 	char name[NAME_MAX + 1];
@@ -211,6 +228,7 @@ static int part_open(struct tp_window *w)
 	 * known only at the end: this one is provisional. */
 	if (template_vars_step(F.cfg.filename, w->first_step, name, sizeof(name)))
 		return -1;
+	fl_set_ext(name, sizeof(name));
 	if ((rc = tp_sink_mkdirs(w->folder)) < 0 ||
 	    (rc = tp_sink_open(&pt->sink, w->folder, name, F.cfg.compress, F.cfg.zstd_level,
 			       F.cfg.overwrite)) < 0) {
@@ -224,13 +242,7 @@ static int part_open(struct tp_window *w)
 			"compressing on the flush thread (set 0 to silence this)",
 			F.cfg.zstd_threads);
 	}
-	if (tp_json_init(&pt->trace.j, pt->sink) < 0) {
-		tp_sink_abort(pt->sink);
-		return -1;
-	}
-	const char *devprops = device_properties();
-	struct tp_trace_header h = {
-		.trace_name = NULL, /* written at the end, with the final name */
+	struct tp_writer_header h = {
 		.base_wall_ns = F.base_wall,
 		.wall_offset_ns = tp_clock_wall_offset_ns(),
 		.pid = F.pid,
@@ -240,11 +252,15 @@ static int part_open(struct tp_window *w)
 		.local_world_size = F.vars.local_world_size,
 		.node_rank = F.vars.node_rank,
 		.launcher = F.vars.launcher,
-		.device_properties_json = devprops,
+		.devices = device_properties(),
 	};
-	tp_trace_begin(&pt->trace, &h);
+	pt->w = tp_writer_open(F.ops, pt->sink, &h);
+	if (!pt->w) {
+		tp_sink_abort(pt->sink);
+		return -1;
+	}
 	w->nparts++;
-	w->cur = &pt->trace;
+	w->cur = pt->w;
 	return 0;
 }
 
@@ -393,8 +409,8 @@ static void on_record(const struct tp_record *r, void *arg)
 	 * room for the metadata and footer written at the end.  Not after a
 	 * write error (disk full): more parts would only fail again, each with
 	 * its own message. */
-	if (__builtin_expect(w->cur->j.total + w->cur->j.len > F.max_part_bytes, 0) &&
-	    !tp_json_error(&w->cur->j) && part_open(w) < 0) {
+	if (__builtin_expect(tp_writer_bytes(w->cur) > F.max_part_bytes, 0) &&
+	    !tp_writer_error(w->cur) && part_open(w) < 0) {
 		w->failed = 1;
 		return;
 	}
@@ -432,74 +448,52 @@ static int thread_in_use(struct tp_thread *t, void *ctx)
 	return 0;
 }
 
-static void write_metadata(struct tp_window *w, struct tp_trace *out, int last)
+static void write_metadata(struct tp_window *w, struct tp_writer *out, int last)
 {
 	char pname[400];
 	tp_format(pname, sizeof(pname), "rank %lld: %s (pid %lld)", (long long)F.vars.rank,
 		  F.program, (long long)F.pid);
-	tp_trace_meta_name(out, "process_name", F.pid, 0, pname);
 	char labels[400];
 	tp_format(labels, sizeof(labels), "rank %lld/%lld, host %s", (long long)F.vars.rank,
 		  (long long)F.vars.world_size, F.vars.hostname);
-	tp_trace_meta_labels(out, F.pid, labels);
-	tp_trace_meta_sort(out, "process_sort_index", F.pid, 0, F.vars.rank);
+	tp_writer_process(out, F.pid, pname, labels, F.vars.rank);
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
 		if (t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id != w->id)
 			continue;
 		refresh_thread_name(t);
 		if (last)
 			tp_convert_close_markers(out, t, F.pid, w->last_ns);
-		tp_trace_meta_name(out, "thread_name", F.pid, t->tid, t->name);
 		/* The thread that made the first CUDA call or step sorts first. */
-		tp_trace_meta_sort(out, "thread_sort_index", F.pid, t->tid, (int64_t)t->serial);
+		tp_writer_thread(out, F.pid, t->tid, t->name, (int64_t)t->serial);
 	}
 }
 
-struct cfg_json {
-	struct tp_json *j;
-	int n;
-};
-
 static void cfg_field(const char *name, const char *value, void *ctx)
 {
-	struct cfg_json *c = ctx;
-	if (c->n++)
-		tp_json_char(c->j, ',');
-	tp_json_str(c->j, name);
-	tp_json_char(c->j, ':');
-	tp_json_str(c->j, value);
+	tp_doc_str(ctx, name, value);
 }
 
-static void write_footer(struct tp_window *w, struct tp_trace *out, int part, uint64_t dropped)
+/* The footer of part `part` (0-based) of w: the "traceprof" object. */
+static void build_footer(struct tp_window *w, struct tp_doc *d, int part, uint64_t dropped)
 {
-	struct tp_json *j = &out->j;
-	tp_trace_footer_open(out);
-	tp_json_lit(j, "\"version\":\"" TRACEPROF_VERSION "\",\"part\":");
-	tp_json_u64(j, (uint64_t)part + 1);
-	tp_json_lit(j, ",\"parts\":");
-	tp_json_u64(j, (uint64_t)w->nparts);
-	tp_json_lit(j, ",\"steps\":[");
-	tp_json_u64(j, w->first_step);
-	tp_json_char(j, ',');
-	tp_json_u64(j, w->last_step);
-	tp_json_lit(j, "],\"events_written\":");
-	tp_json_u64(j, w->written);
-	tp_json_lit(j, ",\"events_dropped\":");
-	tp_json_u64(j, dropped);
-	tp_json_lit(j, ",\"events_lost_after_thread_exit\":");
-	tp_json_u64(j, atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
-	tp_json_lit(j, ",\"events_late\":");
-	tp_json_u64(j, F.late_total);
-	tp_json_lit(j, ",\"events_cut_at_exit\":");
-	tp_json_u64(j, F.cut_total);
-	tp_json_lit(j, ",\"clock\":");
-	tp_json_str(j, tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
-	tp_json_lit(j, ",\"hostname\":");
-	tp_json_str(j, F.vars.hostname);
-	tp_json_lit(j, ",\"command_line\":");
-	tp_json_str(j, F.cmdline);
-	tp_json_lit(j, ",\"threads\":[");
-	int n = 0;
+	tp_doc_reset(d);
+	tp_doc_str(d, "version", TRACEPROF_VERSION);
+	tp_doc_u64(d, "part", (uint64_t)part + 1);
+	tp_doc_u64(d, "parts", (uint64_t)w->nparts);
+	tp_doc_array(d, "steps");
+	tp_doc_u64(d, NULL, w->first_step);
+	tp_doc_u64(d, NULL, w->last_step);
+	tp_doc_end(d);
+	tp_doc_u64(d, "events_written", w->written);
+	tp_doc_u64(d, "events_dropped", dropped);
+	tp_doc_u64(d, "events_lost_after_thread_exit",
+		   atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
+	tp_doc_u64(d, "events_late", F.late_total);
+	tp_doc_u64(d, "events_cut_at_exit", F.cut_total);
+	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
+	tp_doc_str(d, "hostname", F.vars.hostname);
+	tp_doc_str(d, "command_line", F.cmdline);
+	tp_doc_array(d, "threads");
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
 		int in = t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id == w->id;
 		/* The window's share, snapshotted by attribute_drops(1): the
@@ -507,25 +501,20 @@ static void write_footer(struct tp_window *w, struct tp_trace *out, int part, ui
 		uint64_t dd = t->drops_window;
 		if (!in && !dd)
 			continue;
-		if (n++)
-			tp_json_char(j, ',');
-		tp_json_lit(j, "{\"tid\":");
-		tp_json_i64(j, t->tid);
-		tp_json_lit(j, ",\"name\":");
-		tp_json_str(j, t->name);
-		tp_json_lit(j, ",\"events_written\":");
-		tp_json_u64(j, in ? t->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
-		tp_json_lit(j, ",\"events_dropped\":");
-		tp_json_u64(j, dd);
-		tp_json_char(j, '}');
+		tp_doc_object(d, NULL);
+		tp_doc_i64(d, "tid", t->tid);
+		tp_doc_str(d, "name", t->name);
+		tp_doc_u64(d, "events_written", in ? t->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
+		tp_doc_u64(d, "events_dropped", dd);
+		tp_doc_end(d);
 	}
-	tp_json_lit(j, "],\"configuration\":{");
-	struct cfg_json c = { j, 0 };
-	tp_config_visit(&F.cfg, cfg_field, &c);
-	tp_json_char(j, '}');
+	tp_doc_end(d);
+	tp_doc_object(d, "configuration");
+	tp_config_visit(&F.cfg, cfg_field, d);
+	tp_doc_end(d);
 	for (int i = 0; i < F.nplugins; i++)
 		if (F.plugins[i]->footer)
-			F.plugins[i]->footer(j);
+			F.plugins[i]->footer(d);
 }
 
 /* Drops not yet written anywhere are attributed to the window being
@@ -545,16 +534,17 @@ static uint64_t attribute_drops(int commit)
 }
 
 /* "rank0.step3.trace.json" -> "rank0.step3.trace.part2.json" (before the
- * first ".json"), or NAME.partK when there is no ".json". */
+ * first writer's extension: ".json", ".pftrace"), or NAME.partK when there
+ * is none. */
 static void part_name(char *name, size_t size, int part)
 {
 	char tail[NAME_MAX + 1];
-	char *json = strstr(name, ".json");
+	char *ext = strstr(name, F.ops->ext);
 	char suffix[32];
 	tp_format(suffix, sizeof(suffix), ".part%d", part);
-	if (json) {
-		tp_format(tail, sizeof(tail), "%s", json);
-		*json = '\0';
+	if (ext) {
+		tp_format(tail, sizeof(tail), "%s", ext);
+		*ext = '\0';
 	} else {
 		tail[0] = '\0';
 	}
@@ -566,28 +556,38 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 		       struct tp_fd *dir, char *fname)
 {
 	struct tp_part *pt = &w->parts[i];
+	struct tp_writer *out = pt->w;
 	int last = i == w->nparts - 1;
 	if (last)
 		for (int k = 0; k < F.nplugins; k++)
 			if (F.plugins[k]->window_events)
-				F.plugins[k]->window_events(&pt->trace,
-							    w->first_ns, w->last_ns, F.pid);
-	write_metadata(w, &pt->trace, last);
-	write_footer(w, &pt->trace, i, dropped);
-	tp_trace_footer_close(&pt->trace);
-	/* Not known when the part began (no successful cuInit yet). */
-	tp_trace_device_properties(&pt->trace, device_properties());
+				F.plugins[k]->window_events(out, w->first_ns, w->last_ns, F.pid);
+	write_metadata(w, out, last);
+	build_footer(w, &F.footer, i, dropped);
 	for (int k = 0; k < F.nplugins; k++)
-		if (F.plugins[k]->toplevel)
-			F.plugins[k]->toplevel(&pt->trace.j);
+		if (F.plugins[k]->frames)
+			F.plugins[k]->frames(out);
 	char name[NAME_MAX + 1];
 	int rc = template_vars_step(F.cfg.filename, tp_control_display_step(w->last_step), name,
 				    sizeof(name)) ? -EINVAL : 0;
-	if (!rc && w->nparts > 1)
+	pt->w = NULL; /* closed or discarded below */
+	if (rc) {
+		tp_writer_discard(out);
+		tp_sink_abort(pt->sink);
+		return rc;
+	}
+	fl_set_ext(name, sizeof(name));
+	if (w->nparts > 1)
 		part_name(name, sizeof(name), i + 1);
-	if (!rc)
-		tp_trace_name(&pt->trace, name);
-	rc = rc ? rc : tp_trace_end(&pt->trace);
+	struct tp_writer_trailer tr = {
+		.trace_name = name,
+		.footer = &F.footer,
+		/* When not known as the part began (no successful cuInit yet). */
+		.devices = device_properties(),
+	};
+	rc = tp_writer_close(out, &tr);
+	if (F.footer.error && !rc)
+		tp_warn("out of memory writing a trace footer: its counts are incomplete");
 	if (!rc)
 		rc = tp_sink_set_name(pt->sink, name);
 	if (rc) {
@@ -644,7 +644,8 @@ static void window_finalize(struct tp_window *w)
 			tp_sink_abort(w->parts[i].sink);
 	}
 	for (int i = 0; i < w->nparts; i++)
-		tp_json_free(&w->parts[i].trace.j);
+		if (w->parts[i].w)
+			tp_writer_discard(w->parts[i].w);
 	free(w->parts);
 	free(w);
 }
@@ -836,13 +837,22 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 	F.cfg = *cfg;
 	F.vars = *vars;
 	F.pid = (int64_t)getpid();
-	/* The cap is on the JSON text; metadata and footer of a part take a few
-	 * kilobytes per thread, kept back from the cap. */
+	/* The cap is on the writer's bytes (before compression); metadata and
+	 * footer of a part take a few kilobytes per thread, kept back from it. */
 	F.max_part_bytes = cfg->max_file_mb * 1024 * 1024;
 	F.max_part_bytes -= F.max_part_bytes / 16 < 262144 ? F.max_part_bytes / 16 : 262144;
 	F.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
 					 (int64_t)tp_clock_monotonic_ns());
 	read_identity();
+	const char *fmt = cfg->format == TP_FORMAT_PERFETTO ? "perfetto" : "json";
+	F.ops = tp_writer_find(fmt);
+	if (!F.ops) {
+		/* The Perfetto writer is not in this build yet. */
+		tp_warn("TRACEPROF_FORMAT=%s: this build has no %s writer; writing JSON", fmt, fmt);
+		F.ops = &tp_json_writer;
+	}
+	if (!F.footer.nodes)
+		tp_doc_init(&F.footer);
 	int k = 0;
 	for (int i = 0; i < F.nplugins; i++)
 		if (!F.plugins[i]->init || F.plugins[i]->init(cfg) == 0)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/annos.h"
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -427,7 +428,7 @@ uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, u
 {
 	/* GPU work will be correlated: keep the annotations that enclose it
 	 * (gpu_user_annotation events, written with the window's GPU events). */
-	tp_trace_annos_keep();
+	tp_annos_keep();
 	uint64_t corr = G.next_corr + 1;
 	uint64_t ext = tp_gpu_ext_id(tid, start_ticks);
 	if (map_put(&G.api, ext, start_ns, corr) != 0)
@@ -741,13 +742,13 @@ static int ga_launch_cmp(const void *a, const void *b)
 	return x->api < y->api ? -1 : x->api > y->api;
 }
 
-static const struct tp_trace_anno *ga_annos;
+static const struct tp_anno *ga_annos;
 
 /* By thread, then start, longest first: a parent before its children. */
 static int ga_anno_cmp(const void *a, const void *b)
 {
-	const struct tp_trace_anno *x = &ga_annos[*(const size_t *)a];
-	const struct tp_trace_anno *y = &ga_annos[*(const size_t *)b];
+	const struct tp_anno *x = &ga_annos[*(const size_t *)a];
+	const struct tp_anno *y = &ga_annos[*(const size_t *)b];
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->start != y->start)
@@ -787,7 +788,7 @@ static void write_gpu_annotations(struct tp_trace *out, struct ga_launch *ls, si
 				  int64_t pid)
 {
 	size_t na;
-	ga_annos = tp_trace_annos(&na);
+	ga_annos = tp_annos(&na);
 	size_t *idx = malloc((na ? na : 1) * sizeof(*idx));
 	size_t *head = calloc(na ? na : 1, sizeof(*head));
 	size_t *stack = malloc((na ? na : 1) * sizeof(*stack));
@@ -830,8 +831,8 @@ static void write_gpu_annotations(struct tp_trace *out, struct ga_launch *ls, si
 write:
 	for (size_t s = 0; s < nspans; s++) {
 		const struct ga_span *g = &spans[s];
-		const struct tp_trace_anno *an = &ga_annos[g->anno];
-		tp_trace_complete_open(out, "gpu_user_annotation", tp_trace_anno_name(an),
+		const struct tp_anno *an = &ga_annos[g->anno];
+		tp_trace_complete_open(out, "gpu_user_annotation", tp_anno_name(an),
 				       an->name_len, TP_GPU_PID(g->dev), g->stream, g->start, g->end);
 		tp_trace_event_close(out);
 	}
@@ -910,7 +911,7 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 	free(launches);
 	/* Launches up to this window's end were written: their annotations
 	 * are not needed again. */
-	tp_trace_annos_drop_before(last_ns + 1);
+	tp_annos_drop_before(last_ns + 1);
 	for (uint32_t d = 0; d < 64; d++) {
 		if (!(devs & (1ull << d)))
 			continue;
@@ -945,7 +946,7 @@ void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
 		if (G.ev[i].end >= before)
 			G.ev[k++] = G.ev[i];
 	G.n = k;
-	tp_trace_annos_drop_before(before);
+	tp_annos_drop_before(before);
 	map_filter(&G.api, keep_api, &before);
 	map_filter(&G.corr, keep_corr, &before);
 	notes_drop_before(before);
@@ -1022,4 +1023,50 @@ const char *tp_gpu_device_properties_json(void)
 	tp_json_free(&j);
 	G.props_json = s;
 	return s;
+}
+
+/* The same as a document (collector/flush.h's device_properties), rebuilt
+ * at each call: a few devices, asked once or twice a file. */
+const struct tp_doc *tp_gpu_device_properties_doc(void)
+{
+	static struct tp_doc doc;
+	static int inited;
+	if (!inited) {
+		tp_doc_init(&doc);
+		inited = 1;
+	}
+	tp_doc_reset(&doc);
+	int n = 0;
+	tp_doc_array(&doc, NULL);
+	for (int i = 0; i < TP_GPU_MAX_DEVICES; i++) {
+		if (!G.have_dev[i])
+			continue;
+		const struct tp_gpu_device *d = &G.dev[i];
+		n++;
+		tp_doc_object(&doc, NULL);
+		tp_doc_i64(&doc, "id", i);
+		tp_doc_str(&doc, "name", d->name);
+		tp_doc_u64(&doc, "totalGlobalMem", d->total_global_mem);
+		const struct {
+			const char *key;
+			int v;
+		} f[] = {
+			{ "computeMajor", d->compute_major },
+			{ "computeMinor", d->compute_minor },
+			{ "maxThreadsPerBlock", d->max_threads_per_block },
+			{ "maxThreadsPerMultiprocessor", d->max_threads_per_sm },
+			{ "regsPerBlock", d->regs_per_block },
+			{ "warpSize", d->warp_size },
+			{ "sharedMemPerBlock", d->shared_per_block },
+			{ "numSms", d->num_sms },
+			{ "regsPerMultiprocessor", d->regs_per_sm },
+			{ "sharedMemPerBlockOptin", d->shared_per_block_optin },
+			{ "sharedMemPerMultiprocessor", d->shared_per_sm },
+		};
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+			tp_doc_i64(&doc, f[k].key, f[k].v);
+		tp_doc_end(&doc);
+	}
+	tp_doc_end(&doc);
+	return n && !doc.error ? &doc : NULL;
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "format/json.h"
+#include "format/event.h"
 #include "format/trace.h"
 
 /* The pid of GPU d's events.  Kineto uses the device index, so GPU 0 is
@@ -109,6 +110,9 @@ void tp_gpu_set_device(int index, const struct tp_gpu_device *d);
 /* Kineto's "deviceProperties" array text, or NULL when no device is known.
  * Valid until the next tp_gpu_set_device() or tp_gpu_reset(). */
 const char *tp_gpu_device_properties_json(void);
+/* The same as a document: an array of objects, or NULL.  Valid until the
+ * next call. */
+const struct tp_doc *tp_gpu_device_properties_doc(void);
 
 /* Names a kernel by its mangled name, demangled when the process has a C++
  * runtime (__cxa_demangle); the result is interned for the process. */

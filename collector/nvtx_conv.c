@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/annos.h"
 #include "collector/convert.h"
 #include "common/clock.h"
 
@@ -138,34 +139,38 @@ static void list_del(struct range_list *l, size_t i)
 	l->n--;
 }
 
-static void write_args(struct tp_json *j, uint32_t domain, uint32_t category, int unfinished)
+/* The args of an NVTX event: "domain", "category", "unfinished", each when
+ * it applies; returns their number (args has room for 3). */
+static unsigned nv_args(struct tp_arg *args, uint32_t domain, uint32_t category, int unfinished)
 {
 	const char *dn = tp_nvtx_domain_name(domain);
-	if (!dn && !category && !unfinished)
-		return;
-	int n = 0;
-	tp_json_lit(j, ",\"args\":{");
-	if (dn) {
-		tp_json_lit(j, "\"domain\":");
-		tp_json_str(j, dn);
-		n++;
-	}
-	if (category) {
-		tp_json_lit(j, n++ ? ",\"category\":" : "\"category\":");
-		tp_json_u64(j, category);
-	}
+	unsigned n = 0;
+	if (dn)
+		args[n++] = TP_ARG(str, "domain", dn, strlen(dn), 0);
+	if (category)
+		args[n++] = TP_ARG(u64, "category", category);
 	if (unfinished)
-		tp_json_lit(j, n++ ? ",\"unfinished\":true" : "\"unfinished\":true");
-	tp_json_char(j, '}');
+		args[n++] = TP_ARG(bool, "unfinished", 1);
+	return n;
 }
 
-static void write_range(struct tp_trace *out, const struct open_range *o, int64_t pid,
+/* A user_annotation slice, kept for the GPU side's gpu_user_annotation
+ * (collector/annos.h). */
+static void nv_slice(struct tp_writer *out, const char *name, size_t len, int64_t pid,
+		     int64_t tid, uint64_t start_ns, uint64_t end_ns, uint32_t domain,
+		     uint32_t category, int unfinished)
+{
+	struct tp_arg args[3];
+	unsigned n = nv_args(args, domain, category, unfinished);
+	tp_writer_slice(out, "user_annotation", name, len, pid, tid, start_ns, end_ns, args, n);
+	tp_annos_add(pid, tid, name, len, start_ns, end_ns);
+}
+
+static void write_range(struct tp_writer *out, const struct open_range *o, int64_t pid,
 			uint64_t end_ns, int unfinished)
 {
-	tp_trace_complete_open(out, "user_annotation", o->name, o->len, pid, o->tid,
-			       tp_clock_to_ns(o->start), end_ns);
-	write_args(&out->j, o->domain, o->category, unfinished);
-	tp_trace_event_close(out);
+	nv_slice(out, o->name, o->len, pid, o->tid, tp_clock_to_ns(o->start), end_ns, o->domain,
+		 o->category, unfinished);
 }
 
 static void open_from(struct open_range *o, struct tp_thread *t, const struct tp_record *r)
@@ -181,10 +186,12 @@ static void open_from(struct open_range *o, struct tp_thread *t, const struct tp
 	memcpy(o->name, s, len);
 }
 
-void tp_nvtx_convert(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		     int64_t pid)
 {
 	struct open_range *o;
+	struct tp_arg args[3];
+	unsigned n;
 	size_t len;
 	const char *s;
 	switch ((enum tp_nvtx_op)r->arg[1]) {
@@ -244,23 +251,20 @@ void tp_nvtx_convert(struct tp_trace *out, struct tp_thread *t, const struct tp_
 		break;
 	case TP_NVTX_MARK:
 		s = tp_record_string(r, &len);
-		tp_trace_instant_open(out, "user_annotation", s, len, pid, t->tid,
-				      tp_clock_to_ns(r->start));
-		write_args(&out->j, (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
-		tp_trace_event_close(out);
+		n = nv_args(args, (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
+		tp_writer_instant(out, "user_annotation", s, len, pid, t->tid,
+				  tp_clock_to_ns(r->start), args, n);
 		break;
 	case TP_NVTX_COMPLETE:
 	default:
 		s = tp_record_string(r, &len);
-		tp_trace_complete_open(out, "user_annotation", s, len, pid, t->tid,
-				       tp_clock_to_ns(r->start), tp_clock_to_ns(r->end));
-		write_args(&out->j, (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
-		tp_trace_event_close(out);
+		nv_slice(out, s, len, pid, t->tid, tp_clock_to_ns(r->start), tp_clock_to_ns(r->end),
+			 (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
 		break;
 	}
 }
 
-static void close_list(struct range_list *l, struct tp_trace *out, int64_t tid, int64_t pid,
+static void close_list(struct range_list *l, struct tp_writer *out, int64_t tid, int64_t pid,
 		       uint64_t end_ns)
 {
 	size_t k = 0;
@@ -276,7 +280,7 @@ static void close_list(struct range_list *l, struct tp_trace *out, int64_t tid, 
 	l->n = k;
 }
 
-void tp_nvtx_close(struct tp_trace *out, struct tp_thread *t, int64_t pid, uint64_t end_ns)
+void tp_nvtx_close(struct tp_writer *out, struct tp_thread *t, int64_t pid, uint64_t end_ns)
 {
 	close_list(&pushed, out, t->tid, pid, end_ns);
 	close_list(&started, out, t->tid, pid, end_ns);

@@ -47,6 +47,17 @@ size_t tp_pystack_frames(const struct tp_record *r, const uint64_t **frames);
  * otherwise.  Flush thread. */
 void tp_pystack_write_list(struct tp_json *j, const char *prefix, const struct tp_record *r);
 
+/* Room for one event's Python frames as strings (struct tp_stack_args):
+ * each "file:line function" is at most 512 + 1 + 10 + 1 + 512 bytes. */
+#define TP_PYSTACK_ARGS_MAX TP_PYSTACK_MAX
+#define TP_PYSTACK_TEXT_MAX (TP_PYSTACK_MAX * 1040)
+
+/* Formats r's Python frames as "file:line function" strings, each
+ * NUL-terminated in text (size bytes), pointed at by out[0 .. max-1].
+ * Returns their number (0 without frames).  Flush thread. */
+size_t tp_pystack_strings(const struct tp_record *r, const char **out, size_t max, char *text,
+			  size_t size);
+
 /* Code objects that did not fit in the table (their frames show "?"). */
 uint64_t tp_pystack_unnamed(void);
 

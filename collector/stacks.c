@@ -450,6 +450,61 @@ void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r)
 		st_write_sf(out, ips, syms, n);
 }
 
+uint32_t tp_stacks_args(struct tp_writer *out, const struct tp_record *r,
+			struct tp_stack_args *buf, struct tp_arg *args, unsigned *n)
+{
+	uint64_t ips[ST_MAX_FRAMES];
+	uint32_t syms[ST_MAX_FRAMES];
+	size_t k = st_frames(r, ips, syms);
+	if (k) {
+		for (size_t i = 0; i < k; i++)
+			buf->native[i] = S.syms[syms[i]].text;
+		args[*n] = (struct tp_arg){ TP_ARG_KEY("stack"), .type = TP_VAL_STRS,
+					    .n = (uint32_t)k, .strs = buf->native };
+		(*n)++;
+	}
+	/* TRACEPROF_PYTHON_STACK */
+	size_t np = tp_pystack_strings(r, buf->py, TP_PYSTACK_ARGS_MAX, buf->py_text,
+				       sizeof(buf->py_text));
+	if (np) {
+		args[*n] = (struct tp_arg){ TP_ARG_KEY("python_stack"), .type = TP_VAL_STRS,
+					    .n = (uint32_t)np, .strs = buf->py };
+		(*n)++;
+	}
+	/* TEMPORARY (port-core): files are told apart by the JSON writer's
+	 * buffer, as for tp_stacks_close_args(), until port-cuda keys them by
+	 * writer. */
+	struct tp_trace *t = tp_json_writer_trace(out);
+	return k && t ? st_leaf(t, ips, syms, k) : 0;
+}
+
+void tp_stacks_frames(struct tp_writer *out)
+{
+	struct tp_trace *t = tp_json_writer_trace(out);
+	struct st_file **link;
+	struct st_file *f = t ? st_file_find(t->j.buf, &link) : NULL;
+	if (!f)
+		return;
+	*link = f->next;
+	size_t limit = f->nbytes * 8 < S.nnodes + 1 ? f->nbytes * 8 : S.nnodes + 1;
+	for (size_t id = 1; id < limit; id++) {
+		if (!(f->bits[id / 8] & (1u << (id % 8))))
+			continue;
+		const struct st_node *nd = &S.nodes[id - 1];
+		const struct st_sym *s = &S.syms[nd->sym];
+		/* "name (module)": the module is between " (" and ")". */
+		size_t tl = strlen(s->text);
+		char *name = strndup(s->text, s->name_len);
+		char *module = strndup(s->text + s->name_len + 2, tl - s->name_len - 3);
+		if (name && module) /* else the event's "sf" names no frame: readers skip it */
+			tp_writer_frame(out, (uint32_t)id, nd->parent, name, module);
+		free(name);
+		free(module);
+	}
+	free(f->bits);
+	free(f);
+}
+
 void tp_stacks_write_toplevel(struct tp_json *j)
 {
 	struct st_file **link;
@@ -571,14 +626,13 @@ static int st_plugin_init(const struct tp_config *cfg)
 }
 
 /* The count so far, in every part's footer; said once in the log too. */
-static void st_plugin_footer(struct tp_json *j)
+static void st_plugin_footer(struct tp_doc *d)
 {
 	static uint64_t logged;
 	/* Relaxed pairs with the relaxed increments in preload/stack.c: a
 	 * counter, no data hangs on it. */
 	uint64_t n = atomic_load_explicit(&tp_stacks_skipped, memory_order_relaxed);
-	tp_json_lit(j, ",\"stack_captures_skipped\":");
-	tp_json_u64(j, n);
+	tp_doc_u64(d, "stack_captures_skipped", n);
 	if (n && !logged) {
 		logged = n;
 		tp_info("%llu call stacks were not captured in or around signal handlers that "
@@ -589,14 +643,14 @@ static void st_plugin_footer(struct tp_json *j)
 	/* TRACEPROF_PYTHON_STACK's code objects that found the table full. */
 	uint64_t u = tp_pystack_unnamed();
 	if (u)
-		tp_json_lit(j, ",\"python_functions_unnamed\":"), tp_json_u64(j, u);
+		tp_doc_u64(d, "python_functions_unnamed", u);
 }
 
 static const struct tp_flush_plugin st_plugin = {
 	.name = "stacks",
 	.init = st_plugin_init,
 	.footer = st_plugin_footer,
-	.toplevel = tp_stacks_write_toplevel,
+	.frames = tp_stacks_frames,
 };
 
 /* Priority 200: registered before the library's constructor starts the

@@ -26,7 +26,9 @@
 #include <stdint.h>
 
 #include "collector/record.h"
+#include "collector/pystack.h"
 #include "format/trace.h"
+#include "format/writer.h"
 
 /* Captures skipped in or around signal handlers (preload/stack.c): the
  * record is written without a stack.
@@ -45,6 +47,24 @@ size_t tp_stacks_counted(const char *x, size_t max, size_t off, const uint64_t *
 /* The IPs a record carries: returns their number (0 when the record has no
  * stack or a malformed one) and points *ips at the first. */
 size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips);
+
+/* Storage for the strings of one event's stack args (flush thread, on the stack). */
+struct tp_stack_args {
+	const char *native[64];
+	const char *py[TP_PYSTACK_ARGS_MAX];
+	char py_text[TP_PYSTACK_TEXT_MAX];
+};
+
+/* Appends to args[*n] (room for 2 more) the record's "stack" (TP_VAL_STRS,
+ * native frames, TRACEPROF_WITH_STACK) and "python_stack" (TP_VAL_STRS)
+ * args when the record has them; returns the leaf frame id for the event's
+ * sf field (0: none), marked as used by `out`. */
+uint32_t tp_stacks_args(struct tp_writer *out, const struct tp_record *r,
+			struct tp_stack_args *buf, struct tp_arg *args, unsigned *n);
+
+/* The flush plugin's frames callback: emits with tp_writer_frame() the
+ * frames out's events named (and their ancestors) and forgets the file. */
+void tp_stacks_frames(struct tp_writer *out);
 
 /* Closes an args object the caller has opened: writes ,"stack":[...]
  * (leading comma) into it, the closing brace, then ,"sf":N at the event

@@ -403,6 +403,33 @@ static void jw_write_frames(struct jw *jw)
 	tp_json_lit(j, "\n  }");
 }
 
+/* Kineto's traces give the CUDA versions at the top level: the footer's
+ * own members of those names (collector/meta.c) are repeated there, as
+ * before the event layer. */
+static void jw_kineto_versions(struct tp_json *j, const struct tp_doc *d)
+{
+	int depth = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct tp_doc_node *x = &d->nodes[i];
+		if (x->kind == TP_DOC_END) {
+			depth--;
+			continue;
+		}
+		if (x->kind != TP_DOC_VALUE) {
+			depth++;
+			continue;
+		}
+		const char *k = tp_doc_key(d, x);
+		if (depth || !k || (x->type != TP_VAL_I64 && x->type != TP_VAL_U64) ||
+		    (strcmp(k, "cuda_runtime_version") && strcmp(k, "cuda_driver_version")))
+			continue;
+		tp_json_lit(j, ",\n  ");
+		tp_json_str(j, k);
+		tp_json_char(j, ':');
+		jw_doc_value(j, d, x);
+	}
+}
+
 static int jw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
 {
 	struct jw *jw = (struct jw *)w;
@@ -418,6 +445,8 @@ static int jw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
 		else
 			tp_json_lit(j, "[]");
 	}
+	if (tr->footer)
+		jw_kineto_versions(j, tr->footer);
 	jw_write_frames(jw);
 	if (tr->trace_name)
 		tp_trace_name(&jw->t, tr->trace_name);
@@ -442,6 +471,11 @@ static uint64_t jw_bytes(const struct tp_writer *w)
 static int jw_error(const struct tp_writer *w)
 {
 	return tp_json_error(&((const struct jw *)w)->t.j);
+}
+
+struct tp_trace *tp_json_writer_trace(struct tp_writer *w)
+{
+	return w && w->ops == &tp_json_writer ? &((struct jw *)w)->t : NULL;
 }
 
 const struct tp_writer_ops tp_json_writer = {

@@ -41,7 +41,6 @@ struct tp_trace {
 	 * instead of once per event.  cat NULL: nothing cached. */
 	const char *cat;
 	size_t cat_len;
-	int cat_anno; /* cat is "user_annotation": kept (tp_trace_annos) */
 	/* deviceProperties was written in the header (its value was known when
 	 * the file began); else tp_trace_device_properties() writes it last. */
 	int devprops_done;
@@ -133,34 +132,12 @@ void tp_trace_meta_sort(struct tp_trace *t, const char *what /* process_sort_ind
 			int64_t pid, int64_t tid, int64_t index);
 void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels);
 
-/* ---- User annotations kept for the GPU side --------------------------------
- *
- * Kineto writes, on each GPU stream, a gpu_user_annotation event spanning the
- * GPU work launched inside each CPU user annotation (ProfilerStep#N and
- * markers); Holistic Trace Analysis attributes kernels to annotations with
- * them.  The host side writes its annotations as they finish, the GPU side
- * its events when the window ends: so, once switched on, every
- * user_annotation event written is kept here (pid, tid, times, name) until
- * collector/gpu.c has used it.  One store for all files, used by the flush
- * thread only (it writes every trace).  At most TP_TRACE_ANNOS_MAX are kept;
- * beyond, annotations are not kept (counted). */
-#define TP_TRACE_ANNOS_MAX (1u << 20)
-
-struct tp_trace_anno {
-	int64_t pid, tid;
-	uint64_t start, end; /* monotonic ns */
-	uint32_t name_off, name_len;
-};
-
-/* Starts keeping annotations (idempotent). */
-void tp_trace_annos_keep(void);
-/* The kept annotations, in the order written; *n their number. */
-const struct tp_trace_anno *tp_trace_annos(size_t *n);
-const char *tp_trace_anno_name(const struct tp_trace_anno *a);
-/* Forgets the annotations that end before `ns`. */
-void tp_trace_annos_drop_before(uint64_t ns);
-/* Annotations not kept because the store was full. */
-uint64_t tp_trace_annos_missed(void);
+/* TEMPORARY, for the files the event-layer port has not reached yet
+ * (port-cuda's: preload/cuda_events.c, preload/cupti.c, collector/stacks.c):
+ * the layout state of a JSON writer (format/json_writer.c), NULL for any
+ * other writer.  Goes away when no code outside format/ writes JSON. */
+struct tp_writer;
+struct tp_trace *tp_json_writer_trace(struct tp_writer *w);
 
 /* Closes traceEvents and starts the "traceprof" object: the caller writes its
  * body (fields without braces) and calls tp_trace_end(). */

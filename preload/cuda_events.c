@@ -212,9 +212,14 @@ static void write_args(struct tp_json *j, const struct tp_cuda_fn *fn, const str
 	}
 }
 
-static void write_event(struct tp_trace *out, const struct tp_record *r, int64_t pid, int64_t tid,
+static void write_event(struct tp_writer *w, const struct tp_record *r, int64_t pid, int64_t tid,
 			uint64_t start_ns, uint64_t end_ns, uint64_t corr)
 {
+	/* TEMPORARY (port-core): still written as JSON, through the JSON
+	 * writer's layout, until port-cuda builds events. */
+	struct tp_trace *out = tp_json_writer_trace(w);
+	if (!out)
+		return;
 	if (r->id >= TP_CUDA_NFUNCS) {
 		tp_trace_api_open(out, "cuda_runtime", "unknown", 7, pid, tid, start_ns, end_ns,
 				  r->result);

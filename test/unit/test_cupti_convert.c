@@ -15,6 +15,7 @@
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "format/trace.h"
+#include "format/writer.h"
 
 #include "test/unit/check_main.h"
 
@@ -319,6 +320,17 @@ START_TEST(test_kernel_after_window_follows_its_launch)
 }
 END_TEST
 
+/* The text a JSON writer (format/writer.h) has produced so far. */
+static const char *writer_text(struct tp_writer *w)
+{
+	struct tp_trace *t = tp_json_writer_trace(w);
+	tp_json_char(&t->j, '\0');
+	t->j.len--;
+	return t->j.buf;
+}
+#define WHAS(w, s) ck_assert_msg(strstr(writer_text(w), (s)) != NULL, "missing %s in %s", (s), \
+				 writer_text(w))
+
 START_TEST(test_convert_writes_the_pair)
 {
 	/* convert.c numbers an API event while CUPTI records (flows on) and
@@ -332,19 +344,26 @@ START_TEST(test_convert_writes_the_pair)
 	r.start = 1000000;
 	r.end = 1002000;
 	r.id = 3;
+	/* convert.c writes through a writer: a JSON one over an in-memory
+	 * buffer (no sink), time base 0 as tr's. */
+	struct tp_writer_header h;
+	memset(&h, 0, sizeof(h));
+	struct tp_writer *w = tp_writer_open(&tp_json_writer, NULL, &h);
+	ck_assert_ptr_nonnull(w);
 	tp_gpu_flows_on = 1;
-	tp_convert_record(&tr, &th, &r, HOST_PID);
+	tp_convert_record(w, &th, &r, HOST_PID);
 	tp_gpu_flows_on = 0;
-	HAS("\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
+	WHAS(w, "\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
 	uint64_t b = tp_clock_to_ns(r.start);
 	ext_corr(77, tp_gpu_ext_id(HOST_TID, r.start));
 	kernel("paired", b + 5000, b + 6000, 7, 77);
-	tp_gpu_window_events(&tr, b, b + 10000, HOST_PID);
-	HAS("\"name\":\"paired\"");
-	HAS("\"stream\":7,\"correlation\":1,");
+	tp_gpu_window_events(tp_json_writer_trace(w), b, b + 10000, HOST_PID);
+	WHAS(w, "\"name\":\"paired\"");
+	WHAS(w, "\"stream\":7,\"correlation\":1,");
 	/* Not recording GPU activity: no number. */
-	tp_convert_record(&tr, &th, &r, HOST_PID);
-	HAS("\"args\":{\"result\":0,\"id\":3}}");
+	tp_convert_record(w, &th, &r, HOST_PID);
+	WHAS(w, "\"args\":{\"result\":0,\"id\":3}}");
+	tp_writer_discard(w);
 }
 END_TEST
 

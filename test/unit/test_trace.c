@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/annos.h"
 #include "format/api_args.h"
 #include "format/json.h"
 #include "format/trace.h"
@@ -388,6 +389,36 @@ START_TEST(test_sticky_error)
 }
 END_TEST
 
+/* The annotation store (moved from here to collector/annos.c): nothing kept
+ * until asked, then every annotation with its name, in order; dropping
+ * keeps the names of those left. */
+START_TEST(test_annos_store)
+{
+	size_t n;
+	tp_annos_add(1, 2, "early", 5, 0, 10);
+	tp_annos(&n);
+	ck_assert_uint_eq(n, 0);
+	tp_annos_keep();
+	tp_annos_add(1, 2, "ProfilerStep#1", 14, 100, 200);
+	tp_annos_add(1, 3, "fwd\0x", 5, 150, 400);
+	tp_annos_add(1, 2, "ProfilerStep#2", 14, 200, 500);
+	const struct tp_anno *a = tp_annos(&n);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(tp_anno_name(&a[0]), "ProfilerStep#1");
+	ck_assert_int_eq(a[1].tid, 3);
+	ck_assert_uint_eq(a[1].name_len, 5);
+	ck_assert_mem_eq(tp_anno_name(&a[1]), "fwd\0x", 6);
+	tp_annos_drop_before(300);
+	a = tp_annos(&n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_mem_eq(tp_anno_name(&a[0]), "fwd\0x", 6);
+	ck_assert_str_eq(tp_anno_name(&a[1]), "ProfilerStep#2");
+	ck_assert_uint_eq(a[1].start, 200);
+	ck_assert_uint_eq(a[1].end, 500);
+	ck_assert_uint_eq(tp_annos_missed(), 0);
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -403,6 +434,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_sticky_error);
 	tcase_add_test(tc, test_device_properties_place);
 	tcase_add_test(tc, test_dur_sums_to_end);
+	tcase_add_test(tc, test_annos_store);
 	suite_add_tcase(s, tc);
 	return s;
 }
