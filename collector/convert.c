@@ -7,6 +7,7 @@
 #include "collector/nvtx_conv.h"
 #include "collector/stacks.h"
 #include "common/clock.h"
+#include "format/trace.h"
 
 static const struct tp_api_decoder *api_decoder;
 
@@ -70,7 +71,21 @@ static void marker_push(struct tp_thread *t, const struct tp_record *r)
 	memcpy(m->rec, r, (1 + (size_t)r->nextra) * sizeof(*r));
 }
 
-static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+/* Writes e with args[0..n-1] and r's stack args (TRACEPROF_WITH_STACK,
+ * TRACEPROF_PYTHON_STACK); args has room for 2 more. */
+static void write_with_stacks(struct tp_writer *out, struct tp_event *e, struct tp_arg *args,
+			      unsigned n, const struct tp_record *r)
+{
+	if (r->flags & (TP_RF_STACK | TP_RF_PYSTACK)) {
+		struct tp_stack_args buf; /* about 50 KiB: only with a stack */
+		e->sf = tp_stacks_args(out, r, &buf, args, &n);
+	}
+	e->nargs = (uint16_t)n;
+	e->args = args;
+	tp_writer_event(out, e);
+}
+
+static void marker_finish(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 			  int64_t pid)
 {
 	size_t len;
@@ -82,20 +97,23 @@ static void marker_finish(struct tp_trace *out, struct tp_thread *t, const struc
 		const char *mname = tp_record_string(m->rec, &mlen);
 		if (mlen != len || memcmp(mname, name, len))
 			continue;
-		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid,
-				       tp_clock_to_ns(m->rec[0].start), tp_clock_to_ns(r->start));
-		tp_stacks_write_fields(out, m->rec);
-		tp_trace_event_close(out);
+		struct tp_arg args[2];
+		struct tp_event e = { .kind = TP_EV_SLICE, .cat = "user_annotation",
+				      .name = name, .name_len = (uint32_t)len, .pid = pid,
+				      .tid = t->tid, .ts = tp_clock_to_ns(m->rec[0].start),
+				      .end = tp_clock_to_ns(r->start) };
+		write_with_stacks(out, &e, args, 0, m->rec);
 		memmove(m, m + 1, (s->n - i - 1) * sizeof(*m));
 		s->n--;
 		return;
 	}
 	/* A finish without a start (the start came before the window): an
 	 * instant, so that the user still sees it. */
-	tp_trace_instant(out, "user_annotation", name, len, pid, t->tid, tp_clock_to_ns(r->start));
+	tp_trace_instant(tp_json_writer_trace(out), "user_annotation", name, len, pid, t->tid,
+			 tp_clock_to_ns(r->start));
 }
 
-void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t pid,
+void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_t pid,
 			      uint64_t end_ns)
 {
 	/* Only markers that started inside this window: the stack may already
@@ -115,10 +133,11 @@ void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t
 		}
 		size_t len;
 		const char *name = tp_record_string(m->rec, &len);
-		tp_trace_complete_open(out, "user_annotation", name, len, pid, t->tid, start, end_ns);
-		tp_json_lit(&out->j, ",\"args\":{\"unfinished\":true");
-		tp_stacks_close_args(out, m->rec);
-		tp_trace_event_close(out);
+		struct tp_arg args[3] = { TP_ARG(bool, "unfinished", 1) };
+		struct tp_event e = { .kind = TP_EV_SLICE, .cat = "user_annotation",
+				      .name = name, .name_len = (uint32_t)len, .pid = pid,
+				      .tid = t->tid, .ts = start, .end = end_ns };
+		write_with_stacks(out, &e, args, 1, m->rec);
 	}
 	if (s)
 		s->n = k;
@@ -163,9 +182,10 @@ static void write_counter(struct tp_trace *out, struct tp_thread *t, const struc
 			 tp_clock_to_ns(r->start), value);
 }
 
-void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid)
 {
+	struct tp_trace *tr = tp_json_writer_trace(out);
 	size_t len;
 	const char *s;
 
@@ -180,17 +200,17 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 		if (api_decoder) {
 			api_decoder->write_event(out, r, pid, t->tid, b, e, corr);
 		} else {
-			tp_trace_api_open(out, "cuda_runtime", "api", 3, pid, t->tid, b, e,
+			tp_trace_api_open(tr, "cuda_runtime", "api", 3, pid, t->tid, b, e,
 					  r->result);
-			tp_trace_api_corr(out, corr);
-			tp_json_lit(&out->j, ",\"id\":");
-			tp_json_u64(&out->j, r->id);
-			tp_json_lit(&out->j, "}}");
+			tp_trace_api_corr(tr, corr);
+			tp_json_lit(&tr->j, ",\"id\":");
+			tp_json_u64(&tr->j, r->id);
+			tp_json_lit(&tr->j, "}}");
 		}
 		break;
 	}
 	case TP_REC_STEP:
-		write_step(out, t, r, pid);
+		write_step(tr, t, r, pid);
 		break;
 	case TP_REC_MARKER_BEGIN:
 		marker_push(t, r);
@@ -204,13 +224,17 @@ void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct t
 		break;
 	case TP_REC_INSTANT:
 		s = tp_record_string(r, &len);
-		tp_trace_instant_open(out, "user_annotation", s, len, pid, t->tid,
-				      tp_clock_to_ns(r->start));
-		tp_stacks_write_fields(out, r);
-		tp_trace_event_close(out);
+		{
+			struct tp_arg args[2];
+			struct tp_event e = { .kind = TP_EV_INSTANT, .cat = "user_annotation",
+					      .name = s, .name_len = (uint32_t)len, .pid = pid,
+					      .tid = t->tid, .ts = tp_clock_to_ns(r->start),
+					      .end = tp_clock_to_ns(r->start) };
+			write_with_stacks(out, &e, args, 0, r);
+		}
 		break;
 	case TP_REC_COUNTER:
-		write_counter(out, t, r, pid);
+		write_counter(tr, t, r, pid);
 		break;
 	case TP_REC_THREAD_NAME: {
 		/* The record is on the caller's ring but names thread arg[0] (0:

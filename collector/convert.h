@@ -4,7 +4,7 @@
 
 #include "collector/record.h"
 #include "collector/thread.h"
-#include "format/trace.h"
+#include "format/writer.h"
 
 /* What the CUDA module (preload/) plugs in to write API events: the
  * collector itself knows nothing about CUDA.  Set once before recording. */
@@ -12,7 +12,7 @@ struct tp_api_decoder {
 	/* Writes the complete event of an API record, args included; corr,
 	 * when not 0, is its "correlation" arg (collector/gpu.h), written
 	 * right after "result". */
-	void (*write_event)(struct tp_trace *out, const struct tp_record *r, int64_t pid,
+	void (*write_event)(struct tp_writer *out, const struct tp_record *r, int64_t pid,
 			    int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t corr);
 	/* Optional: whether the call may have caused GPU activity that CUPTI
 	 * links to it (only those API events are numbered for correlation).
@@ -20,7 +20,7 @@ struct tp_api_decoder {
 	int (*correlates)(const struct tp_record *r);
 	/* Optional: called when a window file is about to be closed (e.g. to
 	 * write counters or flows it kept back).  May be NULL. */
-	void (*window_end)(struct tp_trace *out, int64_t pid);
+	void (*window_end)(struct tp_writer *out, int64_t pid);
 };
 void tp_convert_set_api_decoder(const struct tp_api_decoder *d);
 
@@ -34,7 +34,7 @@ void tp_marker_stack_free(struct tp_marker_stack *s);
 /* Writes the event(s) of one record group to out.  Returns the number of
  * logical events the record stood for (1, or 0 for a marker start that waits
  * for its finish). */
-void tp_convert_record(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid);
 
 /* Returns the string carried in a record's extras (or "" with len 0). */
@@ -42,7 +42,7 @@ const char *tp_record_string(const struct tp_record *r, size_t *len);
 
 /* Writes complete events for markers still open at the end of a window, as
  * ending at end_ns with args {"unfinished":true}. */
-void tp_convert_close_markers(struct tp_trace *out, struct tp_thread *t, int64_t pid,
+void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_t pid,
 			      uint64_t end_ns);
 
 #endif

@@ -22,9 +22,10 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "format/sink.h"
+#include "format/trace.h"
 
 struct tp_part {
-	struct tp_trace trace;
+	struct tp_writer *out; /* NULL once closed or discarded */
 	struct tp_sink *sink;
 };
 
@@ -41,7 +42,7 @@ struct tp_window {
 	 * ends, because each one's footer says "part i of n". */
 	struct tp_part *parts;
 	int nparts;
-	struct tp_trace *cur; /* the part being written: &parts[nparts-1].trace */
+	struct tp_writer *cur; /* the part being written: parts[nparts-1].out */
 	char folder[PATH_MAX];
 	int failed; /* an I/O error: the window is discarded with a message */
 	uint64_t first_ns, last_ns;
@@ -97,6 +98,7 @@ static struct {
 	int64_t base_wall;
 	uint64_t max_part_bytes; /* TRACEPROF_MAX_FILE_MB less room for the footer */
 	int zstd_threads_warned; /* TRACEPROF_ZSTD_THREADS could not be had: said once */
+	struct tp_doc footer; /* the part being closed's "traceprof" members */
 } F;
 
 int tp_flush_register(const struct tp_flush_plugin *p)
@@ -188,10 +190,10 @@ static void window_finalize(struct tp_window *w);
 /* Opens the next part file of w and writes its header.  Returns 0 or -1
  * (logged). */
 
-/* The first plugin's deviceProperties array text, or NULL. */
-static const char *device_properties(void)
+/* The first plugin's deviceProperties document, or NULL. */
+static const struct tp_doc *device_properties(void)
 {
-	const char *p = NULL;
+	const struct tp_doc *p = NULL;
 	for (int i = 0; i < F.nplugins && !p; i++)
 		if (F.plugins[i]->device_properties)
 			p = F.plugins[i]->device_properties();
@@ -224,13 +226,7 @@ static int part_open(struct tp_window *w)
 			"compressing on the flush thread (set 0 to silence this)",
 			F.cfg.zstd_threads);
 	}
-	if (tp_json_init(&pt->trace.j, pt->sink) < 0) {
-		tp_sink_abort(pt->sink);
-		return -1;
-	}
-	const char *devprops = device_properties();
-	struct tp_trace_header h = {
-		.trace_name = NULL, /* written at the end, with the final name */
+	struct tp_writer_header h = {
 		.base_wall_ns = F.base_wall,
 		.wall_offset_ns = tp_clock_wall_offset_ns(),
 		.pid = F.pid,
@@ -240,11 +236,15 @@ static int part_open(struct tp_window *w)
 		.local_world_size = F.vars.local_world_size,
 		.node_rank = F.vars.node_rank,
 		.launcher = F.vars.launcher,
-		.device_properties_json = devprops,
+		.devices = device_properties(),
 	};
-	tp_trace_begin(&pt->trace, &h);
+	pt->out = tp_writer_open(&tp_json_writer, pt->sink, &h);
+	if (!pt->out) {
+		tp_sink_abort(pt->sink);
+		return -1;
+	}
 	w->nparts++;
-	w->cur = &pt->trace;
+	w->cur = pt->out;
 	return 0;
 }
 
@@ -393,8 +393,8 @@ static void on_record(const struct tp_record *r, void *arg)
 	 * room for the metadata and footer written at the end.  Not after a
 	 * write error (disk full): more parts would only fail again, each with
 	 * its own message. */
-	if (__builtin_expect(w->cur->j.total + w->cur->j.len > F.max_part_bytes, 0) &&
-	    !tp_json_error(&w->cur->j) && part_open(w) < 0) {
+	if (__builtin_expect(tp_writer_bytes(w->cur) > F.max_part_bytes, 0) &&
+	    !tp_writer_error(w->cur) && part_open(w) < 0) {
 		w->failed = 1;
 		return;
 	}
@@ -432,74 +432,52 @@ static int thread_in_use(struct tp_thread *t, void *ctx)
 	return 0;
 }
 
-static void write_metadata(struct tp_window *w, struct tp_trace *out, int last)
+static void write_metadata(struct tp_window *w, struct tp_writer *out, int last)
 {
 	char pname[400];
 	tp_format(pname, sizeof(pname), "rank %lld: %s (pid %lld)", (long long)F.vars.rank,
 		  F.program, (long long)F.pid);
-	tp_trace_meta_name(out, "process_name", F.pid, 0, pname);
 	char labels[400];
 	tp_format(labels, sizeof(labels), "rank %lld/%lld, host %s", (long long)F.vars.rank,
 		  (long long)F.vars.world_size, F.vars.hostname);
-	tp_trace_meta_labels(out, F.pid, labels);
-	tp_trace_meta_sort(out, "process_sort_index", F.pid, 0, F.vars.rank);
+	tp_writer_process(out, F.pid, pname, labels, F.vars.rank);
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
 		if (t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id != w->id)
 			continue;
 		refresh_thread_name(t);
 		if (last)
 			tp_convert_close_markers(out, t, F.pid, w->last_ns);
-		tp_trace_meta_name(out, "thread_name", F.pid, t->tid, t->name);
 		/* The thread that made the first CUDA call or step sorts first. */
-		tp_trace_meta_sort(out, "thread_sort_index", F.pid, t->tid, (int64_t)t->serial);
+		tp_writer_thread(out, F.pid, t->tid, t->name, (int64_t)t->serial);
 	}
 }
 
-struct cfg_json {
-	struct tp_json *j;
-	int n;
-};
-
 static void cfg_field(const char *name, const char *value, void *ctx)
 {
-	struct cfg_json *c = ctx;
-	if (c->n++)
-		tp_json_char(c->j, ',');
-	tp_json_str(c->j, name);
-	tp_json_char(c->j, ':');
-	tp_json_str(c->j, value);
+	tp_doc_str(ctx, name, value);
 }
 
-static void write_footer(struct tp_window *w, struct tp_trace *out, int part, uint64_t dropped)
+/* The "traceprof" object's members into d. */
+static void write_footer(struct tp_window *w, struct tp_doc *d, int part, uint64_t dropped)
 {
-	struct tp_json *j = &out->j;
-	tp_trace_footer_open(out);
-	tp_json_lit(j, "\"version\":\"" TRACEPROF_VERSION "\",\"part\":");
-	tp_json_u64(j, (uint64_t)part + 1);
-	tp_json_lit(j, ",\"parts\":");
-	tp_json_u64(j, (uint64_t)w->nparts);
-	tp_json_lit(j, ",\"steps\":[");
-	tp_json_u64(j, w->first_step);
-	tp_json_char(j, ',');
-	tp_json_u64(j, w->last_step);
-	tp_json_lit(j, "],\"events_written\":");
-	tp_json_u64(j, w->written);
-	tp_json_lit(j, ",\"events_dropped\":");
-	tp_json_u64(j, dropped);
-	tp_json_lit(j, ",\"events_lost_after_thread_exit\":");
-	tp_json_u64(j, atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
-	tp_json_lit(j, ",\"events_late\":");
-	tp_json_u64(j, F.late_total);
-	tp_json_lit(j, ",\"events_cut_at_exit\":");
-	tp_json_u64(j, F.cut_total);
-	tp_json_lit(j, ",\"clock\":");
-	tp_json_str(j, tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
-	tp_json_lit(j, ",\"hostname\":");
-	tp_json_str(j, F.vars.hostname);
-	tp_json_lit(j, ",\"command_line\":");
-	tp_json_str(j, F.cmdline);
-	tp_json_lit(j, ",\"threads\":[");
-	int n = 0;
+	tp_doc_reset(d);
+	tp_doc_str(d, "version", TRACEPROF_VERSION);
+	tp_doc_u64(d, "part", (uint64_t)part + 1);
+	tp_doc_u64(d, "parts", (uint64_t)w->nparts);
+	tp_doc_array(d, "steps");
+	tp_doc_u64(d, NULL, w->first_step);
+	tp_doc_u64(d, NULL, w->last_step);
+	tp_doc_end(d);
+	tp_doc_u64(d, "events_written", w->written);
+	tp_doc_u64(d, "events_dropped", dropped);
+	tp_doc_u64(d, "events_lost_after_thread_exit",
+		   atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
+	tp_doc_u64(d, "events_late", F.late_total);
+	tp_doc_u64(d, "events_cut_at_exit", F.cut_total);
+	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
+	tp_doc_str(d, "hostname", F.vars.hostname);
+	tp_doc_str(d, "command_line", F.cmdline);
+	tp_doc_array(d, "threads");
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
 		int in = t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id == w->id;
 		/* The window's share, snapshotted by attribute_drops(1): the
@@ -507,25 +485,20 @@ static void write_footer(struct tp_window *w, struct tp_trace *out, int part, ui
 		uint64_t dd = t->drops_window;
 		if (!in && !dd)
 			continue;
-		if (n++)
-			tp_json_char(j, ',');
-		tp_json_lit(j, "{\"tid\":");
-		tp_json_i64(j, t->tid);
-		tp_json_lit(j, ",\"name\":");
-		tp_json_str(j, t->name);
-		tp_json_lit(j, ",\"events_written\":");
-		tp_json_u64(j, in ? t->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
-		tp_json_lit(j, ",\"events_dropped\":");
-		tp_json_u64(j, dd);
-		tp_json_char(j, '}');
+		tp_doc_object(d, NULL);
+		tp_doc_i64(d, "tid", t->tid);
+		tp_doc_str(d, "name", t->name);
+		tp_doc_u64(d, "events_written", in ? t->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
+		tp_doc_u64(d, "events_dropped", dd);
+		tp_doc_end(d);
 	}
-	tp_json_lit(j, "],\"configuration\":{");
-	struct cfg_json c = { j, 0 };
-	tp_config_visit(&F.cfg, cfg_field, &c);
-	tp_json_char(j, '}');
+	tp_doc_end(d);
+	tp_doc_object(d, "configuration");
+	tp_config_visit(&F.cfg, cfg_field, d);
+	tp_doc_end(d);
 	for (int i = 0; i < F.nplugins; i++)
 		if (F.plugins[i]->footer)
-			F.plugins[i]->footer(j);
+			F.plugins[i]->footer(d);
 }
 
 /* Drops not yet written anywhere are attributed to the window being
@@ -570,24 +543,29 @@ static int part_finish(struct tp_window *w, int i, uint64_t dropped, char *path,
 	if (last)
 		for (int k = 0; k < F.nplugins; k++)
 			if (F.plugins[k]->window_events)
-				F.plugins[k]->window_events(&pt->trace,
-							    w->first_ns, w->last_ns, F.pid);
-	write_metadata(w, &pt->trace, last);
-	write_footer(w, &pt->trace, i, dropped);
-	tp_trace_footer_close(&pt->trace);
-	/* Not known when the part began (no successful cuInit yet). */
-	tp_trace_device_properties(&pt->trace, device_properties());
+				F.plugins[k]->window_events(pt->out, w->first_ns, w->last_ns,
+							    F.pid);
+	write_metadata(w, pt->out, last);
+	write_footer(w, &F.footer, i, dropped);
 	for (int k = 0; k < F.nplugins; k++)
-		if (F.plugins[k]->toplevel)
-			F.plugins[k]->toplevel(&pt->trace.j);
+		if (F.plugins[k]->frames)
+			F.plugins[k]->frames(pt->out);
 	char name[NAME_MAX + 1];
 	int rc = template_vars_step(F.cfg.filename, tp_control_display_step(w->last_step), name,
 				    sizeof(name)) ? -EINVAL : 0;
 	if (!rc && w->nparts > 1)
 		part_name(name, sizeof(name), i + 1);
-	if (!rc)
-		tp_trace_name(&pt->trace, name);
-	rc = rc ? rc : tp_trace_end(&pt->trace);
+	struct tp_writer_trailer tr = {
+		.trace_name = name,
+		.footer = &F.footer,
+		/* Not known when the part began (no successful cuInit yet). */
+		.devices = device_properties(),
+	};
+	if (rc)
+		tp_writer_discard(pt->out);
+	else
+		rc = tp_writer_close(pt->out, &tr);
+	pt->out = NULL;
 	if (!rc)
 		rc = tp_sink_set_name(pt->sink, name);
 	if (rc) {
@@ -644,7 +622,8 @@ static void window_finalize(struct tp_window *w)
 			tp_sink_abort(w->parts[i].sink);
 	}
 	for (int i = 0; i < w->nparts; i++)
-		tp_json_free(&w->parts[i].trace.j);
+		if (w->parts[i].out)
+			tp_writer_discard(w->parts[i].out);
 	free(w->parts);
 	free(w);
 }

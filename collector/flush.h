@@ -7,9 +7,8 @@
 #include <stdint.h>
 
 #include "common/config.h"
-#include "format/json.h"
 #include "format/template.h"
-#include "format/trace.h"
+#include "format/writer.h"
 
 /* Optional parts (CUPTI, the host sampler, upload hooks) plug in here.  Every
  * callback runs on the flush thread, or on the exiting thread after the flush
@@ -26,19 +25,19 @@ struct tp_flush_plugin {
 	void (*pass)(uint64_t now_ns);
 	/* A window is about to be closed: write the plugin's events whose times
 	 * fall in [first_ns, last_ns] into out (the window's last part). */
-	void (*window_events)(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+	void (*window_events)(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			      int64_t pid);
-	/* Extra fields of the traceprof object: each written as
-	 * ,"key":value (leading comma included). */
-	void (*footer)(struct tp_json *j);
-	/* Extra top-level fields after the traceprof object (e.g. "stackFrames"):
-	 * each written as ,"key":value. */
-	void (*toplevel)(struct tp_json *j);
+	/* Adds members to the footer object ("traceprof"): tp_doc_u64(d, "key",
+	 * v), tp_doc_object(d, "gpu") ... tp_doc_end(d). */
+	void (*footer)(struct tp_doc *footer);
+	/* Just before the file is closed: emits with tp_writer_frame() the
+	 * native stack frames this file's events named in their sf field. */
+	void (*frames)(struct tp_writer *out);
 	/* A trace file is complete and in place at path. */
 	void (*saved)(const char *path);
-	/* Top-level fields before traceEvents, e.g. "deviceProperties".  Returns
-	 * a JSON array text for deviceProperties or NULL. */
-	const char *(*device_properties)(void);
+	/* The GPUs' properties: a document whose single top node is an array
+	 * of objects (one per GPU), or NULL when not known. */
+	const struct tp_doc *(*device_properties)(void);
 };
 
 /* Registers a plugin (at most 8); call before tp_flush_start(). */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/annos.h"
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -156,7 +157,8 @@ static struct {
 	uint32_t ctx_dev[256]; /* context id -> device + 1, from kernel/copy records */
 	struct tp_gpu_device dev[TP_GPU_MAX_DEVICES];
 	int have_dev[TP_GPU_MAX_DEVICES];
-	char *props_json;
+	struct tp_doc props; /* deviceProperties, when props_ok */
+	int props_ok;
 	/* CUPTI's API records that came without an id of ours, for
 	 * link_outer(): CUPTI correlation + 1 -> start (ns, host clock);
 	 * aux = duration (ns, at most 2^32 - 1) << 32 | CUPTI's thread id. */
@@ -198,7 +200,7 @@ void tp_gpu_reset(void)
 	map_free(&G.outer);
 	free(G.notes);
 	names_free();
-	free(G.props_json);
+	tp_doc_free(&G.props);
 	memset(&G, 0, sizeof(G));
 }
 
@@ -427,7 +429,7 @@ uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, u
 {
 	/* GPU work will be correlated: keep the annotations that enclose it
 	 * (gpu_user_annotation events, written with the window's GPU events). */
-	tp_trace_annos_keep();
+	tp_annos_keep();
 	uint64_t corr = G.next_corr + 1;
 	uint64_t ext = tp_gpu_ext_id(tid, start_ticks);
 	if (map_put(&G.api, ext, start_ns, corr) != 0)
@@ -544,36 +546,30 @@ static uint32_t event_device(const struct gev *e)
 /* corr: the correlation number of the API event that launched it in this
  * trace, or 0 when that event is not in it (then no "correlation", so that
  * no tool pairs it with an unrelated API event). */
-static void common_args(struct tp_json *j, const struct gev *e, uint32_t dev, uint64_t corr)
+static unsigned common_args(struct tp_arg *args, const struct gev *e, uint32_t dev, uint64_t corr)
 {
-	tp_json_lit(j, ",\"args\":{\"device\":");
-	tp_json_u64(j, dev);
-	tp_json_lit(j, ",\"context\":");
-	tp_json_u64(j, e->context);
-	tp_json_lit(j, ",\"stream\":");
-	tp_json_i64(j, (int32_t)e->stream);
-	if (corr) {
-		tp_json_lit(j, ",\"correlation\":");
-		tp_json_u64(j, corr);
-	}
+	unsigned n = 0;
+	args[n++] = TP_ARG(u64, "device", dev);
+	args[n++] = TP_ARG(u64, "context", e->context);
+	args[n++] = TP_ARG(i64, "stream", (int32_t)e->stream);
+	if (corr)
+		args[n++] = TP_ARG(u64, "correlation", corr);
+	return n;
 }
 
-static void write_int3(struct tp_json *j, const char *key, const int32_t v[3])
+static void int3_arg(struct tp_arg *a, const char *key, size_t klen, const int32_t v[3],
+		     int64_t store[3])
 {
-	tp_json_lit(j, key);
-	tp_json_char(j, '[');
-	for (int i = 0; i < 3; i++) {
-		if (i)
-			tp_json_char(j, ',');
-		tp_json_i64(j, v[i]);
-	}
-	tp_json_char(j, ']');
+	for (int i = 0; i < 3; i++)
+		store[i] = v[i];
+	*a = (struct tp_arg){ .key = key, .klen = (uint8_t)klen, .type = TP_VAL_I64S, .n = 3,
+			      .is = store };
 }
 
 /* Kineto's occupancy columns.  The estimate takes the per-SM limits of
  * threads, blocks, registers and shared memory (no allocation granularity),
  * so it may read a little high; Kineto's is CUDA's occupancy calculator. */
-static void kernel_occupancy(struct tp_json *j, const struct gev *e, uint32_t dev)
+static void kernel_occupancy(struct tp_arg *args, unsigned *n, const struct gev *e, uint32_t dev)
 {
 	if (dev >= TP_GPU_MAX_DEVICES || !G.have_dev[dev] || G.dev[dev].num_sms <= 0 ||
 	    G.dev[dev].warp_size <= 0)
@@ -584,10 +580,8 @@ static void kernel_occupancy(struct tp_json *j, const struct gev *e, uint32_t de
 	double blocks_per_sm = blocks / d->num_sms;
 	uint64_t warps_per_block = (threads + (uint64_t)d->warp_size - 1) / (uint64_t)d->warp_size;
 	double warps_per_sm = blocks_per_sm * (double)warps_per_block;
-	tp_json_lit(j, ",\"blocks per SM\":");
-	tp_json_double(j, blocks_per_sm);
-	tp_json_lit(j, ",\"warps per SM\":");
-	tp_json_double(j, warps_per_sm);
+	args[(*n)++] = TP_ARG(f64, "blocks per SM", blocks_per_sm);
+	args[(*n)++] = TP_ARG(f64, "warps per SM", warps_per_sm);
 	if (!threads || d->max_threads_per_sm <= 0)
 		return;
 	uint64_t limit = (uint64_t)d->max_threads_per_sm / threads;
@@ -608,81 +602,94 @@ static void kernel_occupancy(struct tp_json *j, const struct gev *e, uint32_t de
 	double occ = active * (double)warps_per_block / max_warps;
 	if (occ > 1.0)
 		occ = 1.0;
-	tp_json_lit(j, ",\"est. achieved occupancy %\":");
-	tp_json_i64(j, (int64_t)(0.5 + occ * 100.0));
+	args[(*n)++] = TP_ARG(i64, "est. achieved occupancy %", (int64_t)(0.5 + occ * 100.0));
 }
 
-static void bandwidth(struct tp_json *j, const struct gev *e)
+static void bandwidth(struct tp_arg *args, unsigned *n, const struct gev *e)
 {
-	tp_json_lit(j, ",\"bytes\":");
-	tp_json_u64(j, e->bytes);
-	tp_json_lit(j, ",\"memory bandwidth (GB/s)\":");
+	args[(*n)++] = TP_ARG(u64, "bytes", e->bytes);
 	if (e->end > e->start)
-		tp_json_double(j, (double)e->bytes / (double)(e->end - e->start));
+		args[(*n)++] = TP_ARG(f64, "memory bandwidth (GB/s)",
+				      (double)e->bytes / (double)(e->end - e->start));
 	else
-		tp_json_lit(j, "\"N/A\"");
+		args[(*n)++] = TP_ARG(str, "memory bandwidth (GB/s)", "N/A", 3, 1);
 }
 
-static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev, uint64_t corr)
+/* flow: the id of the arrow from the launching call that ends here, or 0. */
+static void write_event(struct tp_writer *out, const struct gev *e, uint32_t dev, uint64_t corr,
+			uint64_t flow)
 {
-	struct tp_json *j = &out->j;
 	char name[128];
-	const char *cat;
-	const char *n = name;
+	struct tp_arg args[16];
+	int64_t grid[3], block[3];
+	struct tp_event ev = {
+		.kind = TP_EV_SLICE,
+		.name = name,
+		.pid = TP_GPU_PID(dev),
+		.tid = (int32_t)e->stream,
+		.ts = e->start,
+		.end = e->end,
+		.flow_in = flow,
+		.args = args,
+	};
 	switch (e->kind) {
 	case GEV_KERNEL:
-		cat = "kernel";
-		n = e->name;
+		ev.cat = "kernel";
+		ev.name = e->name;
+		/* Interned for the process (tp_gpu_intern_kernel_name). */
+		ev.name_stable = 1;
 		break;
 	case GEV_MEMCPY:
-		cat = "gpu_memcpy";
+		ev.cat = "gpu_memcpy";
 		tp_format(name, sizeof(name), "Memcpy %s (%s -> %s)", memcpy_kind_str(e->copy_kind),
 			  memory_kind_str(e->src_kind), memory_kind_str(e->dst_kind));
 		break;
 	case GEV_MEMSET:
-		cat = "gpu_memset";
+		ev.cat = "gpu_memset";
 		tp_format(name, sizeof(name), "Memset (%s)", memory_kind_str(e->mem_kind));
 		break;
 	default:
-		cat = "cuda_sync";
-		n = sync_type_str(e->sync_type);
+		ev.cat = "cuda_sync";
+		ev.name = sync_type_str(e->sync_type);
+		ev.name_stable = 1;
 		break;
 	}
-	tp_trace_complete_open(out, cat, n, strlen(n), TP_GPU_PID(dev), (int32_t)e->stream, e->start,
-			       e->end);
-	common_args(j, e, dev, corr);
+	ev.name_len = (uint32_t)strlen(ev.name);
+	unsigned n = common_args(args, e, dev, corr);
 	if (e->kind == GEV_KERNEL) {
-		tp_json_lit(j, ",\"registers per thread\":");
-		tp_json_u64(j, e->regs);
-		tp_json_lit(j, ",\"shared memory\":");
-		tp_json_u64(j, e->shared);
-		write_int3(j, ",\"grid\":", e->grid);
-		write_int3(j, ",\"block\":", e->block);
-		kernel_occupancy(j, e, dev);
+		args[n++] = TP_ARG(u64, "registers per thread", e->regs);
+		args[n++] = TP_ARG(u64, "shared memory", e->shared);
+		int3_arg(&args[n++], "grid", 4, e->grid, grid);
+		int3_arg(&args[n++], "block", 5, e->block, block);
+		kernel_occupancy(args, &n, e, dev);
 	} else if (e->kind == GEV_MEMCPY || e->kind == GEV_MEMSET) {
-		bandwidth(j, e);
+		bandwidth(args, &n, e);
 	} else {
-		tp_json_lit(j, ",\"cuda_sync_kind\":");
-		tp_json_str(j, sync_type_str(e->sync_type));
+		const char *k = sync_type_str(e->sync_type);
+		args[n++] = TP_ARG(str, "cuda_sync_kind", k, strlen(k), 1);
 	}
-	tp_json_lit(j, "}}");
+	ev.nargs = (uint16_t)n;
+	tp_writer_event(out, &ev);
 }
 
-static void write_flow(struct tp_trace *out, char ph, uint64_t id, int64_t pid, int64_t tid,
+/* One end of an arrow (Kineto's "ac2g"): FLOW_OUT at the launching call,
+ * FLOW_IN at the GPU event. */
+static void write_flow(struct tp_writer *out, int kind, uint64_t id, int64_t pid, int64_t tid,
 		       uint64_t ts)
 {
-	struct tp_json *j = &out->j;
-	tp_trace_event_open(out);
-	tp_json_lit(j, ph == 's' ? "\"ph\":\"s\"" : "\"ph\":\"f\",\"bp\":\"e\"");
-	tp_json_lit(j, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-	tp_json_u64(j, id);
-	tp_json_lit(j, ",\"pid\":");
-	tp_json_i64(j, pid);
-	tp_json_lit(j, ",\"tid\":");
-	tp_json_i64(j, tid);
-	tp_json_char(j, ',');
-	tp_trace_ts(out, ts);
-	tp_json_char(j, '}');
+	struct tp_event e = {
+		.kind = (uint8_t)kind,
+		.name_stable = 1,
+		.name_len = 4,
+		.cat = "ac2g",
+		.name = "ac2g",
+		.pid = pid,
+		.tid = tid,
+		.ts = ts,
+		.end = ts,
+		.id = id,
+	};
+	tp_writer_event(out, &e);
 }
 
 /* GPU processes sort after every host process (Kineto does the same). */
@@ -715,7 +722,7 @@ static int keep_corr(uint64_t k, uint64_t v, uint64_t a, void *ctx)
  * gpu_user_annotation with the annotation's name, on the GPU's pid and the
  * stream's tid, from the first such start to the last such end.  Holistic
  * Trace Analysis attributes each kernel to the innermost one that holds it.
- * The annotations come from format/trace.c's store; a launch belongs to
+ * The annotations come from the collector's store (collector/annos.h); a launch belongs to
  * every annotation of its thread open at the call's start. */
 
 struct ga_launch {
@@ -741,13 +748,13 @@ static int ga_launch_cmp(const void *a, const void *b)
 	return x->api < y->api ? -1 : x->api > y->api;
 }
 
-static const struct tp_trace_anno *ga_annos;
+static const struct tp_anno *ga_annos;
 
 /* By thread, then start, longest first: a parent before its children. */
 static int ga_anno_cmp(const void *a, const void *b)
 {
-	const struct tp_trace_anno *x = &ga_annos[*(const size_t *)a];
-	const struct tp_trace_anno *y = &ga_annos[*(const size_t *)b];
+	const struct tp_anno *x = &ga_annos[*(const size_t *)a];
+	const struct tp_anno *y = &ga_annos[*(const size_t *)b];
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->start != y->start)
@@ -783,11 +790,11 @@ static int ga_add(struct ga_span **spans, size_t *n, size_t *cap, size_t *head, 
 	return 0;
 }
 
-static void write_gpu_annotations(struct tp_trace *out, struct ga_launch *ls, size_t nl,
+static void write_gpu_annotations(struct tp_writer *out, struct ga_launch *ls, size_t nl,
 				  int64_t pid)
 {
 	size_t na;
-	ga_annos = tp_trace_annos(&na);
+	ga_annos = tp_annos(&na);
 	size_t *idx = malloc((na ? na : 1) * sizeof(*idx));
 	size_t *head = calloc(na ? na : 1, sizeof(*head));
 	size_t *stack = malloc((na ? na : 1) * sizeof(*stack));
@@ -830,10 +837,9 @@ static void write_gpu_annotations(struct tp_trace *out, struct ga_launch *ls, si
 write:
 	for (size_t s = 0; s < nspans; s++) {
 		const struct ga_span *g = &spans[s];
-		const struct tp_trace_anno *an = &ga_annos[g->anno];
-		tp_trace_complete_open(out, "gpu_user_annotation", tp_trace_anno_name(an),
-				       an->name_len, TP_GPU_PID(g->dev), g->stream, g->start, g->end);
-		tp_trace_event_close(out);
+		const struct tp_anno *an = &ga_annos[g->anno];
+		tp_writer_slice(out, "gpu_user_annotation", tp_anno_name(an), an->name_len,
+				TP_GPU_PID(g->dev), g->stream, g->start, g->end, NULL, 0);
 	}
 out:
 	free(idx);
@@ -842,7 +848,7 @@ out:
 	free(spans);
 }
 
-void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			  int64_t pid)
 {
 	struct ga_launch *launches = NULL;
@@ -872,16 +878,19 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 		}
 		uint32_t dev = event_device(e);
 		uint64_t corr = in_api ? *api_corr : 0;
-		write_event(out, e, dev, corr);
+		/* One id per arrow, not the correlation: a graph launch causes
+		 * several kernels, and a viewer binds an id's start to one end
+		 * only.  32 bits: traceprof merge moves each input's ids to its
+		 * own range above them.  The launching call's slice was written
+		 * before the id existed: only the GPU slice carries it
+		 * (flow_in); FLOW_OUT says where the arrow starts. */
+		uint64_t flow = in_api ? (G.next_flow = G.next_flow % 0xffffffffu + 1) : 0;
+		write_event(out, e, dev, corr, flow);
 		if (in_api) {
-			/* One id per arrow, not the correlation: a graph launch
-			 * causes several kernels, and a viewer binds an id's
-			 * start to one end only.  32 bits: traceprof merge moves
-			 * each input's ids to its own range above them. */
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
-			uint64_t flow = G.next_flow = G.next_flow % 0xffffffffu + 1; /* 1..2^32-1 */
-			write_flow(out, 's', flow, pid, tid, *api);
-			write_flow(out, 'f', flow, TP_GPU_PID(dev), (int32_t)e->stream, e->start);
+			write_flow(out, TP_EV_FLOW_OUT, flow, pid, tid, *api);
+			write_flow(out, TP_EV_FLOW_IN, flow, TP_GPU_PID(dev), (int32_t)e->stream,
+				   e->start);
 			if (e->kind != GEV_SYNC && nlaunch == caplaunch) {
 				size_t c = caplaunch ? caplaunch * 2 : 1024;
 				struct ga_launch *p = realloc(launches, c * sizeof(*p));
@@ -910,22 +919,19 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 	free(launches);
 	/* Launches up to this window's end were written: their annotations
 	 * are not needed again. */
-	tp_trace_annos_drop_before(last_ns + 1);
+	tp_annos_drop_before(last_ns + 1);
 	for (uint32_t d = 0; d < 64; d++) {
 		if (!(devs & (1ull << d)))
 			continue;
 		char name[32];
 		tp_format(name, sizeof(name), "GPU %u", d);
-		tp_trace_meta_name(out, "process_name", TP_GPU_PID(d), 0, name);
-		tp_trace_meta_sort(out, "process_sort_index", TP_GPU_PID(d), 0, GPU_SORT_BASE + d);
+		tp_writer_process(out, TP_GPU_PID(d), name, NULL, GPU_SORT_BASE + d);
 	}
 	for (int t = 0; t < ntracks; t++) {
 		char name[32];
 		tp_format(name, sizeof(name), "stream %d", tracks[t].stream);
-		tp_trace_meta_name(out, "thread_name", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
-				   name);
-		tp_trace_meta_sort(out, "thread_sort_index", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
-				   tracks[t].stream);
+		tp_writer_thread(out, TP_GPU_PID(tracks[t].dev), tracks[t].stream, name,
+				 tracks[t].stream);
 	}
 	/* API records up to this window's end were written here or into an
 	 * earlier window: no later window can link to them. */
@@ -945,7 +951,7 @@ void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
 		if (G.ev[i].end >= before)
 			G.ev[k++] = G.ev[i];
 	G.n = k;
-	tp_trace_annos_drop_before(before);
+	tp_annos_drop_before(before);
 	map_filter(&G.api, keep_api, &before);
 	map_filter(&G.corr, keep_corr, &before);
 	notes_drop_before(before);
@@ -960,66 +966,49 @@ void tp_gpu_set_device(int index, const struct tp_gpu_device *d)
 		return;
 	G.dev[index] = *d;
 	G.have_dev[index] = 1;
-	free(G.props_json);
-	G.props_json = NULL;
+	G.props_ok = 0;
 }
 
-const char *tp_gpu_device_properties_json(void)
+const struct tp_doc *tp_gpu_device_properties(void)
 {
-	if (G.props_json)
-		return G.props_json;
-	struct tp_json j;
-	if (tp_json_init(&j, NULL) < 0)
-		return NULL;
+	if (G.props_ok)
+		return &G.props;
+	struct tp_doc *d = &G.props;
+	tp_doc_reset(d);
 	int n = 0;
-	tp_json_char(&j, '[');
+	tp_doc_array(d, NULL);
 	for (int i = 0; i < TP_GPU_MAX_DEVICES; i++) {
 		if (!G.have_dev[i])
 			continue;
-		const struct tp_gpu_device *d = &G.dev[i];
-		if (n++)
-			tp_json_char(&j, ',');
-		tp_json_lit(&j, "{\"id\":");
-		tp_json_i64(&j, i);
-		tp_json_lit(&j, ",\"name\":");
-		tp_json_str(&j, d->name);
-		tp_json_lit(&j, ",\"totalGlobalMem\":");
-		tp_json_u64(&j, d->total_global_mem);
+		const struct tp_gpu_device *p = &G.dev[i];
+		n++;
+		tp_doc_object(d, NULL);
+		tp_doc_i64(d, "id", i);
+		tp_doc_str(d, "name", p->name);
+		tp_doc_u64(d, "totalGlobalMem", p->total_global_mem);
 		const struct {
 			const char *key;
 			int v;
 		} f[] = {
-			{ "computeMajor", d->compute_major },
-			{ "computeMinor", d->compute_minor },
-			{ "maxThreadsPerBlock", d->max_threads_per_block },
-			{ "maxThreadsPerMultiprocessor", d->max_threads_per_sm },
-			{ "regsPerBlock", d->regs_per_block },
-			{ "warpSize", d->warp_size },
-			{ "sharedMemPerBlock", d->shared_per_block },
-			{ "numSms", d->num_sms },
-			{ "regsPerMultiprocessor", d->regs_per_sm },
-			{ "sharedMemPerBlockOptin", d->shared_per_block_optin },
-			{ "sharedMemPerMultiprocessor", d->shared_per_sm },
+			{ "computeMajor", p->compute_major },
+			{ "computeMinor", p->compute_minor },
+			{ "maxThreadsPerBlock", p->max_threads_per_block },
+			{ "maxThreadsPerMultiprocessor", p->max_threads_per_sm },
+			{ "regsPerBlock", p->regs_per_block },
+			{ "warpSize", p->warp_size },
+			{ "sharedMemPerBlock", p->shared_per_block },
+			{ "numSms", p->num_sms },
+			{ "regsPerMultiprocessor", p->regs_per_sm },
+			{ "sharedMemPerBlockOptin", p->shared_per_block_optin },
+			{ "sharedMemPerMultiprocessor", p->shared_per_sm },
 		};
-		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-			tp_json_lit(&j, ",\"");
-			tp_json_lit(&j, f[k].key);
-			tp_json_lit(&j, "\":");
-			tp_json_i64(&j, f[k].v);
-		}
-		tp_json_char(&j, '}');
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+			tp_doc_i64(d, f[k].key, f[k].v);
+		tp_doc_end(d);
 	}
-	tp_json_char(&j, ']');
-	if (!n || tp_json_error(&j)) {
-		tp_json_free(&j);
+	tp_doc_end(d);
+	if (!n || d->error)
 		return NULL;
-	}
-	char *s = malloc(j.len + 1);
-	if (s) {
-		memcpy(s, j.buf, j.len);
-		s[j.len] = '\0';
-	}
-	tp_json_free(&j);
-	G.props_json = s;
-	return s;
+	G.props_ok = 1;
+	return d;
 }

@@ -17,36 +17,19 @@ void tp_meta_set_cuda_versions(int runtime, int driver)
 		atomic_store_explicit(&meta_cuda_driver, driver, memory_order_relaxed);
 }
 
-static void meta_write_versions(struct tp_json *j, const char *sep)
+static void meta_footer(struct tp_doc *d)
 {
 	int rt = atomic_load_explicit(&meta_cuda_runtime, memory_order_relaxed);
 	int drv = atomic_load_explicit(&meta_cuda_driver, memory_order_relaxed);
-	if (rt) {
-		tp_json_lit(j, sep);
-		tp_json_lit(j, "\"cuda_runtime_version\":");
-		tp_json_i64(j, rt);
-	}
-	if (drv) {
-		tp_json_lit(j, sep);
-		tp_json_lit(j, "\"cuda_driver_version\":");
-		tp_json_i64(j, drv);
-	}
-}
-
-static void meta_footer(struct tp_json *j)
-{
-	meta_write_versions(j, ",");
-}
-
-static void meta_toplevel(struct tp_json *j)
-{
-	meta_write_versions(j, ",\n  ");
+	if (rt)
+		tp_doc_i64(d, "cuda_runtime_version", rt);
+	if (drv)
+		tp_doc_i64(d, "cuda_driver_version", drv);
 }
 
 static const struct tp_flush_plugin meta_plugin = {
 	.name = "meta",
 	.footer = meta_footer,
-	.toplevel = meta_toplevel,
 };
 
 /* Priority 200: registered before the library's constructor starts the

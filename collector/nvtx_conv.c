@@ -1,4 +1,5 @@
 #include "collector/nvtx_conv.h"
+#include "format/trace.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -181,9 +182,10 @@ static void open_from(struct open_range *o, struct tp_thread *t, const struct tp
 	memcpy(o->name, s, len);
 }
 
-void tp_nvtx_convert(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+void tp_nvtx_convert(struct tp_writer *wout, struct tp_thread *t, const struct tp_record *r,
 		     int64_t pid)
 {
+	struct tp_trace *out = tp_json_writer_trace(wout);
 	struct open_range *o;
 	size_t len;
 	const char *s;
@@ -276,8 +278,9 @@ static void close_list(struct range_list *l, struct tp_trace *out, int64_t tid, 
 	l->n = k;
 }
 
-void tp_nvtx_close(struct tp_trace *out, struct tp_thread *t, int64_t pid, uint64_t end_ns)
+void tp_nvtx_close(struct tp_writer *wout, struct tp_thread *t, int64_t pid, uint64_t end_ns)
 {
+	struct tp_trace *out = tp_json_writer_trace(wout);
 	close_list(&pushed, out, t->tid, pid, end_ns);
 	close_list(&started, out, t->tid, pid, end_ns);
 	/* Ends whose start was never recorded (before the window): nothing to

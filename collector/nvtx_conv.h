@@ -16,7 +16,7 @@
 
 #include "collector/record.h"
 #include "collector/thread.h"
-#include "format/trace.h"
+#include "format/writer.h"
 
 enum tp_nvtx_op {
 	TP_NVTX_COMPLETE = 0, /* start..end of the record itself */
@@ -42,13 +42,13 @@ void tp_nvtx_thread_name_set(int64_t tid, const char *name, size_t len);
 int tp_nvtx_thread_name_get(int64_t tid, char *out, size_t size);
 
 /* Flush thread: one TP_REC_RANGE record of thread t. */
-void tp_nvtx_convert(struct tp_trace *out, struct tp_thread *t, const struct tp_record *r,
+void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		     int64_t pid);
 
 /* Flush thread, at the end of a window: writes t's ranges opened up to
  * end_ns and still open as ending at end_ns with "unfinished":true, forgets
  * them, and applies a name given to t with nvtxNameOsThread. */
-void tp_nvtx_close(struct tp_trace *out, struct tp_thread *t, int64_t pid, uint64_t end_ns);
+void tp_nvtx_close(struct tp_writer *out, struct tp_thread *t, int64_t pid, uint64_t end_ns);
 
 /* Forgets all pairing state (tests; after fork). */
 void tp_nvtx_reset(void);

@@ -78,14 +78,13 @@ size_t tp_pystack_frames(const struct tp_record *r, const uint64_t **frames)
 	return tp_stacks_counted(x, max, off, frames);
 }
 
-void tp_pystack_write_list(struct tp_json *j, const char *prefix, const struct tp_record *r)
+unsigned tp_pystack_strs(const struct tp_record *r, const char **out, char *text)
 {
 	const uint64_t *f;
 	size_t n = tp_pystack_frames(r, &f);
-	if (!n)
-		return;
-	tp_json_lit(j, prefix);
-	tp_json_lit(j, "\"python_stack\":[");
+	size_t used = 0;
+	if (n > TP_PYSTACK_ARGS_MAX)
+		n = TP_PYSTACK_ARGS_MAX;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t idx = (uint32_t)(f[i] >> 32), line = (uint32_t)f[i];
 		const char *file = "?", *func = "?";
@@ -93,7 +92,7 @@ void tp_pystack_write_list(struct tp_json *j, const char *prefix, const struct t
 			file = ps_arena + ps_slots[idx].off;
 			func = file + strlen(file) + 1;
 		}
-		char buf[1200];
+		char *buf = text + used;
 		size_t fl = strnlen(file, 512), nl = strnlen(func, 512);
 		char num[16];
 		int k = 15;
@@ -103,16 +102,17 @@ void tp_pystack_write_list(struct tp_json *j, const char *prefix, const struct t
 			line /= 10;
 		} while (line && k > 0);
 		size_t ll = (size_t)(15 - k);
+		/* Each string fits: 1040 bytes per frame bound the longest. */
 		memcpy(buf, file, fl);
 		buf[fl] = ':';
 		memcpy(buf + fl + 1, num + k, ll);
 		buf[fl + 1 + ll] = ' ';
 		memcpy(buf + fl + 2 + ll, func, nl);
-		if (i)
-			tp_json_char(j, ',');
-		tp_json_strn(j, buf, fl + 2 + ll + nl);
+		buf[fl + 2 + ll + nl] = '\0';
+		used += fl + 3 + ll + nl;
+		out[i] = buf;
 	}
-	tp_json_char(j, ']');
+	return (unsigned)n;
 }
 
 uint64_t tp_pystack_unnamed(void)

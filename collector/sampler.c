@@ -149,7 +149,7 @@ static void sm_pass(uint64_t now)
 	sm_take(now);
 }
 
-static void sm_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+static void sm_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			     int64_t pid)
 {
 	static const char k_value[] = "value";
@@ -163,10 +163,10 @@ static void sm_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t l
 		}
 		if (s->ns > last_ns)
 			break;
-		tp_trace_counter(out, "CPU %", 5, k_value, 5, pid, 0, s->ns, s->cpu_pct);
-		tp_trace_counter(out, "Resident memory (MB)", 20, k_value, 5, pid, 0, s->ns,
+		tp_writer_counter(out, "CPU %", 5, k_value, 5, pid, 0, s->ns, s->cpu_pct);
+		tp_writer_counter(out, "Resident memory (MB)", 20, k_value, 5, pid, 0, s->ns,
 				 s->rss_mb);
-		tp_trace_counter(out, "Threads", 7, k_value, 5, pid, 0, s->ns, s->threads);
+		tp_writer_counter(out, "Threads", 7, k_value, 5, pid, 0, s->ns, s->threads);
 	}
 	M.first = (M.first + kept) % SM_MAX_SAMPLES;
 	M.n -= kept;

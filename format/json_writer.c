@@ -457,3 +457,10 @@ const struct tp_writer_ops tp_json_writer = {
 	.bytes = jw_bytes,
 	.error = jw_error,
 };
+
+/* TEMPORARY (port-cuda, until port-core's flush.c lands): the layout state
+ * of a JSON writer, for the collector code not yet ported to events. */
+struct tp_trace *tp_json_writer_trace(struct tp_writer *w)
+{
+	return &((struct jw *)w)->t;
+}

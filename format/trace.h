@@ -170,4 +170,10 @@ void tp_trace_footer_close(struct tp_trace *t);
 /* Closes the top-level object and flushes. */
 int tp_trace_end(struct tp_trace *t);
 
+/* TEMPORARY (port-cuda, until port-core's collector lands): the layout
+ * state of a file of the JSON writer (format/json_writer.c), for the
+ * collector code not yet ported to events. */
+struct tp_writer;
+struct tp_trace *tp_json_writer_trace(struct tp_writer *w);
+
 #endif

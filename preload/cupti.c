@@ -743,7 +743,7 @@ static void cupti_pass(uint64_t now_ns)
 		tp_gpu_prune(now_ns, 10000000000ull);
 }
 
-static void cupti_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+static void cupti_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 				int64_t pid)
 {
 	if (!has_records(atomic_load_explicit(&state, memory_order_acquire)))
@@ -764,21 +764,16 @@ static const char *status_text(void)
 	return status;
 }
 
-static void cupti_footer(struct tp_json *j)
+static void cupti_footer(struct tp_doc *d)
 {
-	tp_json_lit(j, ",\"gpu\":{\"cupti\":");
-	tp_json_str(j, status_text());
-	if (version) {
-		tp_json_lit(j, ",\"cupti_version\":");
-		tp_json_u64(j, version);
-	}
-	tp_json_lit(j, ",\"cupti_records_dropped\":");
-	tp_json_u64(j, atomic_load_explicit(&dropped, memory_order_relaxed));
-	tp_json_lit(j, ",\"cupti_buffers_refused\":");
-	tp_json_u64(j, atomic_load_explicit(&refused, memory_order_relaxed));
-	tp_json_lit(j, ",\"gpu_events_lost\":");
-	tp_json_u64(j, tp_gpu_lost());
-	tp_json_char(j, '}');
+	tp_doc_object(d, "gpu");
+	tp_doc_str(d, "cupti", status_text());
+	if (version)
+		tp_doc_u64(d, "cupti_version", version);
+	tp_doc_u64(d, "cupti_records_dropped", atomic_load_explicit(&dropped, memory_order_relaxed));
+	tp_doc_u64(d, "cupti_buffers_refused", atomic_load_explicit(&refused, memory_order_relaxed));
+	tp_doc_u64(d, "gpu_events_lost", tp_gpu_lost());
+	tp_doc_end(d);
 }
 
 static void query_devices(void)
@@ -835,7 +830,7 @@ static void query_devices(void)
 	atomic_store_explicit(&devs_ready, 1, memory_order_release);
 }
 
-static const char *cupti_device_properties(void)
+static const struct tp_doc *cupti_device_properties(void)
 {
 	if (!props_done && atomic_load_explicit(&devs_ready, memory_order_acquire)) {
 		props_done = 1;
@@ -843,7 +838,7 @@ static const char *cupti_device_properties(void)
 			if (devs_ok[i])
 				tp_gpu_set_device(i, &devs[i]);
 	}
-	return props_done ? tp_gpu_device_properties_json() : NULL;
+	return props_done ? tp_gpu_device_properties() : NULL;
 }
 
 static int cupti_init(const struct tp_config *cfg)
