@@ -9,27 +9,23 @@
 #include <string.h>
 
 #include "format/api_args.h"
-#include "format/json.h"
-#include "format/trace.h"
 #include "format/writer.h"
 
 #include "test/unit/check_main.h"
+#include "test/unit/writer_text.h"
 
-static struct tp_writer *w;
+static struct wt wt;
 static struct tp_arg args[1 + TP_API_ARGS_MAX];
 static unsigned nargs;
 
 static void setup(void)
 {
-	struct tp_writer_header h;
-	memset(&h, 0, sizeof(h));
-	w = tp_writer_open(&tp_json_writer, NULL, &h);
-	ck_assert_ptr_nonnull(w);
+	wt_open(&wt, NULL);
 }
 
 static void teardown(void)
 {
-	tp_writer_discard(w);
+	wt_free(&wt);
 }
 
 static void begin(void)
@@ -44,19 +40,21 @@ static const char *take(void)
 {
 	static char out[4096];
 	ck_assert_uint_le(nargs, 1 + TP_API_ARGS_MAX);
-	struct tp_json *j = &tp_json_writer_trace(w)->j;
-	size_t from = j->len;
-	tp_writer_slice(w, "cuda_runtime", "cudaX", 5, 1, 2, 1000, 2000, args, nargs);
-	ck_assert_uint_lt(j->len - from, sizeof(out));
-	memcpy(out, j->buf + from, j->len - from);
-	out[j->len - from] = '\0';
-	const char *r = strstr(out, "\"args\":{\"result\":0");
-	ck_assert_msg(r != NULL, "no result in %s", out);
+	size_t from = wt.len;
+	tp_writer_slice(wt.w, "cuda_runtime", "cudaX", 5, 1, 2, 1000, 2000, args, nargs);
+	const char *r = strstr(wt_text(&wt) + from, "\"args\":{\"result\":0");
+	ck_assert_msg(r != NULL, "no result in %s", wt.text + from);
 	r += strlen("\"args\":{\"result\":0");
-	size_t n = strlen(r);
-	ck_assert_msg(n >= 2 && !strcmp(r + n - 2, "}}"), "event not closed: %s", out);
-	out[r - out + n - 2] = '\0';
-	return r;
+	/* The event ends its line (a comma follows when more events do). */
+	size_t n = strcspn(r, "\n");
+	ck_assert_uint_lt(n, sizeof(out));
+	memcpy(out, r, n);
+	out[n] = '\0';
+	if (n && out[n - 1] == ',')
+		out[--n] = '\0';
+	ck_assert_msg(n >= 2 && !strcmp(out + n - 2, "}}"), "event not closed: %s", out);
+	out[n - 2] = '\0';
+	return out;
 }
 
 START_TEST(test_launch_args)

@@ -14,44 +14,27 @@
 #include "collector/gpu.h"
 #include "collector/thread.h"
 #include "common/clock.h"
-#include "format/trace.h"
 #include "format/writer.h"
 
 #include "test/unit/check_main.h"
+#include "test/unit/writer_text.h"
 
 #define HOST_PID 4242
 #define HOST_TID 77
 
-/* The file being written: the JSON writer on a memory buffer (no sink),
- * its time base 0 (ts = monotonic ns / 1000). */
-static struct tp_writer *tr;
-
-static struct tp_writer *writer_new(const struct tp_doc *devices)
-{
-	struct tp_writer_header h;
-	memset(&h, 0, sizeof(h));
-	h.devices = devices;
-	struct tp_writer *w = tp_writer_open(&tp_json_writer, NULL, &h);
-	ck_assert_ptr_nonnull(w);
-	return w;
-}
+/* The file being written (the JSON writer; time base 0: ts = monotonic ns
+ * / 1000) and everything written so far. */
+static struct wt wt;
+#define tr (wt.w)
 
 static void trace_new(void)
 {
-	tr = writer_new(NULL);
-}
-
-static const char *writer_text(struct tp_writer *w)
-{
-	struct tp_json *j = &tp_json_writer_trace(w)->j;
-	tp_json_char(j, '\0');
-	j->len--;
-	return j->buf;
+	wt_open(&wt, NULL);
 }
 
 static const char *trace_text(void)
 {
-	return writer_text(tr);
+	return wt_text(&wt);
 }
 
 static void setup(void)
@@ -62,7 +45,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	tp_writer_discard(tr);
+	wt_free(&wt);
 	tp_gpu_reset();
 }
 
@@ -301,7 +284,7 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 
 	/* The next window: a kernel of a launch written into the first one
 	 * is placed by its time, unpaired, and numbers keep growing. */
-	tp_writer_discard(tr);
+	wt_free(&wt);
 	trace_new();
 	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 300, 20000, 20500), 4);
 	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 400, 21000, 21500), 5);
@@ -376,7 +359,7 @@ START_TEST(test_windows_split_events)
 	HASNT("\"name\":\"after\"");
 	/* "before" is older than the window: gone; "after" waits. */
 	ck_assert_uint_eq(tp_gpu_pending(), 1);
-	tp_writer_discard(tr);
+	wt_free(&wt);
 	trace_new();
 	tp_gpu_window_events(tr, 40000, 60000, HOST_PID);
 	HAS("\"name\":\"after\"");
@@ -478,8 +461,9 @@ START_TEST(test_device_properties_and_occupancy)
 	const struct tp_doc *doc = tp_gpu_device_properties();
 	ck_assert_ptr_nonnull(doc);
 	/* As the JSON writer writes the document in a file's header. */
-	struct tp_writer *w = writer_new(doc);
-	const char *p = strstr(writer_text(w), "[{\"id\"");
+	struct wt dw;
+	wt_open(&dw, doc);
+	const char *p = strstr(wt_text(&dw), "[{\"id\"");
 	ck_assert_ptr_nonnull(p);
 	char *line = strndup(p, strcspn(p, "\n"));
 	ck_assert_str_eq(line, "[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
@@ -490,7 +474,7 @@ START_TEST(test_device_properties_and_occupancy)
 			    "\"sharedMemPerBlockOptin\":232448,"
 			    "\"sharedMemPerMultiprocessor\":233472}],");
 	free(line);
-	tp_writer_discard(w);
+	wt_free(&dw);
 	/* 264 blocks of 256 threads on 132 SMs: 2 blocks, 16 warps per SM; 8
 	 * blocks could fit (threads), so all 16 of 64 warps run: 25 %. */
 	kernel("occ", 1000, 2000, 7, 1);
