@@ -73,12 +73,23 @@ static void marker_push(struct tp_thread *t, const struct tp_record *r)
 
 /* Writes e with args[0..n-1] and r's stack args (TRACEPROF_WITH_STACK,
  * TRACEPROF_PYTHON_STACK); args has room for 2 more. */
+static __attribute__((noinline)) void stack_args(struct tp_writer *out, struct tp_event *e,
+						  struct tp_arg *args, unsigned n,
+						  const struct tp_record *r)
+{
+	struct tp_stack_args buf; /* about 50 KiB: not in every caller's frame */
+	e->sf = tp_stacks_args(out, r, &buf, args, &n);
+	e->nargs = (uint16_t)n;
+	e->args = args;
+	tp_writer_event(out, e);
+}
+
 static void write_with_stacks(struct tp_writer *out, struct tp_event *e, struct tp_arg *args,
 			      unsigned n, const struct tp_record *r)
 {
 	if (r->flags & (TP_RF_STACK | TP_RF_PYSTACK)) {
-		struct tp_stack_args buf; /* about 50 KiB: only with a stack */
-		e->sf = tp_stacks_args(out, r, &buf, args, &n);
+		stack_args(out, e, args, n, r);
+		return;
 	}
 	e->nargs = (uint16_t)n;
 	e->args = args;

@@ -191,6 +191,19 @@ static void decode_args(struct tp_arg *args, unsigned *n, const struct tp_cuda_f
 	}
 }
 
+/* Writes e with args[0..n-1] and r's stack args (room for 2 more).  Not
+ * inlined: its buffer (about 50 KiB) would otherwise be a frame, with its
+ * stack probes, of every API event's writer. */
+static __attribute__((noinline)) void write_with_stacks(struct tp_writer *out, struct tp_event *e,
+							 struct tp_arg *args, unsigned n,
+							 const struct tp_record *r)
+{
+	struct tp_stack_args buf;
+	e->sf = tp_stacks_args(out, r, &buf, args, &n);
+	e->nargs = (uint16_t)n;
+	tp_writer_event(out, e);
+}
+
 /* "result", "correlation" when corr != 0, the decoder class's args, then
  * the stacks' ("stack", "python_stack"). */
 static void write_event(struct tp_writer *out, const struct tp_record *r, int64_t pid, int64_t tid,
@@ -224,11 +237,7 @@ static void write_event(struct tp_writer *out, const struct tp_record *r, int64_
 	e.name_len = (uint32_t)fn->name_len;
 	decode_args(args, &n, fn, r);
 	if (r->flags & (TP_RF_STACK | TP_RF_PYSTACK)) {
-		/* About 50 KiB: only for the records that carry a stack. */
-		struct tp_stack_args sbuf;
-		e.sf = tp_stacks_args(out, r, &sbuf, args, &n);
-		e.nargs = (uint16_t)n;
-		tp_writer_event(out, &e);
+		write_with_stacks(out, &e, args, n, r);
 	} else {
 		e.nargs = (uint16_t)n;
 		tp_writer_event(out, &e);
