@@ -134,7 +134,18 @@ struct gev {
 	uint64_t bytes;
 	const char *name; /* interned (kernels only) */
 	uint32_t kind, device, context, stream, corr;
-	int32_t grid[3], block[3];
+	union {
+		struct { /* kernels */
+			int32_t grid[3], block[3];
+		};
+		/* Event Sync and Stream Wait Event: the CUDA event waited on,
+		 * the stream that recorded it (-1: not known) and CUPTI's
+		 * correlation of the cudaEventRecord that did (0: not known). */
+		struct {
+			int32_t wait_stream;
+			uint32_t wait_event, wait_record;
+		};
+	};
 	uint32_t regs, shared;
 	uint8_t copy_kind, src_kind, dst_kind;
 	uint16_t mem_kind;
@@ -163,6 +174,10 @@ static struct {
 	 * link_outer(): CUPTI correlation + 1 -> start (ns, host clock);
 	 * aux = duration (ns, at most 2^32 - 1) << 32 | CUPTI's thread id. */
 	struct map outer;
+	/* CUDA event (context, id; event_key()) -> its last record: CUPTI
+	 * correlation | stream << 32; aux = the time it was noted.  As
+	 * Kineto, for the wait fields of the syncs on it. */
+	struct map events;
 	/* The API events noted for the windows not written yet
 	 * (tp_gpu_note_api()), sorted by start when a window is written. */
 	struct note {
@@ -198,6 +213,7 @@ void tp_gpu_reset(void)
 	map_free(&G.corr);
 	map_free(&G.api);
 	map_free(&G.outer);
+	map_free(&G.events);
 	free(G.notes);
 	names_free();
 	tp_doc_free(&G.props);
@@ -342,6 +358,12 @@ static int parse_api(const CUpti_ActivityAPI *r)
 		dur = UINT32_MAX;
 	return map_put(&G.outer, key, gpu_ns(r->start), dur << 32 | r->threadId) == 0;
 }
+
+/* Nonzero (the maps' empty key is 0). */
+static uint64_t event_key(uint32_t context, uint32_t event)
+{
+	return 1ull << 63 | (uint64_t)(context & 0x7fffffffu) << 32 | event;
+}
 #endif
 
 int tp_gpu_parse_record(const void *record)
@@ -398,6 +420,26 @@ int tp_gpu_parse_record(const void *record)
 				    s->streamId, s->correlationId)))
 			return 0;
 		e->sync_type = (uint32_t)s->type;
+		e->wait_stream = -1;
+		if (s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ||
+		    s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT) {
+			/* CUPTI writes a record's CUDA_EVENT record before the
+			 * syncs that wait on it (buffers are in time order). */
+			uint64_t *rec = map_get(&G.events, event_key(s->contextId, s->cudaEventId),
+						NULL);
+			e->wait_event = s->cudaEventId;
+			if (rec) {
+				e->wait_stream = (int32_t)(*rec >> 32);
+				e->wait_record = (uint32_t)*rec;
+			}
+		}
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+		/* Every version starts with these fields. */
+		const CUpti_ActivityCudaEvent *c = record;
+		map_put(&G.events, event_key(c->contextId, c->eventId),
+			(uint64_t)c->streamId << 32 | c->correlationId, tp_clock_monotonic_ns());
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_DRIVER:
@@ -615,6 +657,19 @@ static void bandwidth(struct tp_arg *args, unsigned *n, const struct gev *e)
 		args[(*n)++] = TP_ARG(str, "memory bandwidth (GB/s)", "N/A", 3, 1);
 }
 
+/* The correlation number (this trace's, the API events' "correlation") of
+ * the call CUPTI numbered corr, or -1 when it has none here: HTA pairs
+ * wait_on_cuda_event_record_corr_id with the cudaEventRecord's
+ * "correlation", so CUPTI's own number would name an unrelated call. */
+static int64_t record_number(uint32_t corr)
+{
+	uint64_t *num;
+	uint64_t *ext = corr ? map_get(&G.corr, (uint64_t)corr + 1, NULL) : NULL;
+	if (!ext || !map_get(&G.api, *ext, &num) || !*num)
+		return -1;
+	return (int64_t)*num;
+}
+
 /* flow: the id of the arrow from the launching call that ends here, or 0. */
 static void write_event(struct tp_writer *out, const struct gev *e, uint32_t dev, uint64_t corr,
 			uint64_t flow)
@@ -667,6 +722,12 @@ static void write_event(struct tp_writer *out, const struct gev *e, uint32_t dev
 	} else {
 		const char *k = sync_type_str(e->sync_type);
 		args[n++] = TP_ARG(str, "cuda_sync_kind", k, strlen(k), 1);
+		if (e->sync_type == 1 || e->sync_type == 2) { /* Event Sync, Stream Wait Event */
+			args[n++] = TP_ARG(i64, "wait_on_stream", e->wait_stream);
+			args[n++] = TP_ARG(i64, "wait_on_cuda_event_record_corr_id",
+					   record_number(e->wait_record));
+			args[n++] = TP_ARG(u64, "wait_on_cuda_event_id", e->wait_event);
+		}
 	}
 	ev.nargs = (uint16_t)n;
 	tp_writer_event(out, &ev);
@@ -705,6 +766,16 @@ static int keep_api(uint64_t k, uint64_t v, uint64_t a, void *ctx)
 	(void)k;
 	(void)a;
 	return v > *(uint64_t *)ctx;
+}
+
+/* How long a CUDA event's record is kept for the waits on it. */
+#define EVENT_KEEP_NS 60000000000ull
+
+static int keep_event(uint64_t k, uint64_t v, uint64_t a, void *ctx)
+{
+	(void)k;
+	(void)v;
+	return a >= *(uint64_t *)ctx;
 }
 
 static int keep_corr(uint64_t k, uint64_t v, uint64_t a, void *ctx)
@@ -941,10 +1012,16 @@ void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t las
 	/* The same for the calls' times, and CUPTI's records of the calls. */
 	notes_drop_before(last_ns + 1);
 	map_filter(&G.outer, keep_api, &last_ns);
+	/* CUDA events recorded long before: a wait on one is reported with
+	 * its stream unknown, which bounds the map. */
+	uint64_t old = last_ns > EVENT_KEEP_NS ? last_ns - EVENT_KEEP_NS : 0;
+	map_filter(&G.events, keep_event, &old);
 }
 
 void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
 {
+	uint64_t old = now_ns > EVENT_KEEP_NS ? now_ns - EVENT_KEEP_NS : 0;
+	map_filter(&G.events, keep_event, &old);
 	uint64_t before = now_ns > keep_ns ? now_ns - keep_ns : 0;
 	size_t k = 0;
 	for (size_t i = 0; i < G.n; i++)

@@ -127,6 +127,10 @@ static const CUpti_ActivityKind kinds[] = {
 	 * are skipped (the interposed calls are the host events). */
 	CUPTI_ACTIVITY_KIND_DRIVER,
 	CUPTI_ACTIVITY_KIND_RUNTIME,
+	/* Last, and optional (a CUPTI without it still records the rest):
+	 * which stream recorded each CUDA event, for the syncs' wait fields
+	 * (collector/gpu.c). */
+	CUPTI_ACTIVITY_KIND_CUDA_EVENT,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 static size_t nenabled; /* under client_mu: kinds[0..nenabled) are on */
@@ -152,6 +156,9 @@ static size_t record_size(const CUpti_Activity *rec)
 		break;
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
 		n = sizeof(CUpti_ActivityExternalCorrelation);
+		break;
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+		n = sizeof(CUpti_ActivityCudaEvent);
 		break;
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -354,6 +361,11 @@ static int set_kinds_locked(int on)
 	if (on) {
 		for (; nenabled < NKINDS; nenabled++) {
 			CUptiResult r = C.Enable(kinds[nenabled]);
+			if (r != CUPTI_SUCCESS && kinds[nenabled] == CUPTI_ACTIVITY_KIND_CUDA_EVENT) {
+				tp_debug("cuptiActivityEnable(CUDA_EVENT): %s; syncs on CUDA "
+					 "events without their wait fields", result_str(r));
+				break;
+			}
 			if (r != CUPTI_SUCCESS) {
 				char err[300];
 				tp_format(err, sizeof(err), "cuptiActivityEnable(%d): %s",

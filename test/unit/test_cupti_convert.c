@@ -427,6 +427,59 @@ START_TEST(test_memcpy_memset_sync)
 }
 END_TEST
 
+static void sync_record(CUpti_ActivitySynchronizationType type, uint64_t start, uint32_t stream,
+			uint32_t event, uint32_t corr)
+{
+	CUpti_ActivitySynchronization2 y;
+	memset(&y, 0, sizeof(y));
+	y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	y.type = type;
+	y.start = start;
+	y.end = start + 1000;
+	y.contextId = 1;
+	y.streamId = stream;
+	y.cudaEventId = event;
+	y.correlationId = corr;
+	ck_assert_int_eq(tp_gpu_parse_record(&y), 1);
+}
+
+/* Kineto's wait fields (issue 20 item 5): a sync on a CUDA event names the
+ * stream that recorded it and the cudaEventRecord's correlation number. */
+START_TEST(test_sync_wait_fields)
+{
+	/* cudaEventRecord(event 5, stream 9): numbered 1 by convert.c; CUPTI
+	 * calls it 300 and writes its CUDA_EVENT record. */
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 700, 1000, 1100), 1);
+	ext_corr(300, tp_gpu_ext_id(HOST_TID, 700));
+	CUpti_ActivityCudaEvent2 c;
+	memset(&c, 0, sizeof(c));
+	c.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+	c.correlationId = 300;
+	c.contextId = 1;
+	c.streamId = 9;
+	c.eventId = 5;
+	ck_assert_int_eq(tp_gpu_parse_record(&c), 1);
+	/* Stream 7 waits on it; the host waits on it; then on an event whose
+	 * record CUPTI did not report; a stream sync has no event. */
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, 2000, 7, 5, 301);
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 4000, 0xffffffffu, 5, 302);
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 6000, 0xffffffffu, 6, 303);
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 8000, 7, 0xffffffffu, 304);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
+	HAS("\"name\":\"Stream Wait Event\",\"pid\":1000000000,\"tid\":7,\"ts\":2.000,"
+	    "\"dur\":1.000,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
+	    "\"cuda_sync_kind\":\"Stream Wait Event\",\"wait_on_stream\":9,"
+	    "\"wait_on_cuda_event_record_corr_id\":1,\"wait_on_cuda_event_id\":5}");
+	HAS("\"ts\":4.000,\"dur\":1.000,\"args\":{\"device\":0,\"context\":1,\"stream\":-1,"
+	    "\"cuda_sync_kind\":\"Event Sync\",\"wait_on_stream\":9,"
+	    "\"wait_on_cuda_event_record_corr_id\":1,\"wait_on_cuda_event_id\":5}");
+	HAS("\"cuda_sync_kind\":\"Event Sync\",\"wait_on_stream\":-1,"
+	    "\"wait_on_cuda_event_record_corr_id\":-1,\"wait_on_cuda_event_id\":6}");
+	HAS("\"ts\":8.000,\"dur\":1.000,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
+	    "\"cuda_sync_kind\":\"Stream Sync\"}");
+}
+END_TEST
+
 START_TEST(test_clock_offset)
 {
 	/* Without our timestamp callback CUPTI reports CLOCK_REALTIME: the
@@ -527,6 +580,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_memcpy_memset_sync);
 	tcase_add_test(tc, test_clock_offset);
 	tcase_add_test(tc, test_device_properties_and_occupancy);
+	tcase_add_test(tc, test_sync_wait_fields);
 	tcase_add_test(tc, test_kernel_names_interned);
 	tcase_add_test(tc, test_prune_and_ext_id);
 	suite_add_tcase(s, tc);
