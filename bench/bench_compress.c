@@ -4,7 +4,8 @@
  *   bench_compress [EVENTS] [RUNS] [FOLDER] [ONLY]
  *
  * Writes EVENTS (default 2000000) CUDA API events through the real trace
- * writer (format/trace.h, format/api_args.h, format/json.h) into a real sink
+ * writer (format/writer.h's events through the JSON writer, with the args of
+ * format/api_args.h) into a real sink
  * (format/sink.h) in FOLDER (default /dev/shm, else /tmp, so that the disk
  * does not set the pace), RUNS times (default 5) per setting, and prints the
  * median and the spread (min..max) of events per second (one core: the flush
@@ -13,10 +14,10 @@
  * The last rows repeat the step mix at the default zstd level compressed in 1
  * and 2 threads of libzstd's (TRACEPROF_ZSTD_THREADS).
  *
- * The events are the bytes a real trace holds: tp_trace_api_open() and the
- * tp_api_args_*() writers are what preload/cuda_events.c writes a record
- * with, and kernel names are escaped once per kernel through a
- * tp_json_strcache as there.  Sizes are the largest real runs give: pid and
+ * The events are the bytes a real trace holds: a tp_event with "result" and
+ * the tp_api_args_*() builders' args is what preload/cuda_events.c writes a
+ * record as, and kernel names are stable args (escaped once per kernel by
+ * the writer) as there.  Sizes are the largest real runs give: pid and
  * tid of 7 digits (pid_max is 4194304 on current distributions) and times
  * 45 days after the base (the middle of Kineto's 90-day bucket: 13 digits of
  * microseconds, 3 decimals).
@@ -68,9 +69,8 @@
 
 #include "common/config.h"
 #include "format/api_args.h"
-#include "format/json.h"
 #include "format/sink.h"
-#include "format/trace.h"
+#include "format/writer.h"
 
 static double bc_clock(clockid_t c)
 {
@@ -203,91 +203,108 @@ struct bc_state {
 	uint64_t in_step;  /* calls since the step started */
 	uint64_t step_ns;  /* when the step started */
 	int64_t pid, tid;
-	struct tp_json_strcache names;
 	struct bc_op *program; /* the step mix's ops, BC_STEP_OPS of them */
 };
 
-/* One call as preload/cuda_events.c writes it: the head with the result,
- * the decoder class's args, the closing braces. */
-static void bc_write_op(struct tp_trace *t, struct bc_state *s, const struct bc_op *o,
+/* One call as preload/cuda_events.c writes it: "result", then the decoder
+ * class's args. */
+static void bc_write_op(struct tp_writer *w, struct bc_state *s, const struct bc_op *o,
 			uint64_t dur)
 {
-	struct tp_json *j = &t->j;
+	struct tp_arg args[1 + TP_API_ARGS_MAX];
+	unsigned n = 0;
 	const char *name = bc_api_names[o->kind];
-	tp_trace_api_open(t, o->kind == BC_DRV_LAUNCH ? "cuda_driver" : "cuda_runtime", name,
-			  strlen(name), s->pid, s->tid, s->ns, s->ns + dur, 0);
+	args[n++] = TP_ARG(i64, "result", 0);
 	switch (o->kind) {
 	case BC_LAUNCH:
-	case BC_DRV_LAUNCH: {
-		/* Looked up per call, as the decoder does. */
-		struct tp_api_launch l = o->launch;
-		l.cached = tp_json_strcache_get(&s->names, l.name);
-		tp_api_args_launch(j, &l);
+	case BC_DRV_LAUNCH:
+		tp_api_args_launch(args, &n, &o->launch);
 		break;
-	}
 	case BC_MEMCPY:
-		tp_api_args_memcpy(j, o->bytes, o->copy_kind, o->dst, o->src, 1, o->stream);
+		tp_api_args_memcpy(args, &n, o->bytes, o->copy_kind, o->dst, o->src, 1, o->stream);
 		break;
 	case BC_SYNC:
-		tp_api_args_sync(j, 1, o->stream, 0);
+		tp_api_args_sync(args, &n, 1, o->stream, 0);
 		break;
 	case BC_EVENT:
 		break;
 	}
-	tp_json_char(j, '}');
-	tp_trace_event_close(t);
+	struct tp_event e = {
+		.kind = TP_EV_SLICE,
+		.name_stable = 1,
+		.nargs = (uint16_t)n,
+		.name_len = (uint32_t)strlen(name),
+		.cat = o->kind == BC_DRV_LAUNCH ? "cuda_driver" : "cuda_runtime",
+		.name = name,
+		.pid = s->pid,
+		.tid = s->tid,
+		.ts = s->ns,
+		.end = s->ns + dur,
+		.args = args,
+	};
+	tp_writer_event(w, &e);
 	s->ns += dur + 500 + bc_rand() % 4000;
 }
 
 /* The ProfilerStep#N range of the step that just ended, as collector/convert.c
  * writes it. */
-static void bc_step_range(struct tp_trace *t, struct bc_state *s)
+static void bc_step_range(struct tp_writer *w, struct bc_state *s)
 {
 	char name[40];
 	int n = snprintf(name, sizeof(name), "ProfilerStep#%llu", (unsigned long long)s->step++);
-	tp_trace_complete_open(t, "user_annotation", name, (size_t)n, s->pid, s->tid, s->step_ns,
-			       s->ns);
-	tp_trace_event_close(t);
+	tp_writer_slice(w, "user_annotation", name, (size_t)n, s->pid, s->tid, s->step_ns, s->ns,
+			NULL, 0);
 	s->step_ns = s->ns;
 	s->in_step = 0;
 }
 
-static void bc_iid_event(struct tp_trace *t, struct bc_state *s)
+static void bc_iid_event(struct tp_writer *w, struct bc_state *s)
 {
 	if (s->in_step == BC_STEP_OPS) {
-		bc_step_range(t, s);
+		bc_step_range(w, s);
 		return;
 	}
 	struct bc_op o;
 	bc_draw(&o);
 	s->in_step++;
-	bc_write_op(t, s, &o, o.dur);
+	bc_write_op(w, s, &o, o.dur);
 }
 
-static void bc_step_event(struct tp_trace *t, struct bc_state *s)
+static void bc_step_event(struct tp_writer *w, struct bc_state *s)
 {
 	if (s->in_step == BC_STEP_OPS) {
-		bc_step_range(t, s);
+		bc_step_range(w, s);
 		return;
 	}
 	const struct bc_op *o = &s->program[s->in_step++];
 	/* +-10% of the op's own duration. */
 	uint64_t dur = o->dur - o->dur / 10 + bc_rand() % (o->dur / 5 + 1);
-	bc_write_op(t, s, o, dur);
+	bc_write_op(w, s, o, dur);
 }
 
 /* The smallest API event: its result is its only arg. */
-static void bc_result_event(struct tp_trace *t, struct bc_state *s)
+static void bc_result_event(struct tp_writer *w, struct bc_state *s)
 {
 	static const char *const names[] = { "cudaLaunchKernel", "cudaMemcpyAsync",
 					     "cudaStreamSynchronize", "cudaEventRecord" };
 	uint64_t r = bc_rand();
 	const char *name = names[r % 4];
 	uint64_t dur = 2000 + (r >> 20) % 3000;
-	tp_trace_api_open(t, "cuda_runtime", name, strlen(name), s->pid, s->tid, s->ns,
-			  s->ns + dur, 0);
-	tp_json_char(&t->j, '}');
-	tp_trace_event_close(t);
+	struct tp_arg result = TP_ARG(i64, "result", 0);
+	struct tp_event e = {
+		.kind = TP_EV_SLICE,
+		.name_stable = 1,
+		.nargs = 1,
+		.name_len = (uint32_t)strlen(name),
+		.cat = "cuda_runtime",
+		.name = name,
+		.pid = s->pid,
+		.tid = s->tid,
+		.ts = s->ns,
+		.end = s->ns + dur,
+		.args = &result,
+	};
+	tp_writer_event(w, &e);
 	s->ns += dur + 500 + bc_rand() % 4000;
 }
 
@@ -320,11 +337,7 @@ static int bc_run(int compress, int level, enum bc_mix mix, uint64_t n, struct b
 			strerror(-rc));
 		return -1;
 	}
-	struct tp_trace t;
-	memset(&t, 0, sizeof(t));
-	if (tp_json_init(&t.j, sink) < 0)
-		return -1;
-	struct tp_trace_header h = { .trace_name = name, .base_wall_ns = 1775000000000000000ll,
+	struct tp_writer_header h = { .base_wall_ns = 1775000000000000000ll,
 				     .wall_offset_ns = 1775000000000000000ll,
 				     .pid = 1234567, .rank = 0, .world_size = 1, .launcher = "none" };
 	struct bc_state s = { .ns = 45ull * 86400 * 1000000000ull, .pid = 1234567,
@@ -340,28 +353,35 @@ static int bc_run(int compress, int level, enum bc_mix mix, uint64_t n, struct b
 		for (int i = 0; i < BC_STEP_OPS; i++)
 			bc_draw(&s.program[i]);
 	}
+	struct tp_doc footer;
+	tp_doc_init(&footer);
+	tp_doc_str(&footer, "version", "bench");
+	struct tp_writer_trailer tr = { .trace_name = name, .footer = &footer };
 	double t0 = bc_now(), c0 = bc_cpu();
-	tp_trace_begin(&t, &h);
+	struct tp_writer *w = tp_writer_open(&tp_json_writer, sink, &h);
+	if (!w) {
+		tp_sink_abort(sink);
+		free(s.program);
+		tp_doc_free(&footer);
+		return -1;
+	}
 	for (uint64_t i = 0; i < n; i++) {
 		if (mix == BC_IID)
-			bc_iid_event(&t, &s);
+			bc_iid_event(w, &s);
 		else if (mix == BC_STEPS)
-			bc_step_event(&t, &s);
+			bc_step_event(w, &s);
 		else
-			bc_result_event(&t, &s);
+			bc_result_event(w, &s);
 	}
-	tp_trace_footer_open(&t);
-	tp_json_lit(&t.j, "\"version\":\"bench\"");
-	tp_trace_footer_close(&t);
-	uint64_t json_bytes = tp_json_total(&t.j) + 3;
-	rc = tp_trace_end(&t);
+	/* The footer's few bytes are left out: per event they are nothing. */
+	uint64_t json_bytes = tp_writer_bytes(w);
+	rc = tp_writer_close(w, &tr);
 	if (!rc)
 		rc = tp_sink_close(sink, path, sizeof(path));
 	else
 		tp_sink_abort(sink);
 	double t1 = bc_now(), c1 = bc_cpu();
-	tp_json_free(&t.j);
-	tp_json_strcache_free(&s.names);
+	tp_doc_free(&footer);
 	free(s.program);
 	if (rc) {
 		fprintf(stderr, "bench_compress: writing failed: %s\n", strerror(-rc));

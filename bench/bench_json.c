@@ -1,6 +1,7 @@
 /* Throughput of the JSON writer alone on the event a trace has most of, a
  * CUDA API event whose only arg is its result, written as
- * preload/cuda_events.c writes it (tp_trace_api_open, format/trace.h):
+ * preload/cuda_events.c writes it (a tp_event with one typed arg through the
+ * JSON writer, format/json_writer.c: the real path):
  *
  *   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1234567,
  *    "tid":1234567,"ts":3888000000123.456,"dur":2.345,"args":{"result":0}},
@@ -11,9 +12,9 @@
  * event (the flush thread drains one ring at a time, so threads come in runs
  * of 64 events here).
  *
- * First without a sink (the buffer is emptied whenever it passes 1 MiB, as a
- * flush would, but nothing is written: the formatting cost alone; best of
- * three passes), then through zstd sinks at levels 1 (the default), 2 and 3
+ * First without a sink (the file is dropped and a new one begun whenever it
+ * passes 1 MiB, as a flush would empty the buffer, but nothing is written:
+ * the formatting cost alone; best of three passes), then through zstd sinks at levels 1 (the default), 2 and 3
  * into a temporary folder (one pass each).  bench_compress measures the
  * same events through a real sink, write(2) included.  Rates are per second
  * of this thread's CPU time.  Prints:
@@ -35,7 +36,7 @@
 
 #include "format/json.h"
 #include "format/sink.h"
-#include "format/trace.h"
+#include "format/writer.h"
 
 /* CPU time of this thread: the target is events per second per core, and
  * on a shared machine wall time mostly measures the neighbours. */
@@ -49,65 +50,76 @@ static double now_s(void)
 static const char *const api_names[] = { "cudaLaunchKernel", "cudaMemcpyAsync",
 					  "cudaStreamSynchronize", "cudaEventRecord" };
 
-static void write_event(struct tp_trace *t, uint64_t i, uint64_t *ns)
+static void write_event(struct tp_writer *w, uint64_t i, uint64_t *ns)
 {
 	/* Calls take 2-5 us and follow each other 0.5-4.5 us apart. */
 	uint64_t h = i * 2654435761u;
 	uint64_t dur = 2000 + h % 3000;
 	const char *name = api_names[(h >> 12) & 3];
-	tp_trace_api_open(t, "cuda_runtime", name, strlen(name), 1234567, 1234567 + ((i >> 6) & 7),
-			  *ns, *ns + dur, 0);
-	tp_json_char(&t->j, '}');
-	tp_trace_event_close(t);
+	struct tp_arg result = TP_ARG(i64, "result", 0);
+	struct tp_event e = {
+		.kind = TP_EV_SLICE,
+		.name_stable = 1,
+		.nargs = 1,
+		.name_len = (uint32_t)strlen(name),
+		.cat = "cuda_runtime",
+		.name = name,
+		.pid = 1234567,
+		.tid = 1234567 + (int64_t)((i >> 6) & 7),
+		.ts = *ns,
+		.end = *ns + dur,
+		.args = &result,
+	};
+	tp_writer_event(w, &e);
 	*ns += dur + 500 + (h >> 16) % 4000;
 }
 
 /* 45 days into Kineto's 90-day bucket, as bench_compress. */
 #define START_NS (45ull * 86400 * 1000000000ull)
 
-static void trace_init(struct tp_trace *t)
+/* A file whose time base is 0: ts is the monotonic time itself. */
+static struct tp_writer *open_file(struct tp_sink *s)
 {
-	/* No header: only the events are timed.  mono_base 0 makes ts the
-	 * monotonic time itself. */
-	t->mono_base = 0;
-	t->events = 0;
-	t->nfirst = 0;
-	t->ids_len = 0;
-	t->cat = NULL;
+	struct tp_writer_header h;
+	memset(&h, 0, sizeof(h));
+	return tp_writer_open(&tp_json_writer, s, &h);
 }
 
 /* Best of three passes: the fastest is the one least disturbed. */
 static int bench_plain(uint64_t n)
 {
-	struct tp_trace t;
-	memset(&t, 0, sizeof(t));
-	if (tp_json_init(&t.j, NULL))
-		return 1;
 	double best = 0;
 	uint64_t bytes = 0;
 	for (int pass = 0; pass < 3; pass++) {
 		uint64_t ns = START_NS;
-		trace_init(&t);
+		struct tp_writer *w = open_file(NULL);
+		if (!w)
+			return 1;
+		/* The header is not an event's. */
+		uint64_t base = tp_writer_bytes(w);
 		bytes = 0;
-		t.j.len = 0;
 		double t0 = now_s();
 		for (uint64_t i = 0; i < n; i++) {
-			write_event(&t, i, &ns);
-			if (t.j.len >= TP_JSON_BUF - 512) {
-				bytes += t.j.len;
-				t.j.len = 0;
+			write_event(w, i, &ns);
+			if (tp_writer_bytes(w) - base >= TP_JSON_BUF - 512) {
+				bytes += tp_writer_bytes(w) - base;
+				tp_writer_discard(w);
+				if (!(w = open_file(NULL)))
+					return 1;
+				base = tp_writer_bytes(w);
 			}
 		}
 		double dt = now_s() - t0;
-		bytes += t.j.len;
+		bytes += tp_writer_bytes(w) - base;
+		int err = tp_writer_error(w);
+		tp_writer_discard(w);
+		if (err)
+			return 1;
 		if (pass == 0 || dt < best)
 			best = dt;
 	}
-	if (tp_json_error(&t.j))
-		return 1;
 	printf("json_events_per_sec=%.0f bytes_per_event=%.1f\n", (double)n / best,
 	       (double)bytes / (double)n);
-	tp_json_free(&t.j);
 	return 0;
 }
 
@@ -119,26 +131,23 @@ static int bench_zstd(uint64_t n, int level, const char *dir)
 		fprintf(stderr, "bench_json: sink in %s: %s\n", dir, strerror(-rc));
 		return 1;
 	}
-	struct tp_trace t;
-	memset(&t, 0, sizeof(t));
-	if (tp_json_init(&t.j, s)) {
+	struct tp_writer *w = open_file(s);
+	if (!w) {
 		tp_sink_abort(s);
 		return 1;
 	}
-	trace_init(&t);
 	uint64_t ns = START_NS;
 	double t0 = now_s();
 	for (uint64_t i = 0; i < n; i++)
-		write_event(&t, i, &ns);
-	tp_json_flush(&t.j);
+		write_event(w, i, &ns);
 	char path[4096];
-	rc = tp_json_error(&t.j);
+	struct tp_writer_trailer tr = { 0 };
+	rc = tp_writer_close(w, &tr);
 	if (rc)
 		tp_sink_abort(s);
 	else
 		rc = tp_sink_close(s, path, sizeof(path));
 	double dt = now_s() - t0;
-	tp_json_free(&t.j);
 	if (rc) {
 		fprintf(stderr, "bench_json: zstd: %s\n", strerror(-rc));
 		return 1;

@@ -134,7 +134,18 @@ struct gev {
 	uint64_t bytes;
 	const char *name; /* interned (kernels only) */
 	uint32_t kind, device, context, stream, corr;
-	int32_t grid[3], block[3];
+	union {
+		struct { /* kernels */
+			int32_t grid[3], block[3];
+		};
+		/* Event Sync and Stream Wait Event: the CUDA event waited on,
+		 * the stream that recorded it (-1: not known) and CUPTI's
+		 * correlation of the cudaEventRecord that did (0: not known). */
+		struct {
+			int32_t wait_stream;
+			uint32_t wait_event, wait_record;
+		};
+	};
 	uint32_t regs, shared;
 	uint8_t copy_kind, src_kind, dst_kind;
 	uint16_t mem_kind;
@@ -157,11 +168,16 @@ static struct {
 	uint32_t ctx_dev[256]; /* context id -> device + 1, from kernel/copy records */
 	struct tp_gpu_device dev[TP_GPU_MAX_DEVICES];
 	int have_dev[TP_GPU_MAX_DEVICES];
-	char *props_json;
+	struct tp_doc props; /* deviceProperties, when props_ok */
+	int props_ok;
 	/* CUPTI's API records that came without an id of ours, for
 	 * link_outer(): CUPTI correlation + 1 -> start (ns, host clock);
 	 * aux = duration (ns, at most 2^32 - 1) << 32 | CUPTI's thread id. */
 	struct map outer;
+	/* CUDA event (context, id; event_key()) -> its last record: CUPTI
+	 * correlation | stream << 32; aux = the time it was noted.  As
+	 * Kineto, for the wait fields of the syncs on it. */
+	struct map events;
 	/* The API events noted for the windows not written yet
 	 * (tp_gpu_note_api()), sorted by start when a window is written. */
 	struct note {
@@ -197,9 +213,10 @@ void tp_gpu_reset(void)
 	map_free(&G.corr);
 	map_free(&G.api);
 	map_free(&G.outer);
+	map_free(&G.events);
 	free(G.notes);
 	names_free();
-	free(G.props_json);
+	tp_doc_free(&G.props);
 	memset(&G, 0, sizeof(G));
 }
 
@@ -341,6 +358,12 @@ static int parse_api(const CUpti_ActivityAPI *r)
 		dur = UINT32_MAX;
 	return map_put(&G.outer, key, gpu_ns(r->start), dur << 32 | r->threadId) == 0;
 }
+
+/* Nonzero (the maps' empty key is 0). */
+static uint64_t event_key(uint32_t context, uint32_t event)
+{
+	return 1ull << 63 | (uint64_t)(context & 0x7fffffffu) << 32 | event;
+}
 #endif
 
 int tp_gpu_parse_record(const void *record)
@@ -397,6 +420,26 @@ int tp_gpu_parse_record(const void *record)
 				    s->streamId, s->correlationId)))
 			return 0;
 		e->sync_type = (uint32_t)s->type;
+		e->wait_stream = -1;
+		if (s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ||
+		    s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT) {
+			/* CUPTI writes a record's CUDA_EVENT record before the
+			 * syncs that wait on it (buffers are in time order). */
+			uint64_t *rec = map_get(&G.events, event_key(s->contextId, s->cudaEventId),
+						NULL);
+			e->wait_event = s->cudaEventId;
+			if (rec) {
+				e->wait_stream = (int32_t)(*rec >> 32);
+				e->wait_record = (uint32_t)*rec;
+			}
+		}
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+		/* Every version starts with these fields. */
+		const CUpti_ActivityCudaEvent *c = record;
+		map_put(&G.events, event_key(c->contextId, c->eventId),
+			(uint64_t)c->streamId << 32 | c->correlationId, tp_clock_monotonic_ns());
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_DRIVER:
@@ -545,36 +588,30 @@ static uint32_t event_device(const struct gev *e)
 /* corr: the correlation number of the API event that launched it in this
  * trace, or 0 when that event is not in it (then no "correlation", so that
  * no tool pairs it with an unrelated API event). */
-static void common_args(struct tp_json *j, const struct gev *e, uint32_t dev, uint64_t corr)
+static unsigned common_args(struct tp_arg *args, const struct gev *e, uint32_t dev, uint64_t corr)
 {
-	tp_json_lit(j, ",\"args\":{\"device\":");
-	tp_json_u64(j, dev);
-	tp_json_lit(j, ",\"context\":");
-	tp_json_u64(j, e->context);
-	tp_json_lit(j, ",\"stream\":");
-	tp_json_i64(j, (int32_t)e->stream);
-	if (corr) {
-		tp_json_lit(j, ",\"correlation\":");
-		tp_json_u64(j, corr);
-	}
+	unsigned n = 0;
+	args[n++] = TP_ARG(u64, "device", dev);
+	args[n++] = TP_ARG(u64, "context", e->context);
+	args[n++] = TP_ARG(i64, "stream", (int32_t)e->stream);
+	if (corr)
+		args[n++] = TP_ARG(u64, "correlation", corr);
+	return n;
 }
 
-static void write_int3(struct tp_json *j, const char *key, const int32_t v[3])
+static void int3_arg(struct tp_arg *a, const char *key, size_t klen, const int32_t v[3],
+		     int64_t store[3])
 {
-	tp_json_lit(j, key);
-	tp_json_char(j, '[');
-	for (int i = 0; i < 3; i++) {
-		if (i)
-			tp_json_char(j, ',');
-		tp_json_i64(j, v[i]);
-	}
-	tp_json_char(j, ']');
+	for (int i = 0; i < 3; i++)
+		store[i] = v[i];
+	*a = (struct tp_arg){ .key = key, .klen = (uint8_t)klen, .type = TP_VAL_I64S, .n = 3,
+			      .is = store };
 }
 
 /* Kineto's occupancy columns.  The estimate takes the per-SM limits of
  * threads, blocks, registers and shared memory (no allocation granularity),
  * so it may read a little high; Kineto's is CUDA's occupancy calculator. */
-static void kernel_occupancy(struct tp_json *j, const struct gev *e, uint32_t dev)
+static void kernel_occupancy(struct tp_arg *args, unsigned *n, const struct gev *e, uint32_t dev)
 {
 	if (dev >= TP_GPU_MAX_DEVICES || !G.have_dev[dev] || G.dev[dev].num_sms <= 0 ||
 	    G.dev[dev].warp_size <= 0)
@@ -585,10 +622,8 @@ static void kernel_occupancy(struct tp_json *j, const struct gev *e, uint32_t de
 	double blocks_per_sm = blocks / d->num_sms;
 	uint64_t warps_per_block = (threads + (uint64_t)d->warp_size - 1) / (uint64_t)d->warp_size;
 	double warps_per_sm = blocks_per_sm * (double)warps_per_block;
-	tp_json_lit(j, ",\"blocks per SM\":");
-	tp_json_double(j, blocks_per_sm);
-	tp_json_lit(j, ",\"warps per SM\":");
-	tp_json_double(j, warps_per_sm);
+	args[(*n)++] = TP_ARG(f64, "blocks per SM", blocks_per_sm);
+	args[(*n)++] = TP_ARG(f64, "warps per SM", warps_per_sm);
 	if (!threads || d->max_threads_per_sm <= 0)
 		return;
 	uint64_t limit = (uint64_t)d->max_threads_per_sm / threads;
@@ -609,81 +644,113 @@ static void kernel_occupancy(struct tp_json *j, const struct gev *e, uint32_t de
 	double occ = active * (double)warps_per_block / max_warps;
 	if (occ > 1.0)
 		occ = 1.0;
-	tp_json_lit(j, ",\"est. achieved occupancy %\":");
-	tp_json_i64(j, (int64_t)(0.5 + occ * 100.0));
+	args[(*n)++] = TP_ARG(i64, "est. achieved occupancy %", (int64_t)(0.5 + occ * 100.0));
 }
 
-static void bandwidth(struct tp_json *j, const struct gev *e)
+static void bandwidth(struct tp_arg *args, unsigned *n, const struct gev *e)
 {
-	tp_json_lit(j, ",\"bytes\":");
-	tp_json_u64(j, e->bytes);
-	tp_json_lit(j, ",\"memory bandwidth (GB/s)\":");
+	args[(*n)++] = TP_ARG(u64, "bytes", e->bytes);
 	if (e->end > e->start)
-		tp_json_double(j, (double)e->bytes / (double)(e->end - e->start));
+		args[(*n)++] = TP_ARG(f64, "memory bandwidth (GB/s)",
+				      (double)e->bytes / (double)(e->end - e->start));
 	else
-		tp_json_lit(j, "\"N/A\"");
+		args[(*n)++] = TP_ARG(str, "memory bandwidth (GB/s)", "N/A", 3, 1);
 }
 
-static void write_event(struct tp_trace *out, const struct gev *e, uint32_t dev, uint64_t corr)
+/* The correlation number (this trace's, the API events' "correlation") of
+ * the call CUPTI numbered corr, or -1 when it has none here: HTA pairs
+ * wait_on_cuda_event_record_corr_id with the cudaEventRecord's
+ * "correlation", so CUPTI's own number would name an unrelated call. */
+static int64_t record_number(uint32_t corr)
 {
-	struct tp_json *j = &out->j;
+	uint64_t *num;
+	uint64_t *ext = corr ? map_get(&G.corr, (uint64_t)corr + 1, NULL) : NULL;
+	if (!ext || !map_get(&G.api, *ext, &num) || !*num)
+		return -1;
+	return (int64_t)*num;
+}
+
+/* flow: the id of the arrow from the launching call that ends here, or 0. */
+static void write_event(struct tp_writer *out, const struct gev *e, uint32_t dev, uint64_t corr,
+			uint64_t flow)
+{
 	char name[128];
-	const char *cat;
-	const char *n = name;
+	struct tp_arg args[16];
+	int64_t grid[3], block[3];
+	struct tp_event ev = {
+		.kind = TP_EV_SLICE,
+		.name = name,
+		.pid = TP_GPU_PID(dev),
+		.tid = (int32_t)e->stream,
+		.ts = e->start,
+		.end = e->end,
+		.flow_in = flow,
+		.args = args,
+	};
 	switch (e->kind) {
 	case GEV_KERNEL:
-		cat = "kernel";
-		n = e->name;
+		ev.cat = "kernel";
+		ev.name = e->name;
+		/* Interned for the process (tp_gpu_intern_kernel_name). */
+		ev.name_stable = 1;
 		break;
 	case GEV_MEMCPY:
-		cat = "gpu_memcpy";
+		ev.cat = "gpu_memcpy";
 		tp_format(name, sizeof(name), "Memcpy %s (%s -> %s)", memcpy_kind_str(e->copy_kind),
 			  memory_kind_str(e->src_kind), memory_kind_str(e->dst_kind));
 		break;
 	case GEV_MEMSET:
-		cat = "gpu_memset";
+		ev.cat = "gpu_memset";
 		tp_format(name, sizeof(name), "Memset (%s)", memory_kind_str(e->mem_kind));
 		break;
 	default:
-		cat = "cuda_sync";
-		n = sync_type_str(e->sync_type);
+		ev.cat = "cuda_sync";
+		ev.name = sync_type_str(e->sync_type);
+		ev.name_stable = 1;
 		break;
 	}
-	tp_trace_complete_open(out, cat, n, strlen(n), TP_GPU_PID(dev), (int32_t)e->stream, e->start,
-			       e->end);
-	common_args(j, e, dev, corr);
+	ev.name_len = (uint32_t)strlen(ev.name);
+	unsigned n = common_args(args, e, dev, corr);
 	if (e->kind == GEV_KERNEL) {
-		tp_json_lit(j, ",\"registers per thread\":");
-		tp_json_u64(j, e->regs);
-		tp_json_lit(j, ",\"shared memory\":");
-		tp_json_u64(j, e->shared);
-		write_int3(j, ",\"grid\":", e->grid);
-		write_int3(j, ",\"block\":", e->block);
-		kernel_occupancy(j, e, dev);
+		args[n++] = TP_ARG(u64, "registers per thread", e->regs);
+		args[n++] = TP_ARG(u64, "shared memory", e->shared);
+		int3_arg(&args[n++], "grid", 4, e->grid, grid);
+		int3_arg(&args[n++], "block", 5, e->block, block);
+		kernel_occupancy(args, &n, e, dev);
 	} else if (e->kind == GEV_MEMCPY || e->kind == GEV_MEMSET) {
-		bandwidth(j, e);
+		bandwidth(args, &n, e);
 	} else {
-		tp_json_lit(j, ",\"cuda_sync_kind\":");
-		tp_json_str(j, sync_type_str(e->sync_type));
+		const char *k = sync_type_str(e->sync_type);
+		args[n++] = TP_ARG(str, "cuda_sync_kind", k, strlen(k), 1);
+		if (e->sync_type == 1 || e->sync_type == 2) { /* Event Sync, Stream Wait Event */
+			args[n++] = TP_ARG(i64, "wait_on_stream", e->wait_stream);
+			args[n++] = TP_ARG(i64, "wait_on_cuda_event_record_corr_id",
+					   record_number(e->wait_record));
+			args[n++] = TP_ARG(u64, "wait_on_cuda_event_id", e->wait_event);
+		}
 	}
-	tp_json_lit(j, "}}");
+	ev.nargs = (uint16_t)n;
+	tp_writer_event(out, &ev);
 }
 
-static void write_flow(struct tp_trace *out, char ph, uint64_t id, int64_t pid, int64_t tid,
+/* One end of an arrow (Kineto's "ac2g"): FLOW_OUT at the launching call,
+ * FLOW_IN at the GPU event. */
+static void write_flow(struct tp_writer *out, int kind, uint64_t id, int64_t pid, int64_t tid,
 		       uint64_t ts)
 {
-	struct tp_json *j = &out->j;
-	tp_trace_event_open(out);
-	tp_json_lit(j, ph == 's' ? "\"ph\":\"s\"" : "\"ph\":\"f\",\"bp\":\"e\"");
-	tp_json_lit(j, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-	tp_json_u64(j, id);
-	tp_json_lit(j, ",\"pid\":");
-	tp_json_i64(j, pid);
-	tp_json_lit(j, ",\"tid\":");
-	tp_json_i64(j, tid);
-	tp_json_char(j, ',');
-	tp_trace_ts(out, ts);
-	tp_json_char(j, '}');
+	struct tp_event e = {
+		.kind = (uint8_t)kind,
+		.name_stable = 1,
+		.name_len = 4,
+		.cat = "ac2g",
+		.name = "ac2g",
+		.pid = pid,
+		.tid = tid,
+		.ts = ts,
+		.end = ts,
+		.id = id,
+	};
+	tp_writer_event(out, &e);
 }
 
 /* GPU processes sort after every host process (Kineto does the same). */
@@ -701,6 +768,16 @@ static int keep_api(uint64_t k, uint64_t v, uint64_t a, void *ctx)
 	return v > *(uint64_t *)ctx;
 }
 
+/* How long a CUDA event's record is kept for the waits on it. */
+#define EVENT_KEEP_NS 60000000000ull
+
+static int keep_event(uint64_t k, uint64_t v, uint64_t a, void *ctx)
+{
+	(void)k;
+	(void)v;
+	return a >= *(uint64_t *)ctx;
+}
+
 static int keep_corr(uint64_t k, uint64_t v, uint64_t a, void *ctx)
 {
 	(void)k;
@@ -716,7 +793,7 @@ static int keep_corr(uint64_t k, uint64_t v, uint64_t a, void *ctx)
  * gpu_user_annotation with the annotation's name, on the GPU's pid and the
  * stream's tid, from the first such start to the last such end.  Holistic
  * Trace Analysis attributes each kernel to the innermost one that holds it.
- * The annotations come from format/trace.c's store; a launch belongs to
+ * The annotations come from the collector's store (collector/annos.h); a launch belongs to
  * every annotation of its thread open at the call's start. */
 
 struct ga_launch {
@@ -784,7 +861,7 @@ static int ga_add(struct ga_span **spans, size_t *n, size_t *cap, size_t *head, 
 	return 0;
 }
 
-static void write_gpu_annotations(struct tp_trace *out, struct ga_launch *ls, size_t nl,
+static void write_gpu_annotations(struct tp_writer *out, struct ga_launch *ls, size_t nl,
 				  int64_t pid)
 {
 	size_t na;
@@ -832,9 +909,8 @@ write:
 	for (size_t s = 0; s < nspans; s++) {
 		const struct ga_span *g = &spans[s];
 		const struct tp_anno *an = &ga_annos[g->anno];
-		tp_trace_complete_open(out, "gpu_user_annotation", tp_anno_name(an),
-				       an->name_len, TP_GPU_PID(g->dev), g->stream, g->start, g->end);
-		tp_trace_event_close(out);
+		tp_writer_slice(out, "gpu_user_annotation", tp_anno_name(an), an->name_len,
+				TP_GPU_PID(g->dev), g->stream, g->start, g->end, NULL, 0);
 	}
 out:
 	free(idx);
@@ -843,7 +919,7 @@ out:
 	free(spans);
 }
 
-void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			  int64_t pid)
 {
 	struct ga_launch *launches = NULL;
@@ -873,16 +949,19 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 		}
 		uint32_t dev = event_device(e);
 		uint64_t corr = in_api ? *api_corr : 0;
-		write_event(out, e, dev, corr);
+		/* One id per arrow, not the correlation: a graph launch causes
+		 * several kernels, and a viewer binds an id's start to one end
+		 * only.  32 bits: traceprof merge moves each input's ids to its
+		 * own range above them.  The launching call's slice was written
+		 * before the id existed: only the GPU slice carries it
+		 * (flow_in); FLOW_OUT says where the arrow starts. */
+		uint64_t flow = in_api ? (G.next_flow = G.next_flow % 0xffffffffu + 1) : 0;
+		write_event(out, e, dev, corr, flow);
 		if (in_api) {
-			/* One id per arrow, not the correlation: a graph launch
-			 * causes several kernels, and a viewer binds an id's
-			 * start to one end only.  32 bits: traceprof merge moves
-			 * each input's ids to its own range above them. */
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
-			uint64_t flow = G.next_flow = G.next_flow % 0xffffffffu + 1; /* 1..2^32-1 */
-			write_flow(out, 's', flow, pid, tid, *api);
-			write_flow(out, 'f', flow, TP_GPU_PID(dev), (int32_t)e->stream, e->start);
+			write_flow(out, TP_EV_FLOW_OUT, flow, pid, tid, *api);
+			write_flow(out, TP_EV_FLOW_IN, flow, TP_GPU_PID(dev), (int32_t)e->stream,
+				   e->start);
 			if (e->kind != GEV_SYNC && nlaunch == caplaunch) {
 				size_t c = caplaunch ? caplaunch * 2 : 1024;
 				struct ga_launch *p = realloc(launches, c * sizeof(*p));
@@ -917,16 +996,13 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 			continue;
 		char name[32];
 		tp_format(name, sizeof(name), "GPU %u", d);
-		tp_trace_meta_name(out, "process_name", TP_GPU_PID(d), 0, name);
-		tp_trace_meta_sort(out, "process_sort_index", TP_GPU_PID(d), 0, GPU_SORT_BASE + d);
+		tp_writer_process(out, TP_GPU_PID(d), name, NULL, GPU_SORT_BASE + d);
 	}
 	for (int t = 0; t < ntracks; t++) {
 		char name[32];
 		tp_format(name, sizeof(name), "stream %d", tracks[t].stream);
-		tp_trace_meta_name(out, "thread_name", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
-				   name);
-		tp_trace_meta_sort(out, "thread_sort_index", TP_GPU_PID(tracks[t].dev), tracks[t].stream,
-				   tracks[t].stream);
+		tp_writer_thread(out, TP_GPU_PID(tracks[t].dev), tracks[t].stream, name,
+				 tracks[t].stream);
 	}
 	/* API records up to this window's end were written here or into an
 	 * earlier window: no later window can link to them. */
@@ -936,10 +1012,16 @@ void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last
 	/* The same for the calls' times, and CUPTI's records of the calls. */
 	notes_drop_before(last_ns + 1);
 	map_filter(&G.outer, keep_api, &last_ns);
+	/* CUDA events recorded long before: a wait on one is reported with
+	 * its stream unknown, which bounds the map. */
+	uint64_t old = last_ns > EVENT_KEEP_NS ? last_ns - EVENT_KEEP_NS : 0;
+	map_filter(&G.events, keep_event, &old);
 }
 
 void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns)
 {
+	uint64_t old = now_ns > EVENT_KEEP_NS ? now_ns - EVENT_KEEP_NS : 0;
+	map_filter(&G.events, keep_event, &old);
 	uint64_t before = now_ns > keep_ns ? now_ns - keep_ns : 0;
 	size_t k = 0;
 	for (size_t i = 0; i < G.n; i++)
@@ -961,112 +1043,49 @@ void tp_gpu_set_device(int index, const struct tp_gpu_device *d)
 		return;
 	G.dev[index] = *d;
 	G.have_dev[index] = 1;
-	free(G.props_json);
-	G.props_json = NULL;
+	G.props_ok = 0;
 }
 
-const char *tp_gpu_device_properties_json(void)
+const struct tp_doc *tp_gpu_device_properties(void)
 {
-	if (G.props_json)
-		return G.props_json;
-	struct tp_json j;
-	if (tp_json_init(&j, NULL) < 0)
-		return NULL;
+	if (G.props_ok)
+		return &G.props;
+	struct tp_doc *d = &G.props;
+	tp_doc_reset(d);
 	int n = 0;
-	tp_json_char(&j, '[');
+	tp_doc_array(d, NULL);
 	for (int i = 0; i < TP_GPU_MAX_DEVICES; i++) {
 		if (!G.have_dev[i])
 			continue;
-		const struct tp_gpu_device *d = &G.dev[i];
-		if (n++)
-			tp_json_char(&j, ',');
-		tp_json_lit(&j, "{\"id\":");
-		tp_json_i64(&j, i);
-		tp_json_lit(&j, ",\"name\":");
-		tp_json_str(&j, d->name);
-		tp_json_lit(&j, ",\"totalGlobalMem\":");
-		tp_json_u64(&j, d->total_global_mem);
-		const struct {
-			const char *key;
-			int v;
-		} f[] = {
-			{ "computeMajor", d->compute_major },
-			{ "computeMinor", d->compute_minor },
-			{ "maxThreadsPerBlock", d->max_threads_per_block },
-			{ "maxThreadsPerMultiprocessor", d->max_threads_per_sm },
-			{ "regsPerBlock", d->regs_per_block },
-			{ "warpSize", d->warp_size },
-			{ "sharedMemPerBlock", d->shared_per_block },
-			{ "numSms", d->num_sms },
-			{ "regsPerMultiprocessor", d->regs_per_sm },
-			{ "sharedMemPerBlockOptin", d->shared_per_block_optin },
-			{ "sharedMemPerMultiprocessor", d->shared_per_sm },
-		};
-		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-			tp_json_lit(&j, ",\"");
-			tp_json_lit(&j, f[k].key);
-			tp_json_lit(&j, "\":");
-			tp_json_i64(&j, f[k].v);
-		}
-		tp_json_char(&j, '}');
-	}
-	tp_json_char(&j, ']');
-	if (!n || tp_json_error(&j)) {
-		tp_json_free(&j);
-		return NULL;
-	}
-	char *s = malloc(j.len + 1);
-	if (s) {
-		memcpy(s, j.buf, j.len);
-		s[j.len] = '\0';
-	}
-	tp_json_free(&j);
-	G.props_json = s;
-	return s;
-}
-
-/* The same as a document (collector/flush.h's device_properties), rebuilt
- * at each call: a few devices, asked once or twice a file. */
-const struct tp_doc *tp_gpu_device_properties_doc(void)
-{
-	static struct tp_doc doc;
-	static int inited;
-	if (!inited) {
-		tp_doc_init(&doc);
-		inited = 1;
-	}
-	tp_doc_reset(&doc);
-	int n = 0;
-	tp_doc_array(&doc, NULL);
-	for (int i = 0; i < TP_GPU_MAX_DEVICES; i++) {
-		if (!G.have_dev[i])
-			continue;
-		const struct tp_gpu_device *d = &G.dev[i];
+		const struct tp_gpu_device *p = &G.dev[i];
 		n++;
-		tp_doc_object(&doc, NULL);
-		tp_doc_i64(&doc, "id", i);
-		tp_doc_str(&doc, "name", d->name);
-		tp_doc_u64(&doc, "totalGlobalMem", d->total_global_mem);
+		tp_doc_object(d, NULL);
+		tp_doc_i64(d, "id", i);
+		tp_doc_str(d, "name", p->name);
+		tp_doc_u64(d, "totalGlobalMem", p->total_global_mem);
 		const struct {
 			const char *key;
 			int v;
 		} f[] = {
-			{ "computeMajor", d->compute_major },
-			{ "computeMinor", d->compute_minor },
-			{ "maxThreadsPerBlock", d->max_threads_per_block },
-			{ "maxThreadsPerMultiprocessor", d->max_threads_per_sm },
-			{ "regsPerBlock", d->regs_per_block },
-			{ "warpSize", d->warp_size },
-			{ "sharedMemPerBlock", d->shared_per_block },
-			{ "numSms", d->num_sms },
-			{ "regsPerMultiprocessor", d->regs_per_sm },
-			{ "sharedMemPerBlockOptin", d->shared_per_block_optin },
-			{ "sharedMemPerMultiprocessor", d->shared_per_sm },
+			{ "computeMajor", p->compute_major },
+			{ "computeMinor", p->compute_minor },
+			{ "maxThreadsPerBlock", p->max_threads_per_block },
+			{ "maxThreadsPerMultiprocessor", p->max_threads_per_sm },
+			{ "regsPerBlock", p->regs_per_block },
+			{ "warpSize", p->warp_size },
+			{ "sharedMemPerBlock", p->shared_per_block },
+			{ "numSms", p->num_sms },
+			{ "regsPerMultiprocessor", p->regs_per_sm },
+			{ "sharedMemPerBlockOptin", p->shared_per_block_optin },
+			{ "sharedMemPerMultiprocessor", p->shared_per_sm },
 		};
 		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
-			tp_doc_i64(&doc, f[k].key, f[k].v);
-		tp_doc_end(&doc);
+			tp_doc_i64(d, f[k].key, f[k].v);
+		tp_doc_end(d);
 	}
-	tp_doc_end(&doc);
-	return n && !doc.error ? &doc : NULL;
+	tp_doc_end(d);
+	if (!n || d->error)
+		return NULL;
+	G.props_ok = 1;
+	return d;
 }

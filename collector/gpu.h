@@ -24,8 +24,7 @@
 
 #include <stdint.h>
 
-#include "format/json.h"
-#include "format/event.h"
+#include "format/writer.h"
 #include "format/trace.h"
 
 /* The pid of GPU d's events.  Kineto uses the device index, so GPU 0 is
@@ -97,7 +96,7 @@ uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, u
 /* Writes the GPU events, their flows, and the GPU tracks' metadata for the
  * window [first_ns, last_ns] of host process pid, then forgets what no later
  * window can need. */
-void tp_gpu_window_events(struct tp_trace *out, uint64_t first_ns, uint64_t last_ns,
+void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			  int64_t pid);
 
 /* Forgets events and mappings older than now_ns - keep_ns (nothing is
@@ -107,12 +106,10 @@ void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns);
 /* Device properties, by device index (CUPTI's deviceId). */
 void tp_gpu_set_device(int index, const struct tp_gpu_device *d);
 
-/* Kineto's "deviceProperties" array text, or NULL when no device is known.
- * Valid until the next tp_gpu_set_device() or tp_gpu_reset(). */
-const char *tp_gpu_device_properties_json(void);
-/* The same as a document: an array of objects, or NULL.  Valid until the
- * next call. */
-const struct tp_doc *tp_gpu_device_properties_doc(void);
+/* Kineto's "deviceProperties": an array of objects, one per known device,
+ * or NULL when no device is known.  Valid until the next
+ * tp_gpu_set_device() or tp_gpu_reset(). */
+const struct tp_doc *tp_gpu_device_properties(void);
 
 /* Names a kernel by its mangled name, demangled when the process has a C++
  * runtime (__cxa_demangle); the result is interned for the process. */

@@ -78,67 +78,41 @@ size_t tp_pystack_frames(const struct tp_record *r, const uint64_t **frames)
 	return tp_stacks_counted(x, max, off, frames);
 }
 
-/* Formats frame f as "file:line function" into buf (at least 1040 bytes,
- * not NUL-terminated); returns its length. */
-static size_t ps_frame_text(uint64_t f, char *buf)
-{
-	uint32_t idx = (uint32_t)(f >> 32), line = (uint32_t)f;
-	const char *file = "?", *func = "?";
-	if (idx < PS_SLOTS && ps_slots[idx].code) {
-		file = ps_arena + ps_slots[idx].off;
-		func = file + strlen(file) + 1;
-	}
-	size_t fl = strnlen(file, 512), nl = strnlen(func, 512);
-	char num[16];
-	int k = 15;
-	num[k] = '\0';
-	do {
-		num[--k] = (char)('0' + line % 10);
-		line /= 10;
-	} while (line && k > 0);
-	size_t ll = (size_t)(15 - k);
-	memcpy(buf, file, fl);
-	buf[fl] = ':';
-	memcpy(buf + fl + 1, num + k, ll);
-	buf[fl + 1 + ll] = ' ';
-	memcpy(buf + fl + 2 + ll, func, nl);
-	return fl + 2 + ll + nl;
-}
-
-void tp_pystack_write_list(struct tp_json *j, const char *prefix, const struct tp_record *r)
+unsigned tp_pystack_strs(const struct tp_record *r, const char **out, char *text)
 {
 	const uint64_t *f;
 	size_t n = tp_pystack_frames(r, &f);
-	if (!n)
-		return;
-	tp_json_lit(j, prefix);
-	tp_json_lit(j, "\"python_stack\":[");
+	size_t used = 0;
+	if (n > TP_PYSTACK_ARGS_MAX)
+		n = TP_PYSTACK_ARGS_MAX;
 	for (size_t i = 0; i < n; i++) {
-		char buf[1200];
-		size_t len = ps_frame_text(f[i], buf);
-		if (i)
-			tp_json_char(j, ',');
-		tp_json_strn(j, buf, len);
+		uint32_t idx = (uint32_t)(f[i] >> 32), line = (uint32_t)f[i];
+		const char *file = "?", *func = "?";
+		if (idx < PS_SLOTS && ps_slots[idx].code) {
+			file = ps_arena + ps_slots[idx].off;
+			func = file + strlen(file) + 1;
+		}
+		char *buf = text + used;
+		size_t fl = strnlen(file, 512), nl = strnlen(func, 512);
+		char num[16];
+		int k = 15;
+		num[k] = '\0';
+		do {
+			num[--k] = (char)('0' + line % 10);
+			line /= 10;
+		} while (line && k > 0);
+		size_t ll = (size_t)(15 - k);
+		/* Each string fits: 1040 bytes per frame bound the longest. */
+		memcpy(buf, file, fl);
+		buf[fl] = ':';
+		memcpy(buf + fl + 1, num + k, ll);
+		buf[fl + 1 + ll] = ' ';
+		memcpy(buf + fl + 2 + ll, func, nl);
+		buf[fl + 2 + ll + nl] = '\0';
+		used += fl + 3 + ll + nl;
+		out[i] = buf;
 	}
-	tp_json_char(j, ']');
-}
-
-size_t tp_pystack_strings(const struct tp_record *r, const char **out, size_t max, char *text,
-			  size_t size)
-{
-	const uint64_t *f;
-	size_t n = tp_pystack_frames(r, &f), k = 0, used = 0;
-	for (size_t i = 0; i < n && k < max; i++) {
-		char buf[1200];
-		size_t len = ps_frame_text(f[i], buf);
-		if (used + len + 1 > size)
-			break;
-		memcpy(text + used, buf, len);
-		text[used + len] = '\0';
-		out[k++] = text + used;
-		used += len + 1;
-	}
-	return k;
+	return (unsigned)n;
 }
 
 uint64_t tp_pystack_unnamed(void)

@@ -25,7 +25,6 @@
 #include <stdint.h>
 
 #include "collector/record.h"
-#include "format/json.h"
 
 /* Frames stored per call at most (the innermost ones are kept). */
 #define TP_PYSTACK_MAX 48
@@ -43,20 +42,15 @@ uint32_t tp_pystack_add(const void *code, const char *file, const char *func);
  * TP_RF_PYSTACK or when malformed) and points *frames at the first. */
 size_t tp_pystack_frames(const struct tp_record *r, const uint64_t **frames);
 
-/* Writes prefix then "python_stack":[...] when r has Python frames; nothing
- * otherwise.  Flush thread. */
-void tp_pystack_write_list(struct tp_json *j, const char *prefix, const struct tp_record *r);
-
-/* Room for one event's Python frames as strings (struct tp_stack_args):
- * each "file:line function" is at most 512 + 1 + 10 + 1 + 512 bytes. */
+/* The most "python_stack" strings of one event, and the bytes of their text
+ * (each "file:line func", at most 512 + 1 + 10 + 1 + 512 bytes and a NUL). */
 #define TP_PYSTACK_ARGS_MAX TP_PYSTACK_MAX
-#define TP_PYSTACK_TEXT_MAX (TP_PYSTACK_MAX * 1040)
+#define TP_PYSTACK_TEXT (TP_PYSTACK_ARGS_MAX * 1040)
 
-/* Formats r's Python frames as "file:line function" strings, each
- * NUL-terminated in text (size bytes), pointed at by out[0 .. max-1].
- * Returns their number (0 without frames).  Flush thread. */
-size_t tp_pystack_strings(const struct tp_record *r, const char **out, size_t max, char *text,
-			  size_t size);
+/* Flush thread.  The "python_stack" strings of r ("file:line func",
+ * innermost first) into out[] (room for TP_PYSTACK_ARGS_MAX), their text in
+ * text (TP_PYSTACK_TEXT bytes); returns their number, 0 when r has none. */
+unsigned tp_pystack_strs(const struct tp_record *r, const char **out, char *text);
 
 /* Code objects that did not fit in the table (their frames show "?"). */
 uint64_t tp_pystack_unnamed(void);

@@ -25,6 +25,8 @@
 #define ST_MAX_NAME 1024
 /* At most this many frames are kept per stack (TRACEPROF_STACK_DEPTH <= 56). */
 #define ST_MAX_FRAMES (TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES / 8)
+_Static_assert(ST_MAX_FRAMES <= sizeof(((struct tp_stack_args *)0)->native) / sizeof(char *),
+	       "struct tp_stack_args holds every frame of a record");
 
 struct st_sym {
 	char *text;	   /* "name (module)" */
@@ -51,7 +53,7 @@ struct st_node_slot {
 };
 
 struct st_file {
-	const char *buf; /* the file's JSON buffer: its identity */
+	const struct tp_writer *out; /* the file's writer: its identity */
 	uint64_t events; /* the file's event count when last marked */
 	uint8_t *bits;	 /* bit id: node id referenced (with its ancestors) */
 	size_t nbytes;
@@ -280,19 +282,6 @@ static size_t st_frames(const struct tp_record *r, uint64_t *ips, uint32_t *syms
 	return k;
 }
 
-/* Writes prefix, then the frames as a JSON array of strings. */
-static void st_write_list(struct tp_json *j, const char *prefix, const uint32_t *syms, size_t n)
-{
-	tp_json_lit(j, prefix);
-	tp_json_char(j, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			tp_json_char(j, ',');
-		tp_json_str(j, S.syms[syms[i]].text);
-	}
-	tp_json_char(j, ']');
-}
-
 /* ---- the frame tree ------------------------------------------------------ */
 
 static int st_node_grow(void)
@@ -342,11 +331,11 @@ static uint32_t st_node_get(uint32_t parent, uint64_t ip, uint32_t sym)
 	return id;
 }
 
-static struct st_file *st_file_find(const char *buf, struct st_file ***link)
+static struct st_file *st_file_find(const struct tp_writer *out, struct st_file ***link)
 {
 	struct st_file **l = &S.files;
 	for (; *l; l = &(*l)->next)
-		if ((*l)->buf == buf)
+		if ((*l)->out == out)
 			break;
 	if (link)
 		*link = l;
@@ -355,19 +344,20 @@ static struct st_file *st_file_find(const char *buf, struct st_file ***link)
 
 /* Marks node id and its ancestors as referenced by the file of out.
  * Returns 0 or -1 (no memory: the caller then writes no "sf"). */
-static int st_mark(struct tp_trace *out, uint32_t id)
+static int st_mark(struct tp_writer *out, uint32_t id)
 {
-	struct st_file *f = st_file_find(out->j.buf, NULL);
+	struct st_file *f = st_file_find(out, NULL);
 	if (f && out->events < f->events) {
-		/* The buffer belongs to a new file now (an earlier file with this
-		 * buffer was discarded without its top level being written). */
+		/* The address belongs to a new file's writer now (an earlier
+		 * file's writer was discarded without its frames being
+		 * written, and its memory reused). */
 		memset(f->bits, 0, f->nbytes);
 	}
 	if (!f) {
 		f = calloc(1, sizeof(*f));
 		if (!f)
 			return -1;
-		f->buf = out->j.buf;
+		f->out = out;
 		f->next = S.files;
 		S.files = f;
 	}
@@ -394,7 +384,7 @@ static int st_mark(struct tp_trace *out, uint32_t id)
 }
 
 /* The leaf node of r's stack, marked for out's file; 0 when none. */
-static uint32_t st_leaf(struct tp_trace *out, const uint64_t *ips, const uint32_t *syms,
+static uint32_t st_leaf(struct tp_writer *out, const uint64_t *ips, const uint32_t *syms,
 			size_t n)
 {
 	uint32_t id = 0;
@@ -409,80 +399,31 @@ static uint32_t st_leaf(struct tp_trace *out, const uint64_t *ips, const uint32_
 	return id;
 }
 
-static void st_write_sf(struct tp_trace *out, const uint64_t *ips, const uint32_t *syms,
-			size_t n)
-{
-	uint32_t id = st_leaf(out, ips, syms, n);
-	if (!id)
-		return;
-	tp_json_lit(&out->j, ",\"sf\":");
-	tp_json_u64(&out->j, id);
-}
-
-void tp_stacks_close_args(struct tp_trace *out, const struct tp_record *r)
-{
-	uint64_t ips[ST_MAX_FRAMES];
-	uint32_t syms[ST_MAX_FRAMES];
-	size_t n = st_frames(r, ips, syms);
-	if (n)
-		st_write_list(&out->j, ",\"stack\":", syms, n);
-	tp_pystack_write_list(&out->j, ",", r); /* TRACEPROF_PYTHON_STACK */
-	tp_json_char(&out->j, '}');
-	if (n)
-		st_write_sf(out, ips, syms, n);
-}
-
-void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r)
-{
-	uint64_t ips[ST_MAX_FRAMES];
-	uint32_t syms[ST_MAX_FRAMES];
-	size_t n = st_frames(r, ips, syms);
-	const uint64_t *py;
-	size_t npy = tp_pystack_frames(r, &py);
-	if (!n && !npy)
-		return;
-	tp_json_lit(&out->j, ",\"args\":{");
-	if (n)
-		st_write_list(&out->j, "\"stack\":", syms, n);
-	tp_pystack_write_list(&out->j, n ? "," : "", r); /* TRACEPROF_PYTHON_STACK */
-	tp_json_char(&out->j, '}');
-	if (n)
-		st_write_sf(out, ips, syms, n);
-}
-
 uint32_t tp_stacks_args(struct tp_writer *out, const struct tp_record *r,
 			struct tp_stack_args *buf, struct tp_arg *args, unsigned *n)
 {
 	uint64_t ips[ST_MAX_FRAMES];
 	uint32_t syms[ST_MAX_FRAMES];
-	size_t k = st_frames(r, ips, syms);
-	if (k) {
-		for (size_t i = 0; i < k; i++)
+	size_t nf = st_frames(r, ips, syms);
+	uint32_t leaf = 0;
+	if (nf) {
+		for (size_t i = 0; i < nf; i++)
 			buf->native[i] = S.syms[syms[i]].text;
-		args[*n] = (struct tp_arg){ TP_ARG_KEY("stack"), .type = TP_VAL_STRS,
-					    .n = (uint32_t)k, .strs = buf->native };
-		(*n)++;
+		args[(*n)++] = (struct tp_arg){ TP_ARG_KEY("stack"), .type = TP_VAL_STRS,
+						.n = (uint32_t)nf, .strs = buf->native };
+		leaf = st_leaf(out, ips, syms, nf);
 	}
-	/* TRACEPROF_PYTHON_STACK */
-	size_t np = tp_pystack_strings(r, buf->py, TP_PYSTACK_ARGS_MAX, buf->py_text,
-				       sizeof(buf->py_text));
-	if (np) {
-		args[*n] = (struct tp_arg){ TP_ARG_KEY("python_stack"), .type = TP_VAL_STRS,
-					    .n = (uint32_t)np, .strs = buf->py };
-		(*n)++;
-	}
-	/* TEMPORARY (port-core): files are told apart by the JSON writer's
-	 * buffer, as for tp_stacks_close_args(), until port-cuda keys them by
-	 * writer. */
-	struct tp_trace *t = tp_json_writer_trace(out);
-	return k && t ? st_leaf(t, ips, syms, k) : 0;
+	unsigned np = tp_pystack_strs(r, buf->py, buf->py_text); /* TRACEPROF_PYTHON_STACK */
+	if (np)
+		args[(*n)++] = (struct tp_arg){ TP_ARG_KEY("python_stack"), .type = TP_VAL_STRS,
+						.n = np, .strs = buf->py };
+	return leaf;
 }
 
 void tp_stacks_frames(struct tp_writer *out)
 {
-	struct tp_trace *t = tp_json_writer_trace(out);
 	struct st_file **link;
-	struct st_file *f = t ? st_file_find(t->j.buf, &link) : NULL;
+	struct st_file *f = st_file_find(out, &link);
 	if (!f)
 		return;
 	*link = f->next;
@@ -494,48 +435,15 @@ void tp_stacks_frames(struct tp_writer *out)
 		const struct st_sym *s = &S.syms[nd->sym];
 		/* "name (module)": the module is between " (" and ")". */
 		size_t tl = strlen(s->text);
-		char *name = strndup(s->text, s->name_len);
-		char *module = strndup(s->text + s->name_len + 2, tl - s->name_len - 3);
-		if (name && module) /* else the event's "sf" names no frame: readers skip it */
-			tp_writer_frame(out, (uint32_t)id, nd->parent, name, module);
+		char *name = malloc(tl + 1);
+		if (!name)
+			break; /* the events' "sf" then name no frame: readers skip it */
+		memcpy(name, s->text, tl + 1);
+		name[s->name_len] = '\0';
+		name[tl - 1] = '\0';
+		tp_writer_frame(out, (uint32_t)id, nd->parent, name, name + s->name_len + 2);
 		free(name);
-		free(module);
 	}
-	free(f->bits);
-	free(f);
-}
-
-void tp_stacks_write_toplevel(struct tp_json *j)
-{
-	struct st_file **link;
-	struct st_file *f = st_file_find(j->buf, &link);
-	if (!f)
-		return;
-	*link = f->next;
-	tp_json_lit(j, ",\n  \"stackFrames\": {");
-	int first = 1;
-	size_t limit = f->nbytes * 8 < S.nnodes + 1 ? f->nbytes * 8 : S.nnodes + 1;
-	for (size_t id = 1; id < limit; id++) {
-		if (!(f->bits[id / 8] & (1u << (id % 8))))
-			continue;
-		const struct st_node *nd = &S.nodes[id - 1];
-		const struct st_sym *s = &S.syms[nd->sym];
-		tp_json_lit(j, first ? "\n    \"" : ",\n    \"");
-		first = 0;
-		tp_json_u64(j, id);
-		tp_json_lit(j, "\":{\"name\":");
-		tp_json_strn(j, s->text, s->name_len);
-		tp_json_lit(j, ",\"category\":");
-		/* "name (module)": the module is between " (" and ")". */
-		size_t tl = strlen(s->text);
-		tp_json_strn(j, s->text + s->name_len + 2, tl - s->name_len - 3);
-		if (nd->parent) {
-			tp_json_lit(j, ",\"parent\":");
-			tp_json_u64(j, nd->parent);
-		}
-		tp_json_char(j, '}');
-	}
-	tp_json_lit(j, "\n  }");
 	free(f->bits);
 	free(f);
 }

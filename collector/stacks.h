@@ -27,7 +27,6 @@
 
 #include "collector/record.h"
 #include "collector/pystack.h"
-#include "format/trace.h"
 #include "format/writer.h"
 
 /* Captures skipped in or around signal handlers (preload/stack.c): the
@@ -48,40 +47,26 @@ size_t tp_stacks_counted(const char *x, size_t max, size_t off, const uint64_t *
  * stack or a malformed one) and points *ips at the first. */
 size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips);
 
-/* Storage for the strings of one event's stack args (flush thread, on the stack). */
+/* Storage for the strings of one event's stack args (flush thread, on the
+ * stack). */
 struct tp_stack_args {
 	const char *native[64];
 	const char *py[TP_PYSTACK_ARGS_MAX];
-	char py_text[TP_PYSTACK_TEXT_MAX];
+	char py_text[TP_PYSTACK_TEXT];
 };
 
 /* Appends to args[*n] (room for 2 more) the record's "stack" (TP_VAL_STRS,
  * native frames, TRACEPROF_WITH_STACK) and "python_stack" (TP_VAL_STRS)
  * args when the record has them; returns the leaf frame id for the event's
- * sf field (0: none), marked as used by `out`. */
+ * sf field (0: none), marked as used by `out`.  The frames are looked up
+ * once for both. */
 uint32_t tp_stacks_args(struct tp_writer *out, const struct tp_record *r,
 			struct tp_stack_args *buf, struct tp_arg *args, unsigned *n);
 
-/* The flush plugin's frames callback: emits with tp_writer_frame() the
- * frames out's events named (and their ancestors) and forgets the file. */
+/* Emits with tp_writer_frame() the frames out's events named (and their
+ * ancestors), then forgets the file: the flush plugin's frames callback.
+ * Files are told apart by their writer. */
 void tp_stacks_frames(struct tp_writer *out);
-
-/* Closes an args object the caller has opened: writes ,"stack":[...]
- * (leading comma) into it, the closing brace, then ,"sf":N at the event
- * level and marks the frames for this file's "stackFrames".  Without a
- * stack (or with no frame outside traceprof) only the brace.  The frames are
- * looked up once for both. */
-void tp_stacks_close_args(struct tp_trace *out, const struct tp_record *r);
-
-/* For events that have no args of their own: writes
- * ,"args":{"stack":[...]},"sf":N, or nothing without a stack. */
-void tp_stacks_write_fields(struct tp_trace *out, const struct tp_record *r);
-
-/* Writes ,"stackFrames":{...} for the file whose writer is j (nothing if it
- * referenced no frame) and forgets the file: the flush plugin's toplevel
- * callback.  Files are told apart by their JSON buffer, which a sink-backed
- * writer keeps from tp_json_init() to tp_json_free(). */
-void tp_stacks_write_toplevel(struct tp_json *j);
 
 /* Tests: whether frames in the module containing `addr` are skipped as
  * traceprof's own (default: the module of this code when it is a shared

@@ -473,11 +473,6 @@ static int jw_error(const struct tp_writer *w)
 	return tp_json_error(&((const struct jw *)w)->t.j);
 }
 
-struct tp_trace *tp_json_writer_trace(struct tp_writer *w)
-{
-	return w && w->ops == &tp_json_writer ? &((struct jw *)w)->t : NULL;
-}
-
 const struct tp_writer_ops tp_json_writer = {
 	.name = "json",
 	.ext = ".json",

@@ -132,13 +132,6 @@ void tp_trace_meta_sort(struct tp_trace *t, const char *what /* process_sort_ind
 			int64_t pid, int64_t tid, int64_t index);
 void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels);
 
-/* TEMPORARY, for the files the event-layer port has not reached yet
- * (port-cuda's: preload/cuda_events.c, preload/cupti.c, collector/stacks.c):
- * the layout state of a JSON writer (format/json_writer.c), NULL for any
- * other writer.  Goes away when no code outside format/ writes JSON. */
-struct tp_writer;
-struct tp_trace *tp_json_writer_trace(struct tp_writer *w);
-
 /* Closes traceEvents and starts the "traceprof" object: the caller writes its
  * body (fields without braces) and calls tp_trace_end(). */
 void tp_trace_footer_open(struct tp_trace *t);

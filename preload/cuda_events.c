@@ -9,29 +9,9 @@
 #include "collector/convert.h"
 #include "collector/stacks.h"
 #include "format/api_args.h"
-#include "format/json.h"
-#include "format/trace.h"
+#include "format/writer.h"
 #include "preload/cuda_kernels.h"
 #include "preload/cuda_pack.h"
-
-static void arg_key(struct tp_json *j, const char *key)
-{
-	tp_json_char(j, ',');
-	tp_json_str(j, key);
-	tp_json_char(j, ':');
-}
-
-static void arg_u64(struct tp_json *j, const char *key, uint64_t v)
-{
-	arg_key(j, key);
-	tp_json_u64(j, v);
-}
-
-static void arg_hex(struct tp_json *j, const char *key, uint64_t v)
-{
-	arg_key(j, key);
-	tp_json_hex(j, v);
-}
 
 /* ---- device memory in use ---------------------------------------------- */
 
@@ -122,21 +102,20 @@ static void mem_free(uint64_t ptr)
 	M.sizes[i] = 0;
 }
 
-static void write_memory_counter(struct tp_trace *out, int64_t pid, int64_t tid, uint64_t ts)
+static void write_memory_counter(struct tp_writer *out, int64_t pid, int64_t tid, uint64_t ts)
 {
 	static const char name[] = "GPU memory";
-	tp_trace_counter(out, name, sizeof(name) - 1, "bytes", 5, pid, tid, ts, (double)M.total);
+	tp_writer_counter(out, name, sizeof(name) - 1, "bytes", 5, pid, tid, ts, (double)M.total);
 }
 
 /* ---- events -------------------------------------------------------------- */
 
-/* Kernel names escaped once (the registry, preload/cuda_kernels.c, returns
- * the same address for a kernel every time; the cache checks the text, so a
- * name freed when a module is registered again is not a problem).  Flush
- * thread only. */
-static struct tp_json_strcache kernel_names;
-
-static void write_launch(struct tp_json *j, const struct tp_cuda_fn *fn, const uint64_t *a)
+/* Kernel names are the registry's (preload/cuda_kernels.c): the same address
+ * for a kernel every time, so they are stable args that a writer interns
+ * (checking the text, so a name freed when a module is registered again is
+ * not a problem). */
+static void launch_args(struct tp_arg *args, unsigned *n, const struct tp_cuda_fn *fn,
+			const uint64_t *a)
 {
 	const void *key = (const void *)(uintptr_t)a[0];
 	const char *name = fn->dec == TP_CUDA_DEC_LAUNCH_DRV ? tp_cuda_kernels_driver_name(key)
@@ -144,7 +123,6 @@ static void write_launch(struct tp_json *j, const struct tp_cuda_fn *fn, const u
 	if (!name && fn->dec == TP_CUDA_DEC_LAUNCH_RT && a[0])
 		name = tp_cuda_kernels_driver_name(key); /* a cudaKernel_t is a CUkernel */
 	struct tp_api_launch l = {
-		.cached = tp_json_strcache_get(&kernel_names, name),
 		.name = name,
 		.handle = a[0],
 		.grid = { (uint32_t)a[1], (uint32_t)(a[1] >> 32) & 0xffffu, (uint32_t)(a[1] >> 48) },
@@ -153,87 +131,117 @@ static void write_launch(struct tp_json *j, const struct tp_cuda_fn *fn, const u
 		.shared = a[2] >> 32,
 		.stream = a[3],
 	};
-	tp_api_args_launch(j, &l);
+	tp_api_args_launch(args, n, &l);
 }
 
-static void write_args(struct tp_json *j, const struct tp_cuda_fn *fn, const struct tp_record *r)
+/* The decoder class's args, appended to args[*n] (room for
+ * TP_API_ARGS_MAX). */
+static void decode_args(struct tp_arg *args, unsigned *n, const struct tp_cuda_fn *fn,
+			const struct tp_record *r)
 {
 	const uint64_t *a = r->arg;
 	int async = (fn->flags & TP_CUDA_F_ASYNC) != 0;
 	switch (fn->dec) {
 	case TP_CUDA_DEC_LAUNCH_RT:
 	case TP_CUDA_DEC_LAUNCH_DRV:
-		write_launch(j, fn, a);
+		launch_args(args, n, fn, a);
 		break;
 	case TP_CUDA_DEC_MEMCPY:
-		tp_api_args_memcpy(j, a[2] & ((1ull << 56) - 1), (unsigned)(a[2] >> 56), a[0], a[1],
-				   async, a[3]);
+		tp_api_args_memcpy(args, n, a[2] & ((1ull << 56) - 1), (unsigned)(a[2] >> 56), a[0],
+				   a[1], async, a[3]);
 		break;
 	case TP_CUDA_DEC_MEMSET:
-		tp_api_args_memset(j, a[2], a[1], a[0], async, a[3]);
+		tp_api_args_memset(args, n, a[2], a[1], a[0], async, a[3]);
 		break;
 	case TP_CUDA_DEC_ALLOC:
 	case TP_CUDA_DEC_ALLOC_HOST:
-		tp_api_args_alloc(j, a[1], a[0], async, a[2], a[3]);
+		tp_api_args_alloc(args, n, a[1], a[0], async, a[2], a[3]);
 		break;
 	case TP_CUDA_DEC_FREE:
 	case TP_CUDA_DEC_FREE_HOST:
-		tp_api_args_free(j, a[0], async, a[2]);
+		tp_api_args_free(args, n, a[0], async, a[2]);
 		break;
 	case TP_CUDA_DEC_SYNC:
-		tp_api_args_sync(j, a[0] || strstr(fn->name, "Stream"), a[0], a[1]);
+		tp_api_args_sync(args, n, a[0] || strstr(fn->name, "Stream"), a[0], a[1]);
 		break;
 	case TP_CUDA_DEC_GRAPH:
-		arg_hex(j, "graph exec", a[0]);
-		arg_hex(j, "stream handle", a[3]);
+		args[(*n)++] = TP_ARG(hex, "graph exec", a[0]);
+		args[(*n)++] = TP_ARG(hex, "stream handle", a[3]);
 		break;
 	case TP_CUDA_DEC_KERNEL_REG: {
 		const char *name = tp_cuda_kernels_name((const void *)(uintptr_t)a[0]);
-		arg_hex(j, "host function", a[0]);
+		args[(*n)++] = TP_ARG(hex, "host function", a[0]);
 		if (a[1])
-			arg_hex(j, "kernel handle", a[1]);
-		if (name) {
-			arg_key(j, "kernel");
-			tp_json_str(j, name);
-		}
+			args[(*n)++] = TP_ARG(hex, "kernel handle", a[1]);
+		if (name)
+			args[(*n)++] = TP_ARG(str, "kernel", name, strlen(name), 1);
 		break;
 	}
 	case TP_CUDA_DEC_PROCADDR:
 		if (a[0] && a[0] <= TP_CUDA_NFUNCS) {
-			arg_key(j, "symbol");
-			tp_json_str(j, tp_cuda_fns[a[0] - 1].name);
+			const struct tp_cuda_fn *sym = &tp_cuda_fns[a[0] - 1];
+			args[(*n)++] = TP_ARG(str, "symbol", sym->name, sym->name_len, 1);
 		}
-		arg_u64(j, "cudaVersion", a[1]);
-		arg_u64(j, "flags", a[2]);
-		arg_u64(j, "outcome", a[3]);
+		args[(*n)++] = TP_ARG(u64, "cudaVersion", a[1]);
+		args[(*n)++] = TP_ARG(u64, "flags", a[2]);
+		args[(*n)++] = TP_ARG(u64, "outcome", a[3]);
 		break;
 	default:
 		break;
 	}
 }
 
-static void write_event(struct tp_writer *w, const struct tp_record *r, int64_t pid, int64_t tid,
+/* Writes e with args[0..n-1] and r's stack args (room for 2 more).  Not
+ * inlined: its buffer (about 50 KiB) would otherwise be a frame, with its
+ * stack probes, of every API event's writer. */
+static __attribute__((noinline)) void write_with_stacks(struct tp_writer *out, struct tp_event *e,
+							 struct tp_arg *args, unsigned n,
+							 const struct tp_record *r)
+{
+	struct tp_stack_args buf;
+	e->sf = tp_stacks_args(out, r, &buf, args, &n);
+	e->nargs = (uint16_t)n;
+	tp_writer_event(out, e);
+}
+
+/* "result", "correlation" when corr != 0, the decoder class's args, then
+ * the stacks' ("stack", "python_stack"). */
+static void write_event(struct tp_writer *out, const struct tp_record *r, int64_t pid, int64_t tid,
 			uint64_t start_ns, uint64_t end_ns, uint64_t corr)
 {
-	/* TEMPORARY (port-core): still written as JSON, through the JSON
-	 * writer's layout, until port-cuda builds events. */
-	struct tp_trace *out = tp_json_writer_trace(w);
-	if (!out)
-		return;
+	struct tp_arg args[2 + TP_API_ARGS_MAX + 2];
+	unsigned n = 0;
+	struct tp_event e = {
+		.kind = TP_EV_SLICE,
+		.name_stable = 1,
+		.cat = "cuda_runtime",
+		.name = "unknown",
+		.name_len = 7,
+		.pid = pid,
+		.tid = tid,
+		.ts = start_ns,
+		.end = end_ns,
+		.args = args,
+	};
+	args[n++] = TP_ARG(i64, "result", r->result);
+	if (corr)
+		args[n++] = TP_ARG(u64, "correlation", corr);
 	if (r->id >= TP_CUDA_NFUNCS) {
-		tp_trace_api_open(out, "cuda_runtime", "unknown", 7, pid, tid, start_ns, end_ns,
-				  r->result);
-		tp_trace_api_corr(out, corr);
-		tp_json_raw(&out->j, "}}", 2);
+		e.nargs = (uint16_t)n;
+		tp_writer_event(out, &e);
 		return;
 	}
 	const struct tp_cuda_fn *fn = &tp_cuda_fns[r->id];
-	tp_trace_api_open(out, fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime",
-			  fn->name, fn->name_len, pid, tid, start_ns, end_ns, r->result);
-	tp_trace_api_corr(out, corr);
-	write_args(&out->j, fn, r);
-	tp_stacks_close_args(out, r); /* ,"stack":[...]},"sf":N with TRACEPROF_WITH_STACK */
-	tp_trace_event_close(out);
+	e.cat = fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime";
+	e.name = fn->name;
+	e.name_len = (uint32_t)fn->name_len;
+	decode_args(args, &n, fn, r);
+	if (r->flags & (TP_RF_STACK | TP_RF_PYSTACK)) {
+		write_with_stacks(out, &e, args, n, r);
+	} else {
+		e.nargs = (uint16_t)n;
+		tp_writer_event(out, &e);
+	}
 
 	if (r->result != 0)
 		return;

@@ -127,6 +127,10 @@ static const CUpti_ActivityKind kinds[] = {
 	 * are skipped (the interposed calls are the host events). */
 	CUPTI_ACTIVITY_KIND_DRIVER,
 	CUPTI_ACTIVITY_KIND_RUNTIME,
+	/* Last, and optional (a CUPTI without it still records the rest):
+	 * which stream recorded each CUDA event, for the syncs' wait fields
+	 * (collector/gpu.c). */
+	CUPTI_ACTIVITY_KIND_CUDA_EVENT,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 static size_t nenabled; /* under client_mu: kinds[0..nenabled) are on */
@@ -152,6 +156,9 @@ static size_t record_size(const CUpti_Activity *rec)
 		break;
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
 		n = sizeof(CUpti_ActivityExternalCorrelation);
+		break;
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+		n = sizeof(CUpti_ActivityCudaEvent);
 		break;
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -354,6 +361,11 @@ static int set_kinds_locked(int on)
 	if (on) {
 		for (; nenabled < NKINDS; nenabled++) {
 			CUptiResult r = C.Enable(kinds[nenabled]);
+			if (r != CUPTI_SUCCESS && kinds[nenabled] == CUPTI_ACTIVITY_KIND_CUDA_EVENT) {
+				tp_debug("cuptiActivityEnable(CUDA_EVENT): %s; syncs on CUDA "
+					 "events without their wait fields", result_str(r));
+				break;
+			}
 			if (r != CUPTI_SUCCESS) {
 				char err[300];
 				tp_format(err, sizeof(err), "cuptiActivityEnable(%d): %s",
@@ -746,14 +758,10 @@ static void cupti_pass(uint64_t now_ns)
 static void cupti_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 				int64_t pid)
 {
-	/* TEMPORARY (port-core): collector/gpu.c still writes JSON. */
-	struct tp_trace *t = tp_json_writer_trace(out);
-	if (!t)
-		return;
 	if (!has_records(atomic_load_explicit(&state, memory_order_acquire)))
 		return;
 	collect(1);
-	tp_gpu_window_events(t, first_ns, last_ns, pid);
+	tp_gpu_window_events(out, first_ns, last_ns, pid);
 }
 
 /* The footer's status text.  `status` is written only while loading (state
@@ -842,7 +850,7 @@ static const struct tp_doc *cupti_device_properties(void)
 			if (devs_ok[i])
 				tp_gpu_set_device(i, &devs[i]);
 	}
-	return props_done ? tp_gpu_device_properties_doc() : NULL;
+	return props_done ? tp_gpu_device_properties() : NULL;
 }
 
 static int cupti_init(const struct tp_config *cfg)

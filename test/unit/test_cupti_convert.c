@@ -14,28 +14,27 @@
 #include "collector/gpu.h"
 #include "collector/thread.h"
 #include "common/clock.h"
-#include "format/trace.h"
 #include "format/writer.h"
 
 #include "test/unit/check_main.h"
+#include "test/unit/writer_text.h"
 
 #define HOST_PID 4242
 #define HOST_TID 77
 
-static struct tp_trace tr;
+/* The file being written (the JSON writer; time base 0: ts = monotonic ns
+ * / 1000) and everything written so far. */
+static struct wt wt;
+#define tr (wt.w)
 
 static void trace_new(void)
 {
-	memset(&tr, 0, sizeof(tr));
-	ck_assert_int_eq(tp_json_init(&tr.j, NULL), 0);
-	tr.mono_base = 0; /* ts = monotonic ns / 1000 */
+	wt_open(&wt, NULL);
 }
 
 static const char *trace_text(void)
 {
-	tp_json_char(&tr.j, '\0');
-	tr.j.len--;
-	return tr.j.buf;
+	return wt_text(&wt);
 }
 
 static void setup(void)
@@ -46,7 +45,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	tp_json_free(&tr.j);
+	wt_free(&wt);
 	tp_gpu_reset();
 }
 
@@ -115,7 +114,7 @@ START_TEST(test_kernel_event_and_flow)
 	ext_corr(9, ext);
 	kernel("my_kernel", 5000, 7500, 7, 9);
 	ck_assert_uint_eq(tp_gpu_pending(), 1);
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
 	/* The kernel carries the API event's number, not CUPTI's 9. */
 	HAS("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"my_kernel\",\"pid\":1000000000,\"tid\":7,"
 	    "\"ts\":5.000,\"dur\":2.500,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
@@ -197,7 +196,7 @@ START_TEST(test_hidden_runtime_link)
 	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_DRIVER, 35, mine, 59900, 61100), 0);
 	kernel("driver_outer", 62000, 62100, 7, 35);
 
-	tp_gpu_window_events(&tr, 0, 100000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 100000, HOST_PID);
 	HAS("\"name\":\"hidden_launch\",\"pid\":1000000000,\"tid\":7,\"ts\":12.000,\"dur\":0.500,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
 	HAS("\"name\":\"longest_overlap\",\"pid\":1000000000,\"tid\":7,\"ts\":23.000,\"dur\":0.100,"
@@ -228,7 +227,7 @@ START_TEST(test_graph_launch_arrows)
 	ext_corr(40, tp_gpu_ext_id(HOST_TID, 700));
 	kernel("graph_a", 4000, 4100, 7, 40);
 	kernel("graph_b", 4200, 4300, 7, 40);
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
 	HAS("\"name\":\"graph_a\",\"pid\":1000000000,\"tid\":7,\"ts\":4.000,\"dur\":0.100,"
 	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
 	HAS("\"name\":\"graph_b\",\"pid\":1000000000,\"tid\":7,\"ts\":4.200,\"dur\":0.100,"
@@ -248,7 +247,7 @@ START_TEST(test_no_flow_without_api)
 {
 	/* No external correlation: the kernel is written by its time, alone. */
 	kernel("lonely", 2000, 3000, 3, 11);
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
 	HAS("\"name\":\"lonely\"");
 	HASNT("\"ph\":\"s\"");
 	HASNT("\"ph\":\"f\"");
@@ -271,7 +270,7 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	kernel("k3", 6000, 6500, 7, 40);
 	kernel("k2", 5000, 5500, 7, 41);
 	kernel("k1", 4000, 4500, 7, 42);
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
 	HAS("\"name\":\"k1\",\"pid\":1000000000,\"tid\":7,\"ts\":4.000,\"dur\":0.500,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"correlation\":1,");
 	HAS("\"name\":\"k2\",\"pid\":1000000000,\"tid\":7,\"ts\":5.000,\"dur\":0.500,\"args\":{"
@@ -285,7 +284,7 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 
 	/* The next window: a kernel of a launch written into the first one
 	 * is placed by its time, unpaired, and numbers keep growing. */
-	tp_json_free(&tr.j);
+	wt_free(&wt);
 	trace_new();
 	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 300, 20000, 20500), 4);
 	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 400, 21000, 21500), 5);
@@ -293,7 +292,7 @@ START_TEST(test_correlation_pairs_api_and_gpu)
 	ext_corr(51, tp_gpu_ext_id(HOST_TID, 100)); /* forgotten after window 1 */
 	kernel("late_k1", 22000, 23000, 7, 51);
 	kernel("k5", 24000, 25000, 7, 50);
-	tp_gpu_window_events(&tr, 15000, 30000, HOST_PID);
+	tp_gpu_window_events(tr, 15000, 30000, HOST_PID);
 	HAS("\"name\":\"late_k1\",\"pid\":1000000000,\"tid\":7,\"ts\":22.000,\"dur\":1.000,\"args\":{"
 	    "\"device\":0,\"context\":1,\"stream\":7,\"registers per thread\"");
 	HAS("\"name\":\"k5\",\"pid\":1000000000,\"tid\":7,\"ts\":24.000,\"dur\":1.000,\"args\":{"
@@ -314,22 +313,11 @@ START_TEST(test_kernel_after_window_follows_its_launch)
 	tp_gpu_note_api(HOST_TID, 42, 9000, 9500);
 	ext_corr(5, ext);
 	kernel("late", 20000, 21000, 7, 5);
-	tp_gpu_window_events(&tr, 1000, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 1000, 10000, HOST_PID);
 	HAS("\"name\":\"late\"");
 	HAS("\"ph\":\"s\"");
 }
 END_TEST
-
-/* The text a JSON writer (format/writer.h) has produced so far. */
-static const char *writer_text(struct tp_writer *w)
-{
-	struct tp_trace *t = tp_json_writer_trace(w);
-	tp_json_char(&t->j, '\0');
-	t->j.len--;
-	return t->j.buf;
-}
-#define WHAS(w, s) ck_assert_msg(strstr(writer_text(w), (s)) != NULL, "missing %s in %s", (s), \
-				 writer_text(w))
 
 START_TEST(test_convert_writes_the_pair)
 {
@@ -344,26 +332,19 @@ START_TEST(test_convert_writes_the_pair)
 	r.start = 1000000;
 	r.end = 1002000;
 	r.id = 3;
-	/* convert.c writes through a writer: a JSON one over an in-memory
-	 * buffer (no sink), time base 0 as tr's. */
-	struct tp_writer_header h;
-	memset(&h, 0, sizeof(h));
-	struct tp_writer *w = tp_writer_open(&tp_json_writer, NULL, &h);
-	ck_assert_ptr_nonnull(w);
 	tp_gpu_flows_on = 1;
-	tp_convert_record(w, &th, &r, HOST_PID);
+	tp_convert_record(tr, &th, &r, HOST_PID);
 	tp_gpu_flows_on = 0;
-	WHAS(w, "\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
+	HAS("\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
 	uint64_t b = tp_clock_to_ns(r.start);
 	ext_corr(77, tp_gpu_ext_id(HOST_TID, r.start));
 	kernel("paired", b + 5000, b + 6000, 7, 77);
-	tp_gpu_window_events(tp_json_writer_trace(w), b, b + 10000, HOST_PID);
-	WHAS(w, "\"name\":\"paired\"");
-	WHAS(w, "\"stream\":7,\"correlation\":1,");
+	tp_gpu_window_events(tr, b, b + 10000, HOST_PID);
+	HAS("\"name\":\"paired\"");
+	HAS("\"stream\":7,\"correlation\":1,");
 	/* Not recording GPU activity: no number. */
-	tp_convert_record(w, &th, &r, HOST_PID);
-	WHAS(w, "\"args\":{\"result\":0,\"id\":3}}");
-	tp_writer_discard(w);
+	tp_convert_record(tr, &th, &r, HOST_PID);
+	HAS("\"args\":{\"result\":0,\"id\":3}}");
 }
 END_TEST
 
@@ -372,15 +353,15 @@ START_TEST(test_windows_split_events)
 	kernel("before", 100, 200, 1, 1);
 	kernel("inside", 2000, 2100, 1, 2);
 	kernel("after", 50000, 50100, 1, 3);
-	tp_gpu_window_events(&tr, 1000, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 1000, 10000, HOST_PID);
 	HAS("\"name\":\"inside\"");
 	HASNT("\"name\":\"before\"");
 	HASNT("\"name\":\"after\"");
 	/* "before" is older than the window: gone; "after" waits. */
 	ck_assert_uint_eq(tp_gpu_pending(), 1);
-	tp_json_free(&tr.j);
+	wt_free(&wt);
 	trace_new();
-	tp_gpu_window_events(&tr, 40000, 60000, HOST_PID);
+	tp_gpu_window_events(tr, 40000, 60000, HOST_PID);
 	HAS("\"name\":\"after\"");
 	ck_assert_uint_eq(tp_gpu_pending(), 0);
 }
@@ -432,7 +413,7 @@ START_TEST(test_memcpy_memset_sync)
 	a.correlationId = 24;
 	ck_assert_int_eq(tp_gpu_parse_record(&a), 0);
 
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
 	HAS("\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":1000000001,"
 	    "\"tid\":13,\"ts\":1.000,\"dur\":2.000,\"args\":{\"device\":1,\"context\":2,"
 	    "\"stream\":13,\"bytes\":4000,\"memory bandwidth (GB/s)\":2}");
@@ -446,20 +427,73 @@ START_TEST(test_memcpy_memset_sync)
 }
 END_TEST
 
+static void sync_record(CUpti_ActivitySynchronizationType type, uint64_t start, uint32_t stream,
+			uint32_t event, uint32_t corr)
+{
+	CUpti_ActivitySynchronization2 y;
+	memset(&y, 0, sizeof(y));
+	y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	y.type = type;
+	y.start = start;
+	y.end = start + 1000;
+	y.contextId = 1;
+	y.streamId = stream;
+	y.cudaEventId = event;
+	y.correlationId = corr;
+	ck_assert_int_eq(tp_gpu_parse_record(&y), 1);
+}
+
+/* Kineto's wait fields (issue 20 item 5): a sync on a CUDA event names the
+ * stream that recorded it and the cudaEventRecord's correlation number. */
+START_TEST(test_sync_wait_fields)
+{
+	/* cudaEventRecord(event 5, stream 9): numbered 1 by convert.c; CUPTI
+	 * calls it 300 and writes its CUDA_EVENT record. */
+	ck_assert_uint_eq(tp_gpu_note_api(HOST_TID, 700, 1000, 1100), 1);
+	ext_corr(300, tp_gpu_ext_id(HOST_TID, 700));
+	CUpti_ActivityCudaEvent2 c;
+	memset(&c, 0, sizeof(c));
+	c.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+	c.correlationId = 300;
+	c.contextId = 1;
+	c.streamId = 9;
+	c.eventId = 5;
+	ck_assert_int_eq(tp_gpu_parse_record(&c), 1);
+	/* Stream 7 waits on it; the host waits on it; then on an event whose
+	 * record CUPTI did not report; a stream sync has no event. */
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, 2000, 7, 5, 301);
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 4000, 0xffffffffu, 5, 302);
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 6000, 0xffffffffu, 6, 303);
+	sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 8000, 7, 0xffffffffu, 304);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
+	HAS("\"name\":\"Stream Wait Event\",\"pid\":1000000000,\"tid\":7,\"ts\":2.000,"
+	    "\"dur\":1.000,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
+	    "\"cuda_sync_kind\":\"Stream Wait Event\",\"wait_on_stream\":9,"
+	    "\"wait_on_cuda_event_record_corr_id\":1,\"wait_on_cuda_event_id\":5}");
+	HAS("\"ts\":4.000,\"dur\":1.000,\"args\":{\"device\":0,\"context\":1,\"stream\":-1,"
+	    "\"cuda_sync_kind\":\"Event Sync\",\"wait_on_stream\":9,"
+	    "\"wait_on_cuda_event_record_corr_id\":1,\"wait_on_cuda_event_id\":5}");
+	HAS("\"cuda_sync_kind\":\"Event Sync\",\"wait_on_stream\":-1,"
+	    "\"wait_on_cuda_event_record_corr_id\":-1,\"wait_on_cuda_event_id\":6}");
+	HAS("\"ts\":8.000,\"dur\":1.000,\"args\":{\"device\":0,\"context\":1,\"stream\":7,"
+	    "\"cuda_sync_kind\":\"Stream Sync\"}");
+}
+END_TEST
+
 START_TEST(test_clock_offset)
 {
 	/* Without our timestamp callback CUPTI reports CLOCK_REALTIME: the
 	 * offset brings it back onto the host events' monotonic clock. */
 	tp_gpu_set_clock_offset(1000000);
 	kernel("shifted", 1003000, 1004000, 1, 1);
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
 	HAS("\"name\":\"shifted\",\"pid\":1000000000,\"tid\":1,\"ts\":3.000,\"dur\":1.000");
 }
 END_TEST
 
 START_TEST(test_device_properties_and_occupancy)
 {
-	ck_assert_ptr_null(tp_gpu_device_properties_json());
+	ck_assert_ptr_null(tp_gpu_device_properties());
 	struct tp_gpu_device d;
 	memset(&d, 0, sizeof(d));
 	strcpy(d.name, "NVIDIA H100 80GB HBM3");
@@ -477,19 +511,27 @@ START_TEST(test_device_properties_and_occupancy)
 	d.shared_per_sm = 233472;
 	d.max_blocks_per_sm = 32;
 	tp_gpu_set_device(0, &d);
-	const char *p = tp_gpu_device_properties_json();
+	const struct tp_doc *doc = tp_gpu_device_properties();
+	ck_assert_ptr_nonnull(doc);
+	/* As the JSON writer writes the document in a file's header. */
+	struct wt dw;
+	wt_open(&dw, doc);
+	const char *p = strstr(wt_text(&dw), "[{\"id\"");
 	ck_assert_ptr_nonnull(p);
-	ck_assert_str_eq(p, "[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+	char *line = strndup(p, strcspn(p, "\n"));
+	ck_assert_str_eq(line, "[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
 			    "\"totalGlobalMem\":85520809984,\"computeMajor\":9,\"computeMinor\":0,"
 			    "\"maxThreadsPerBlock\":1024,\"maxThreadsPerMultiprocessor\":2048,"
 			    "\"regsPerBlock\":65536,\"warpSize\":32,\"sharedMemPerBlock\":49152,"
 			    "\"numSms\":132,\"regsPerMultiprocessor\":65536,"
 			    "\"sharedMemPerBlockOptin\":232448,"
-			    "\"sharedMemPerMultiprocessor\":233472}]");
+			    "\"sharedMemPerMultiprocessor\":233472}],");
+	free(line);
+	wt_free(&dw);
 	/* 264 blocks of 256 threads on 132 SMs: 2 blocks, 16 warps per SM; 8
 	 * blocks could fit (threads), so all 16 of 64 warps run: 25 %. */
 	kernel("occ", 1000, 2000, 7, 1);
-	tp_gpu_window_events(&tr, 0, 10000, HOST_PID);
+	tp_gpu_window_events(tr, 0, 10000, HOST_PID);
 	HAS("\"blocks per SM\":2,\"warps per SM\":16,\"est. achieved occupancy %\":25}");
 }
 END_TEST
@@ -538,6 +580,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_memcpy_memset_sync);
 	tcase_add_test(tc, test_clock_offset);
 	tcase_add_test(tc, test_device_properties_and_occupancy);
+	tcase_add_test(tc, test_sync_wait_fields);
 	tcase_add_test(tc, test_kernel_names_interned);
 	tcase_add_test(tc, test_prune_and_ext_id);
 	suite_add_tcase(s, tc);

@@ -1,5 +1,5 @@
 /* collector/stacks.c: reading IPs from a record's extras, the per-address
- * symbol cache, the frame tree and each file's stackFrames. */
+ * symbol cache, the stack args, the frame tree and each file's frames. */
 #include <check.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -65,40 +65,10 @@ static const char *lib(void *fn)
 	return slash ? slash + 1 : info.dli_fname;
 }
 
-/* fmt has one or two %s: a, then b (the module, or NULL when unused). */
-static int has(const char *s, const char *fmt, const char *a, const char *b)
-{
-	char want[300];
-	snprintf(want, sizeof(want), fmt, a, b);
-	return strstr(s, want) != NULL;
-}
-
 #define F1 ((void *)getenv)
 #define F2 ((void *)strtol)
 #define F3 ((void *)atoi)
 #define F4 ((void *)strtoul)
-
-static struct tp_trace *new_trace(void)
-{
-	struct tp_trace *t = calloc(1, sizeof(*t));
-	ck_assert_ptr_nonnull(t);
-	ck_assert_int_eq(tp_json_init(&t->j, NULL), 0);
-	return t;
-}
-
-static char *text(struct tp_trace *t)
-{
-	char *s = malloc(t->j.len + 1);
-	memcpy(s, t->j.buf, t->j.len);
-	s[t->j.len] = '\0';
-	return s;
-}
-
-static void free_trace(struct tp_trace *t)
-{
-	tp_json_free(&t->j);
-	free(t);
-}
 
 START_TEST(ips_with_and_without_string)
 {
@@ -122,6 +92,60 @@ START_TEST(ips_with_and_without_string)
 }
 END_TEST
 
+/* A writer that keeps what tp_stacks_frames() gives it. */
+struct fake_frame {
+	uint32_t id, parent;
+	char name[160], category[64];
+};
+
+struct fake {
+	struct tp_writer w;
+	struct fake_frame f[16];
+	size_t n;
+};
+
+static void fake_frame(struct tp_writer *w, uint32_t id, uint32_t parent, const char *name,
+		       const char *category)
+{
+	struct fake *f = (struct fake *)w;
+	ck_assert_uint_lt(f->n, 16);
+	struct fake_frame *x = &f->f[f->n++];
+	x->id = id;
+	x->parent = parent;
+	snprintf(x->name, sizeof(x->name), "%s", name);
+	snprintf(x->category, sizeof(x->category), "%s", category);
+}
+
+static const struct tp_writer_ops fake_ops = { .name = "fake", .frame = fake_frame };
+
+static struct fake *new_fake(void)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	ck_assert_ptr_nonnull(f);
+	f->w.ops = &fake_ops;
+	return f;
+}
+
+static const struct fake_frame *frame(const struct fake *f, uint32_t id)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->f[i].id == id)
+			return &f->f[i];
+	return NULL;
+}
+
+/* "name (module)" of fn+off, as a stack arg names it. */
+static const char *frame_text(void *fn, unsigned off)
+{
+	static char buf[4][300];
+	static int k;
+	char *b = buf[k++ % 4];
+	snprintf(b, sizeof(buf[0]), "%s (%s)", nm(fn, off), lib(fn));
+	return b;
+}
+
+static struct tp_stack_args sbuf;
+
 START_TEST(symbols_cached_and_named)
 {
 	tp_stacks_reset();
@@ -129,19 +153,26 @@ START_TEST(symbols_cached_and_named)
 	struct group g;
 	uint64_t ips[2] = { at(F1, 8), at(F2, 4) };
 	make(&g, NULL, ips, 2);
-	struct tp_trace *t = new_trace();
-	tp_stacks_close_args(t, g.rec);
-	tp_stacks_close_args(t, g.rec);
-	char *s = text(t);
-	/* Innermost first; the innermost IP is its own address, outer ones are
-	 * return addresses (looked up at ip - 1, offset shown from ip). */
-	ck_assert_msg(has(s, ",\"stack\":[\"%s (%s)", nm(F1, 8), lib(F1)) &&
-			      !strncmp(s, ",\"stack\":[", 10),
-		      "got %s", s);
-	ck_assert_msg(has(s, "\"%s (%s)", nm(F2, 4), lib(F2)), "got %s", s);
+	struct fake *f = new_fake();
+	struct tp_arg args[4];
+	unsigned n = 1;
+	args[0] = TP_ARG(u64, "result", 0);
+	uint32_t leaf = tp_stacks_args(&f->w, g.rec, &sbuf, args, &n);
+	ck_assert_uint_ne(leaf, 0);
+	ck_assert_uint_eq(tp_stacks_args(&f->w, g.rec, &sbuf, args, &n), leaf);
+	ck_assert_uint_eq(n, 3);
+	/* Appended after the caller's args; innermost first; the innermost IP
+	 * is its own address, outer ones are return addresses (looked up at
+	 * ip - 1, offset shown from ip). */
+	ck_assert_str_eq(args[1].key, "stack");
+	ck_assert_uint_eq(args[1].klen, 5);
+	ck_assert_uint_eq(args[1].type, TP_VAL_STRS);
+	ck_assert_uint_eq(args[1].n, 2);
+	ck_assert_str_eq(args[1].strs[0], frame_text(F1, 8));
+	ck_assert_str_eq(args[1].strs[1], frame_text(F2, 4));
 	ck_assert_uint_eq(tp_stacks_symbol_count(), 2);
-	free(s);
-	free_trace(t);
+	tp_stacks_frames(&f->w);
+	free(f);
 }
 END_TEST
 
@@ -153,12 +184,15 @@ START_TEST(self_frames_skipped)
 	struct group g;
 	uint64_t ips[2] = { at(F1, 8), 0x10 };
 	make(&g, NULL, ips, 2);
-	struct tp_trace *t = new_trace();
-	tp_stacks_close_args(t, g.rec);
-	char *s = text(t);
-	ck_assert_msg(!strstr(s, "libc") && strstr(s, "[\"0x10 (?)\"]}"), "got %s", s);
-	free(s);
-	free_trace(t);
+	struct fake *f = new_fake();
+	struct tp_arg args[2];
+	unsigned n = 0;
+	tp_stacks_args(&f->w, g.rec, &sbuf, args, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(args[0].n, 1);
+	ck_assert_str_eq(args[0].strs[0], "0x10 (?)");
+	tp_stacks_frames(&f->w);
+	free(f);
 }
 END_TEST
 
@@ -172,73 +206,82 @@ START_TEST(tree_shared_and_frames_per_file)
 	uint64_t b[3] = { at(F4, 2), at(F2, 4), at(F3, 2) };
 	make(&g1, NULL, a, 3);
 	make(&g2, NULL, b, 3);
-	struct tp_trace *f1 = new_trace(), *f2 = new_trace();
-	f1->events = 1;
-	tp_stacks_close_args(f1, g1.rec);
-	f1->events = 2;
-	tp_stacks_close_args(f1, g2.rec);
-	f2->events = 1;
-	tp_stacks_close_args(f2, g2.rec);
+	struct fake *f1 = new_fake(), *f2 = new_fake();
+	struct tp_arg args[2];
+	unsigned n = 0;
+	f1->w.events = 1;
+	ck_assert_uint_eq(tp_stacks_args(&f1->w, g1.rec, &sbuf, args, &n), 3);
+	n = 0;
+	f1->w.events = 2;
+	ck_assert_uint_eq(tp_stacks_args(&f1->w, g2.rec, &sbuf, args, &n), 4);
+	n = 0;
+	f2->w.events = 1;
+	ck_assert_uint_eq(tp_stacks_args(&f2->w, g2.rec, &sbuf, args, &n), 4);
 	ck_assert_uint_eq(tp_stacks_node_count(), 4);
-	/* Each record: its stack, the args' closing brace, then its leaf. */
-	char *s1 = text(f1);
-	const char *sf3 = strstr(s1, "]},\"sf\":3,\"stack\":["), *sf4 = strstr(s1, "]},\"sf\":4");
-	ck_assert_msg(!strncmp(s1, ",\"stack\":[", 10) && sf3 && sf4 > sf3 && !strcmp(sf4, "]},\"sf\":4"),
-		      "got %s", s1);
-	free(s1);
 
 	/* File 1 defines all four nodes; file 2 only the three it uses. */
-	size_t l1 = f1->j.len, l2 = f2->j.len;
-	tp_stacks_write_toplevel(&f1->j);
-	tp_stacks_write_toplevel(&f2->j);
-	char *t1 = text(f1) + l1, *t2 = text(f2) + l2;
-	ck_assert_msg(strstr(t1, "\"stackFrames\"") &&
-			      has(t1, "\"3\":{\"name\":\"%s\"", nm(F1, 8), NULL) &&
-			      has(t1, "\"4\":{\"name\":\"%s\"", nm(F4, 2), NULL),
-		      "got %s", t1);
-	ck_assert_msg(has(t1, "\"1\":{\"name\":\"%s\",\"category\":\"%s\"", nm(F3, 2), lib(F3)),
-		      "got %s", t1);
-	ck_assert_msg(strstr(t1, "\"parent\":1}") && strstr(t1, "\"parent\":2}"), "got %s", t1);
-	ck_assert_msg(!strstr(t2, "\"3\":") && strstr(t2, "\"4\":") && strstr(t2, "\"2\":"),
-		      "got %s", t2);
-	free(t1 - l1);
-	free(t2 - l2);
+	tp_stacks_frames(&f1->w);
+	tp_stacks_frames(&f2->w);
+	ck_assert_uint_eq(f1->n, 4);
+	ck_assert_str_eq(frame(f1, 3)->name, nm(F1, 8));
+	ck_assert_str_eq(frame(f1, 4)->name, nm(F4, 2));
+	ck_assert_str_eq(frame(f1, 1)->name, nm(F3, 2));
+	ck_assert_str_eq(frame(f1, 1)->category, lib(F3));
+	ck_assert_uint_eq(frame(f1, 1)->parent, 0);
+	ck_assert_uint_eq(frame(f1, 2)->parent, 1);
+	ck_assert_uint_eq(frame(f1, 3)->parent, 2);
+	ck_assert_uint_eq(frame(f1, 4)->parent, 2);
+	ck_assert_uint_eq(f2->n, 3);
+	ck_assert_ptr_null(frame(f2, 3));
+	ck_assert_ptr_nonnull(frame(f2, 4));
+	ck_assert_ptr_nonnull(frame(f2, 2));
 
-	/* A file is forgotten after its top level: nothing more to write. */
-	size_t before = f1->j.len;
-	tp_stacks_write_toplevel(&f1->j);
-	ck_assert_uint_eq(f1->j.len, before);
-	free_trace(f1);
-	free_trace(f2);
+	/* A file is forgotten after its frames: nothing more to write. */
+	tp_stacks_frames(&f1->w);
+	ck_assert_uint_eq(f1->n, 4);
+	free(f1);
+	free(f2);
 }
 END_TEST
 
-START_TEST(fields_for_events_without_args)
+START_TEST(a_new_file_at_a_reused_address)
 {
 	tp_stacks_reset();
 	tp_stacks_set_self_module(NULL);
-	struct group g;
-	uint64_t ips[1] = { at(F1, 8) };
-	make(&g, "marker", ips, 1);
-	struct tp_trace *t = new_trace();
-	tp_stacks_write_fields(t, g.rec);
-	char *s = text(t);
-	ck_assert_msg(!strncmp(s, ",\"args\":{\"stack\":[\"", 19) &&
-			      has(s, "[\"%s (%s)", nm(F1, 8), lib(F1)),
-		      "got %s", s);
-	ck_assert_msg(strstr(s, "\"]},\"sf\":1"), "got %s", s);
-	free(s);
-	/* No stack: nothing at all. */
+	struct group g1, g2;
+	uint64_t a[1] = { at(F1, 8) };
+	uint64_t b[1] = { at(F4, 2) };
+	make(&g1, NULL, a, 1);
+	make(&g2, NULL, b, 1);
+	struct fake *f = new_fake();
+	struct tp_arg args[2];
+	unsigned n = 0;
+	f->w.events = 5;
+	ck_assert_uint_eq(tp_stacks_args(&f->w, g1.rec, &sbuf, args, &n), 1);
+	/* Discarded without its frames; a new writer at the same address has
+	 * written fewer events: the first file's marks are not its own. */
+	f->w.events = 1;
+	n = 0;
+	ck_assert_uint_eq(tp_stacks_args(&f->w, g2.rec, &sbuf, args, &n), 2);
+	tp_stacks_frames(&f->w);
+	ck_assert_uint_eq(f->n, 1);
+	ck_assert_uint_eq(f->f[0].id, 2);
+	free(f);
+}
+END_TEST
+
+START_TEST(nothing_without_a_stack)
+{
+	tp_stacks_reset();
+	struct fake *f = new_fake();
 	struct tp_record plain = { 0 };
-	size_t len = t->j.len;
-	tp_stacks_write_fields(t, &plain);
-	ck_assert_uint_eq(t->j.len, len);
-	/* ... and only the args' closing brace from tp_stacks_close_args(). */
-	tp_stacks_close_args(t, &plain);
-	ck_assert_uint_eq(t->j.len, len + 1);
-	ck_assert_int_eq(t->j.buf[len], '}');
-	tp_stacks_write_toplevel(&t->j);
-	free_trace(t);
+	struct tp_arg args[2];
+	unsigned n = 0;
+	ck_assert_uint_eq(tp_stacks_args(&f->w, &plain, &sbuf, args, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	tp_stacks_frames(&f->w);
+	ck_assert_uint_eq(f->n, 0);
+	free(f);
 	tp_stacks_reset();
 }
 END_TEST
@@ -251,7 +294,8 @@ static Suite *stacks_suite(void)
 	tcase_add_test(tc, symbols_cached_and_named);
 	tcase_add_test(tc, self_frames_skipped);
 	tcase_add_test(tc, tree_shared_and_frames_per_file);
-	tcase_add_test(tc, fields_for_events_without_args);
+	tcase_add_test(tc, a_new_file_at_a_reused_address);
+	tcase_add_test(tc, nothing_without_a_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,5 @@
-/* Unit tests for format/trace.c and format/api_args.c: the exact text of
- * event heads and CUDA API args (written with one reservation each), the
+/* Unit tests for format/trace.c: the exact text of event heads (written
+ * with one reservation each; CUDA API args: test_api_args.c), the
  * cached pid/tid text, names escaped once (tp_json_strcache), and sticky
  * errors. */
 #include <check.h>
@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "collector/annos.h"
-#include "format/api_args.h"
 #include "format/json.h"
 #include "format/trace.h"
 
@@ -246,78 +245,6 @@ START_TEST(test_long_name_head)
 }
 END_TEST
 
-START_TEST(test_launch_args)
-{
-	struct tp_json_strcache cache;
-	memset(&cache, 0, sizeof(cache));
-	const char *kname = "void k<\"q\">(int)";
-	struct tp_api_launch l = {
-		.cached = tp_json_strcache_get(&cache, kname),
-		.name = kname,
-		.handle = 0x1234,
-		.grid = { 4294967295u, 65535, 1 },
-		.block = { 1024, 1, 64 },
-		.shared = 49152,
-		.stream = 0,
-	};
-	ck_assert_ptr_nonnull(l.cached);
-	tp_api_args_launch(&tr.j, &l);
-	const char *want = ",\"kernel\":\"void k<\\\"q\\\">(int)\",\"grid\":[4294967295,65535,1],"
-			   "\"block\":[1024,1,64],\"shared memory\":49152,\"stream handle\":\"0x0\"";
-	ck_assert_str_eq(take(), want);
-	/* The same bytes when the name was not cached. */
-	l.cached = NULL;
-	tp_api_args_launch(&tr.j, &l);
-	ck_assert_str_eq(take(), want);
-	/* No name: the handle. */
-	l.name = NULL;
-	l.stream = 0x7f00deadbeefull;
-	tp_api_args_launch(&tr.j, &l);
-	ck_assert_str_eq(take(), ",\"kernel\":\"0x1234\",\"grid\":[4294967295,65535,1],"
-				 "\"block\":[1024,1,64],\"shared memory\":49152,"
-				 "\"stream handle\":\"0x7f00deadbeef\"");
-	tp_json_strcache_free(&cache);
-}
-END_TEST
-
-START_TEST(test_other_args)
-{
-	tp_api_args_memcpy(&tr.j, 4096, 1, 0x7f0000001000ull, 0x55000000ull, 0, 0);
-	ck_assert_str_eq(take(), ",\"bytes\":4096,\"kind\":\"HtoD\",\"dst\":\"0x7f0000001000\","
-				 "\"src\":\"0x55000000\",\"async\":false");
-	tp_api_args_memcpy(&tr.j, 512, 2, 1, 2, 1, 0x5000);
-	ck_assert_str_eq(take(), ",\"bytes\":512,\"kind\":\"DtoH\",\"dst\":\"0x1\",\"src\":\"0x2\","
-				 "\"stream handle\":\"0x5000\",\"async\":true");
-	tp_api_args_memcpy(&tr.j, 1, 4, 1, 2, 0, 0);
-	ck_assert_str_eq(take(), ",\"bytes\":1,\"kind\":\"Default\",\"dst\":\"0x1\",\"src\":\"0x2\","
-				 "\"async\":false");
-	tp_api_args_memcpy(&tr.j, 1, 9, 1, 2, 0, 0);
-	ck_assert_str_eq(take(), ",\"bytes\":1,\"kind\":\"unknown\",\"dst\":\"0x1\",\"src\":\"0x2\","
-				 "\"async\":false");
-	tp_api_args_memset(&tr.j, 100, 7, 0xabc, 1, 0x5000);
-	ck_assert_str_eq(take(), ",\"bytes\":100,\"value\":7,\"ptr\":\"0xabc\",\"stream handle\":\"0x5000\","
-				 "\"async\":true");
-	tp_api_args_alloc(&tr.j, UINT64_MAX, 0xffffffffffffffffull, 1, 0x5000, 0);
-	ck_assert_str_eq(take(), ",\"bytes\":18446744073709551615,\"ptr\":\"0xffffffffffffffff\","
-				 "\"stream handle\":\"0x5000\",\"pool\":\"default\",\"async\":true");
-	tp_api_args_alloc(&tr.j, 8, 0x10, 1, 0x5000, 0x99);
-	ck_assert_str_eq(take(), ",\"bytes\":8,\"ptr\":\"0x10\",\"stream handle\":\"0x5000\","
-				 "\"pool\":\"0x99\",\"async\":true");
-	tp_api_args_alloc(&tr.j, 8, 0x10, 0, 0, 0);
-	ck_assert_str_eq(take(), ",\"bytes\":8,\"ptr\":\"0x10\",\"async\":false");
-	tp_api_args_free(&tr.j, 0x10, 0, 0);
-	ck_assert_str_eq(take(), ",\"ptr\":\"0x10\",\"async\":false");
-	tp_api_args_free(&tr.j, 0x10, 1, 0x5000);
-	ck_assert_str_eq(take(), ",\"ptr\":\"0x10\",\"stream handle\":\"0x5000\",\"async\":true");
-	tp_api_args_sync(&tr.j, 1, 0, 0);
-	ck_assert_str_eq(take(), ",\"stream handle\":\"0x0\"");
-	tp_api_args_sync(&tr.j, 0, 0, 0x42);
-	ck_assert_str_eq(take(), ",\"event\":\"0x42\"");
-	tp_api_args_sync(&tr.j, 0, 0, 0);
-	ck_assert_str_eq(take(), "");
-}
-END_TEST
-
 START_TEST(test_strcache)
 {
 	struct tp_json_strcache c;
@@ -381,10 +308,6 @@ START_TEST(test_sticky_error)
 	tp_trace_api_open(&tr, "cuda_runtime", "a", 1, 1, 2, 0, 1, 0);
 	tp_trace_complete_open(&tr, "c", "n", 1, 1, 2, 0, 1);
 	tp_trace_instant(&tr, "c", "n", 1, 1, 2, 0);
-	struct tp_api_launch l = { .name = "k", .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
-	tp_api_args_launch(&tr.j, &l);
-	tp_api_args_memcpy(&tr.j, 1, 1, 1, 1, 1, 1);
-	tp_api_args_sync(&tr.j, 1, 1, 1);
 	ck_assert_uint_eq(tr.j.len, len);
 }
 END_TEST
@@ -428,8 +351,6 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_ids_cache_follows_changes);
 	tcase_add_test(tc, test_heads_escape_names);
 	tcase_add_test(tc, test_long_name_head);
-	tcase_add_test(tc, test_launch_args);
-	tcase_add_test(tc, test_other_args);
 	tcase_add_test(tc, test_strcache);
 	tcase_add_test(tc, test_sticky_error);
 	tcase_add_test(tc, test_device_properties_place);
