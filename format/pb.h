@@ -8,13 +8,15 @@
  * buffer between a reserve and its commit, so the marks of open nested
  * messages are plain pointers.
  *
- * A nested message is opened with a 4-byte length slot and closed once its
- * size is known, as Perfetto's protozero does.  Unlike protozero, a close
- * moves a short message's body back so that its length takes the bytes it
- * needs (1 below 128 bytes, 2 below 16 KiB): most trace packets are a few
- * dozen bytes and the 3 spare bytes would be a tenth of the file.  Longer
- * messages keep the redundant 4-byte varint (0x80 0x80 0x80 0x00 style
- * padding), which every protobuf parser accepts. */
+ * A nested message's length is written once its size is known.  Perfetto's
+ * protozero leaves a 4-byte slot for it and pads the varint (redundant
+ * continuation bytes, which every protobuf parser accepts).  Most trace
+ * packets are a few dozen bytes, and 3 spare bytes each would be a tenth of
+ * the file, so here the slot is 1 byte and a close moves a longer body
+ * forward: by 1 byte below 16 KiB, by 3 above (the padded 4-byte form, as
+ * protozero's).  The caller's reservation counts 4 bytes for each slot, so
+ * the room is there; the messages around it are still open, so nothing
+ * after it has to move. */
 #ifndef TP_FORMAT_PB_H
 #define TP_FORMAT_PB_H
 
@@ -133,13 +135,13 @@ static inline uint8_t *tp_pb_put_bytes(uint8_t *d, uint32_t field, const void *p
 	return d + n;
 }
 
-/* Opens a nested message: its tag and a 4-byte length slot (worst case
- * TP_PB_TAG_MAX + 4 bytes).  *mark is the slot, for tp_pb_close(). */
+/* Opens a nested message: its tag and its length slot.  Reserve
+ * TP_PB_TAG_MAX + 4 bytes for it.  *mark is the slot, for tp_pb_close(). */
 static inline uint8_t *tp_pb_open(uint8_t *d, uint32_t field, uint8_t **mark)
 {
 	d = tp_pb_put_tag(d, field, TP_PB_LEN);
 	*mark = d;
-	return d + 4;
+	return d + 1;
 }
 
 /* Closes the message whose slot is mark, d being the cursor after its body;
@@ -148,24 +150,24 @@ static inline uint8_t *tp_pb_open(uint8_t *d, uint32_t field, uint8_t **mark)
  * that it never happens. */
 static inline uint8_t *tp_pb_close(uint8_t *mark, uint8_t *d)
 {
-	size_t n = (size_t)(d - (mark + 4));
-	if (n < 0x80) {
+	size_t n = (size_t)(d - (mark + 1));
+	if (__builtin_expect(n < 0x80, 1)) {
 		mark[0] = (uint8_t)n;
-		memmove(mark + 1, mark + 4, n);
-		return mark + 1 + n;
+		return d;
 	}
 	if (n < 0x4000) {
+		memmove(mark + 2, mark + 1, n);
 		mark[0] = (uint8_t)(n | 0x80);
 		mark[1] = (uint8_t)(n >> 7);
-		memmove(mark + 2, mark + 4, n);
-		return mark + 2 + n;
+		return d + 1;
 	}
-	/* The redundant form: continuation bits on the first three bytes. */
+	/* The padded form: continuation bits on the first three bytes. */
+	memmove(mark + 4, mark + 1, n);
 	mark[0] = (uint8_t)(n | 0x80);
 	mark[1] = (uint8_t)((n >> 7) | 0x80);
 	mark[2] = (uint8_t)((n >> 14) | 0x80);
 	mark[3] = (uint8_t)((n >> 21) & 0x7f);
-	return d;
+	return d + 3;
 }
 
 #endif

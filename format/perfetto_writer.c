@@ -223,6 +223,23 @@ struct pw_new {
 
 #define PW_NEW_MAX (2 + TP_EV_MAX_ARGS + 1)
 
+/* An interning table: the map of texts, and a cache by address in front of
+ * it. */
+#define PW_PCACHE 64
+
+struct pw_pcache {
+	const char *p;
+	uint32_t len;
+	uint64_t iid;
+	const char *text; /* the map's copy */
+};
+
+struct pw_strs {
+	struct pw_map map; /* text -> iid */
+	uint64_t next;	   /* the last iid given */
+	struct pw_pcache cache[PW_PCACHE];
+};
+
 struct pw_frame {
 	uint32_t id, parent;
 	char *name, *category;
@@ -235,8 +252,7 @@ struct pw {
 	uint64_t inc_ts;      /* the incremental clock's value */
 	uint64_t last_ts;     /* the latest event time, for the documents */
 	uint64_t next_uuid;
-	struct pw_map names, cats, keys; /* text -> iid */
-	uint64_t next_name, next_cat, next_key;
+	struct pw_strs names, cats, keys;
 	struct pw_map tracks; /* (pid, tid) / (pid, 0, "counter") -> uuid */
 	struct pw_map procs;  /* pid -> uuid */
 	/* The last thread track looked up: sources write runs of one thread. */
@@ -262,18 +278,27 @@ static void pw_fail(struct pw *pw, int err)
 /* The iid of s in m; a new one is also queued in *q for this packet's
  * InternedData.  0 when out of memory (the caller then writes the string
  * itself where the schema allows, or leaves the field out). */
-static uint64_t pw_intern(struct pw *pw, struct pw_map *m, uint64_t *next, const char *s,
-			  size_t len, struct pw_new *q, unsigned *nq, unsigned qmax)
+static uint64_t pw_intern(struct pw *pw, struct pw_strs *t, const char *s, size_t len,
+			  int by_address, struct pw_new *q, unsigned *nq, unsigned qmax)
 {
+	/* Most strings come back at the same address: a cache by address
+	 * saves hashing them.  Literals (categories, keys) may be trusted by
+	 * address; other text is compared with the map's copy, since a freed
+	 * and reused buffer may hold another string. */
+	struct pw_pcache *c = &t->cache[(((uintptr_t)s >> 3) ^ len) & (PW_PCACHE - 1)];
+	if (c->p == s && c->len == len && (by_address || !memcmp(c->text, s, len)))
+		return c->iid;
 	uint64_t h = pw_hash(s, len);
-	uint64_t *v = pw_map_get(m, h, s, len);
-	if (v)
-		return *v;
+	struct pw_ent *x = t->map.cap ? pw_map_slot(&t->map, h, s, len) : NULL;
+	if (x && x->h) {
+		*c = (struct pw_pcache){ s, (uint32_t)len, x->val, x->key };
+		return x->val;
+	}
 	if (*nq >= qmax)
 		return 0;
-	uint64_t iid = ++*next;
-	if (pw_map_put(m, h, s, len, iid)) {
-		--*next;
+	uint64_t iid = ++t->next;
+	if (pw_map_put(&t->map, h, s, len, iid)) {
+		--t->next;
 		pw_fail(pw, -ENOMEM);
 		return 0;
 	}
@@ -683,21 +708,21 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 	uint64_t name_iid = 0, cat_iid = 0;
 	uint64_t key_iids[TP_EV_MAX_ARGS + 1];
 	if (e->kind != TP_EV_COUNTER) {
-		name_iid = pw_intern(pw, &pw->names, &pw->next_name, e->name, nlen, pw->new_names,
+		name_iid = pw_intern(pw, &pw->names, e->name, nlen, 0, pw->new_names,
 				     &pw->n_new_names, 1);
 		if (e->cat)
-			cat_iid = pw_intern(pw, &pw->cats, &pw->next_cat, e->cat, strlen(e->cat),
-					    pw->new_cats, &pw->n_new_cats, 1);
+			cat_iid = pw_intern(pw, &pw->cats, e->cat, strlen(e->cat), 1, pw->new_cats,
+					    &pw->n_new_cats, 1);
 	}
 	size_t need = 2 * PW_PACKET_ROOM + 8 * (TP_PB_TAG_MAX + TP_PB_VARINT_MAX) + nlen;
 	for (unsigned i = 0; i < nargs; i++) {
 		const struct tp_arg *a = &e->args[i];
-		key_iids[i] = pw_intern(pw, &pw->keys, &pw->next_key, a->key, a->klen, pw->new_keys,
+		key_iids[i] = pw_intern(pw, &pw->keys, a->key, a->klen, 1, pw->new_keys,
 					&pw->n_new_keys, TP_EV_MAX_ARGS + 1);
 		need += pw_arg_room(a) + a->klen;
 	}
 	if (e->sf)
-		key_iids[nargs] = pw_intern(pw, &pw->keys, &pw->next_key, "sf", 2, pw->new_keys,
+		key_iids[nargs] = pw_intern(pw, &pw->keys, "sf", 2, 1, pw->new_keys,
 					    &pw->n_new_keys, TP_EV_MAX_ARGS + 1);
 	need += pw_interned_room(pw) + 64;
 
@@ -943,9 +968,9 @@ static void pw_free(struct pw *pw)
 		free(pw->frames[i].category);
 	}
 	free(pw->frames);
-	pw_map_free(&pw->names);
-	pw_map_free(&pw->cats);
-	pw_map_free(&pw->keys);
+	pw_map_free(&pw->names.map);
+	pw_map_free(&pw->cats.map);
+	pw_map_free(&pw->keys.map);
 	pw_map_free(&pw->tracks);
 	pw_map_free(&pw->procs);
 	tp_pb_free(&pw->pb);
