@@ -19,8 +19,9 @@
  *     process()/thread() name it at the end (same uuid);
  *   - TrackEvents: slices as SLICE_BEGIN / SLICE_END pairs on their thread's
  *     track (a complete event has no TrackEvent form), instants, counters;
- *     names, categories and argument names interned (InternedData in the
- *     packet that first uses them); args as DebugAnnotations; arrows as
+ *     names, categories, argument names and long-lived string values
+ *     (kernel names) interned (InternedData in the packet that first uses
+ *     them); args as DebugAnnotations; arrows as
  *     flow_ids on the launching slice and terminating_flow_ids on the GPU
  *     work (the FLOW_OUT / FLOW_IN events are not needed);
  *   - at the end, instants on the process's track that carry the documents
@@ -77,10 +78,12 @@ enum {
 	F_DA_NAME = 10,
 	F_DA_DICT = 11,
 	F_DA_ARRAY = 12,
+	F_DA_STRING_IID = 17,
 
 	F_ID_CATEGORIES = 1,
 	F_ID_NAMES = 2,
 	F_ID_ANNOTATION_NAMES = 3,
+	F_ID_STRING_VALUES = 29,
 	F_INTERNED_IID = 1,
 	F_INTERNED_NAME = 2,
 
@@ -252,7 +255,7 @@ struct pw {
 	uint64_t inc_ts;      /* the incremental clock's value */
 	uint64_t last_ts;     /* the latest event time, for the documents */
 	uint64_t next_uuid;
-	struct pw_strs names, cats, keys;
+	struct pw_strs names, cats, keys, vals;
 	struct pw_map tracks; /* (pid, tid) / (pid, 0, "counter") -> uuid */
 	struct pw_map procs;  /* pid -> uuid */
 	/* The last thread track looked up: sources write runs of one thread. */
@@ -264,7 +267,8 @@ struct pw {
 	size_t nframes, cap_frames;
 	/* This packet's new interned strings, by kind. */
 	struct pw_new new_names[1], new_cats[1], new_keys[TP_EV_MAX_ARGS + 1];
-	unsigned n_new_names, n_new_cats, n_new_keys;
+	struct pw_new new_vals[TP_EV_MAX_ARGS];
+	unsigned n_new_names, n_new_cats, n_new_keys, n_new_vals;
 };
 
 static void pw_fail(struct pw *pw, int err)
@@ -326,27 +330,40 @@ static uint8_t *pw_put_new(uint8_t *d, uint32_t field, const struct pw_new *q, u
 	return d;
 }
 
+static int pw_any_new(const struct pw *pw)
+{
+	return pw->n_new_names || pw->n_new_cats || pw->n_new_keys || pw->n_new_vals;
+}
+
+static void pw_drop_new(struct pw *pw)
+{
+	pw->n_new_names = pw->n_new_cats = pw->n_new_keys = pw->n_new_vals = 0;
+}
+
 static size_t pw_interned_room(const struct pw *pw)
 {
-	if (!pw->n_new_names && !pw->n_new_cats && !pw->n_new_keys)
+	if (!pw_any_new(pw))
 		return 0;
 	return TP_PB_TAG_MAX + 4 + pw_new_room(pw->new_names, pw->n_new_names) +
 	       pw_new_room(pw->new_cats, pw->n_new_cats) +
-	       pw_new_room(pw->new_keys, pw->n_new_keys);
+	       pw_new_room(pw->new_keys, pw->n_new_keys) +
+	       pw_new_room(pw->new_vals, pw->n_new_vals);
 }
 
 /* The packet's InternedData (nothing when nothing is new); empties the
  * queues. */
 static uint8_t *pw_put_interned(struct pw *pw, uint8_t *d)
 {
-	if (!pw->n_new_names && !pw->n_new_cats && !pw->n_new_keys)
+	if (!pw_any_new(pw))
 		return d;
 	uint8_t *m;
 	d = tp_pb_open(d, F_PKT_INTERNED, &m);
 	d = pw_put_new(d, F_ID_CATEGORIES, pw->new_cats, pw->n_new_cats);
 	d = pw_put_new(d, F_ID_NAMES, pw->new_names, pw->n_new_names);
 	d = pw_put_new(d, F_ID_ANNOTATION_NAMES, pw->new_keys, pw->n_new_keys);
-	pw->n_new_names = pw->n_new_cats = pw->n_new_keys = 0;
+	/* InternedString's text is field 2 too (str). */
+	d = pw_put_new(d, F_ID_STRING_VALUES, pw->new_vals, pw->n_new_vals);
+	pw_drop_new(pw);
 	return tp_pb_close(m, d);
 }
 
@@ -706,7 +723,7 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 
 	size_t nlen = e->name_len > PW_STR_MAX ? PW_STR_MAX : e->name_len;
 	uint64_t name_iid = 0, cat_iid = 0;
-	uint64_t key_iids[TP_EV_MAX_ARGS + 1];
+	uint64_t key_iids[TP_EV_MAX_ARGS + 1], val_iids[TP_EV_MAX_ARGS];
 	if (e->kind != TP_EV_COUNTER) {
 		name_iid = pw_intern(pw, &pw->names, e->name, nlen, 0, pw->new_names,
 				     &pw->n_new_names, 1);
@@ -719,6 +736,12 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 		const struct tp_arg *a = &e->args[i];
 		key_iids[i] = pw_intern(pw, &pw->keys, a->key, a->klen, 1, pw->new_keys,
 					&pw->n_new_keys, TP_EV_MAX_ARGS + 1);
+		/* Long-lived strings (kernel names) recur: interned, by text.
+		 * Others are written where they are used. */
+		val_iids[i] = a->type == TP_VAL_STR && a->stable && a->n <= PW_STR_MAX
+				      ? pw_intern(pw, &pw->vals, a->s, a->n, 0, pw->new_vals,
+						  &pw->n_new_vals, TP_EV_MAX_ARGS)
+				      : 0;
 		need += pw_arg_room(a) + a->klen;
 	}
 	if (e->sf)
@@ -728,7 +751,7 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 
 	uint8_t *d = tp_pb_reserve(&pw->pb, need), *pm, *tm;
 	if (!d) {
-		pw->n_new_names = pw->n_new_cats = pw->n_new_keys = 0;
+		pw_drop_new(pw);
 		return;
 	}
 	d = pw_packet_open(pw, d, &pm, e->ts);
@@ -769,7 +792,8 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 			const struct tp_arg *a = &e->args[i];
 			d = key_iids[i] ? tp_pb_put_uint(d, F_DA_NAME_IID, key_iids[i])
 					: tp_pb_put_bytes(d, F_DA_NAME, a->key, a->klen);
-			d = pw_put_value(d, a);
+			d = val_iids[i] ? tp_pb_put_uint(d, F_DA_STRING_IID, val_iids[i])
+					: pw_put_value(d, a);
 		}
 		d = tp_pb_close(am, d);
 	}
@@ -971,6 +995,7 @@ static void pw_free(struct pw *pw)
 	pw_map_free(&pw->names.map);
 	pw_map_free(&pw->cats.map);
 	pw_map_free(&pw->keys.map);
+	pw_map_free(&pw->vals.map);
 	pw_map_free(&pw->tracks);
 	pw_map_free(&pw->procs);
 	tp_pb_free(&pw->pb);

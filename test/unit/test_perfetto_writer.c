@@ -132,6 +132,7 @@ static void write_trace(void)
 		TP_ARG(f64, "f64", 2.5),
 		TP_ARG(bool, "bool", 1),
 		TP_ARG(str, "str", "hello world", 5, 0),
+		TP_ARG(str, "kernel", "ampere_sgemm_128x64_tn", 22, 1),
 		{ TP_ARG_KEY("strs"), .type = TP_VAL_STRS, .n = 2, .strs = frames },
 		{ TP_ARG_KEY("i64s"), .type = TP_VAL_I64S, .n = 3, .is = is },
 		{ TP_ARG_KEY("grid"), .type = TP_VAL_DIM3, .v3 = { 4, 5, 6 } },
@@ -394,6 +395,23 @@ static const char *interned(const char *kind, uint64_t iid)
 	return NULL;
 }
 
+/* An interned string value (InternedString: iid, str). */
+static const char *interned_str(uint64_t iid)
+{
+	for (size_t k = 0; k < npkts; k++) {
+		const struct pkt *p = &pkts[k];
+		for (size_t i = 0; i < p->n; i++)
+			if (!strcmp(p->e[i].path, "interned_data.debug_annotation_string_values.iid") &&
+			    strtoull(p->e[i].val, NULL, 10) == iid)
+				for (size_t j = 0; j < p->n; j++)
+					if (p->e[j].block == p->e[i].block &&
+					    !strcmp(p->e[j].path,
+						    "interned_data.debug_annotation_string_values.str"))
+						return p->e[j].val;
+	}
+	return NULL;
+}
+
 /* A track event's name: interned or literal, quoted as protoc prints it. */
 static const char *ev_name(const struct pkt *p)
 {
@@ -547,6 +565,12 @@ START_TEST(test_arg_values)
 	ASSERT_ARG(p, "i64s", "int_value", "-1");
 	ASSERT_ARG(p, "grid", "int_value", "4");
 	ASSERT_ARG(p, "sf", "uint_value", "2");
+	/* A long-lived string: interned. */
+	char f_[64];
+	const char *iid = annotation(p, "kernel", f_, sizeof(f_));
+	ck_assert_ptr_nonnull(iid);
+	ck_assert_str_eq(f_, "string_value_iid");
+	ck_assert_str_eq(interned_str(strtoull(iid, NULL, 10)), "\"ampere_sgemm_128x64_tn\"");
 	/* Every element of the arrays. */
 	ck_assert_ptr_nonnull(strstr(p->text, "string_value: \"train_step\""));
 	ck_assert_ptr_nonnull(strstr(p->text, "int_value: 6"));
