@@ -509,13 +509,12 @@ static void pw_put_counter_track(struct pw *pw, uint64_t uuid, uint64_t parent, 
 	tp_pb_commit(&pw->pb, tp_pb_close(m, d));
 }
 
-/* The uuid of pid's process track, described on first use; 0 when out of
- * memory. */
-static uint64_t pw_process_track(struct pw *pw, int64_t pid, int *created)
+/* The uuid of pid's process track, described (without a name) on first use
+ * when describe says so; 0 when out of memory. */
+static uint64_t pw_process_track(struct pw *pw, int64_t pid, int describe)
 {
 	uint64_t h = pw_hash(&pid, sizeof(pid));
 	uint64_t *v = pw_map_get(&pw->procs, h, &pid, sizeof(pid));
-	*created = 0;
 	if (v)
 		return *v;
 	uint64_t uuid = ++pw->next_uuid;
@@ -523,14 +522,13 @@ static uint64_t pw_process_track(struct pw *pw, int64_t pid, int *created)
 		pw_fail(pw, -ENOMEM);
 		return 0;
 	}
-	*created = 1;
-	pw_put_process(pw, uuid, pid, NULL, NULL, 0, 0);
+	if (describe)
+		pw_put_process(pw, uuid, pid, NULL, NULL, 0, 0);
 	return uuid;
 }
 
-static uint64_t pw_thread_track(struct pw *pw, int64_t pid, int64_t tid, int *created)
+static uint64_t pw_thread_track(struct pw *pw, int64_t pid, int64_t tid, int describe)
 {
-	*created = 0;
 	if (pw->last_uuid && pid == pw->last_pid && tid == pw->last_tid)
 		return pw->last_uuid;
 	int64_t key[2] = { pid, tid };
@@ -540,16 +538,15 @@ static uint64_t pw_thread_track(struct pw *pw, int64_t pid, int64_t tid, int *cr
 	if (v) {
 		uuid = *v;
 	} else {
-		int pc;
-		if (!pw_process_track(pw, pid, &pc))
+		if (!pw_process_track(pw, pid, 1))
 			return 0;
 		uuid = ++pw->next_uuid;
 		if (pw_map_put(&pw->tracks, h, key, sizeof(key), uuid)) {
 			pw_fail(pw, -ENOMEM);
 			return 0;
 		}
-		*created = 1;
-		pw_put_thread(pw, uuid, pid, tid, NULL, 0, 0);
+		if (describe)
+			pw_put_thread(pw, uuid, pid, tid, NULL, 0, 0);
 	}
 	pw->last_pid = pid;
 	pw->last_tid = tid;
@@ -584,8 +581,7 @@ static uint64_t pw_counter_track(struct pw *pw, int64_t pid, const char *name, s
 	uint64_t *v = pw_map_get(&pw->tracks, h, buf, n);
 	if (v)
 		return *v;
-	int pc;
-	uint64_t parent = pw_process_track(pw, pid, &pc);
+	uint64_t parent = pw_process_track(pw, pid, 1);
 	if (!parent)
 		return 0;
 	uint64_t uuid = ++pw->next_uuid;
@@ -705,7 +701,6 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 		return;
 	unsigned nargs = e->nargs > TP_EV_MAX_ARGS ? TP_EV_MAX_ARGS : e->nargs;
 	uint64_t track;
-	int created = 0;
 	double counter = 0;
 	if (e->kind == TP_EV_COUNTER) {
 		if (!nargs || e->args[0].type != TP_VAL_F64)
@@ -715,7 +710,7 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 					 e->args[0].klen);
 		nargs = 0;
 	} else {
-		track = pw_thread_track(pw, e->pid, e->tid, &created);
+		track = pw_thread_track(pw, e->pid, e->tid, 1);
 	}
 	if (!track)
 		return;
@@ -809,15 +804,14 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 		d = tp_pb_close(pm, d);
 	}
 	tp_pb_commit(&pw->pb, d);
-	(void)created;
 }
 
 static void pw_process(struct tp_writer *w, int64_t pid, const char *name, const char *labels,
 		       int64_t sort_index)
 {
 	struct pw *pw = (struct pw *)w;
-	int created;
-	uint64_t uuid = pw_process_track(pw, pid, &created);
+	/* Described here, with its name: first use or again (same uuid). */
+	uint64_t uuid = pw_process_track(pw, pid, 0);
 	if (uuid)
 		pw_put_process(pw, uuid, pid, name ? name : "", labels, 1, sort_index);
 }
@@ -826,8 +820,7 @@ static void pw_thread(struct tp_writer *w, int64_t pid, int64_t tid, const char 
 		      int64_t sort_index)
 {
 	struct pw *pw = (struct pw *)w;
-	int created;
-	uint64_t uuid = pw_thread_track(pw, pid, tid, &created);
+	uint64_t uuid = pw_thread_track(pw, pid, tid, 0);
 	if (uuid)
 		pw_put_thread(pw, uuid, pid, tid, name ? name : "", 1, sort_index);
 }
@@ -939,8 +932,7 @@ static uint8_t *pw_put_doc(uint8_t *d, const struct tp_doc *doc, const char *nam
  * seen, carrying doc. */
 static void pw_doc_event(struct pw *pw, const char *name, const struct tp_doc *doc)
 {
-	int created;
-	uint64_t track = pw_process_track(pw, pw->pid, &created);
+	uint64_t track = pw_process_track(pw, pw->pid, 1);
 	if (!track || pw->pb.error)
 		return;
 	size_t need = pw_doc_room(doc);

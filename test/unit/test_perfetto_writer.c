@@ -190,6 +190,7 @@ static void write_trace(void)
 	tp_writer_process(w, PID, "python train.py", "rank 0", 1);
 	tp_writer_thread(w, PID, 101, "main", 0);
 	tp_writer_thread(w, PID, 102, "worker", 1);
+	tp_writer_thread(w, PID, 103, "idle", 2); /* no events: described once */
 	tp_writer_process(w, GPU_PID, "GPU 0", NULL, 1000000);
 	tp_writer_thread(w, GPU_PID, 7, "stream 7", 7);
 	tp_writer_frame(w, 1, 0, "main", "native");
@@ -632,6 +633,16 @@ START_TEST(test_tracks)
 	ck_assert_str_eq(get(d, "track_descriptor.thread.pid"), "1000000000");
 	ck_assert_str_eq(get(d, "track_descriptor.thread.tid"), "7");
 	ck_assert_str_eq(get(d, "track_descriptor.thread.thread_name"), "\"stream 7\"");
+	/* A thread named without events: one descriptor, with its name. */
+	int idle = 0;
+	for (size_t k = 0; k < npkts; k++)
+		if (get(&pkts[k], "track_descriptor.thread.tid") &&
+		    !strcmp(get(&pkts[k], "track_descriptor.thread.tid"), "103")) {
+			idle++;
+			ck_assert_str_eq(get(&pkts[k], "track_descriptor.thread.thread_name"),
+					 "\"idle\"");
+		}
+	ck_assert_int_eq(idle, 1);
 	/* The processes, named as the JSON names them. */
 	int procs = 0, gpu = 0;
 	for (size_t k = 0; k < npkts; k++) {
