@@ -277,6 +277,7 @@ struct pkt {
 static struct pkt *pkts;
 static size_t npkts;
 static int protoc_rc;
+static char *decoded;
 
 static void parse(char *out)
 {
@@ -336,6 +337,13 @@ static void decode(void)
 	const char *protoc = getenv("PROTOC") ? getenv("PROTOC") : "protoc";
 	snprintf(cmd, sizeof(cmd), "%s --decode=perfetto.protos.Trace -I'%s' '%s' < '%s'", protoc,
 		 proto_dir, proto_file, trace_path);
+	/* Each test decodes afresh (CK_FORK=no runs them in one process). */
+	for (size_t k = 0; k < npkts; k++) {
+		free(pkts[k].e);
+		free(pkts[k].text);
+	}
+	npkts = 0;
+	free(decoded);
 	FILE *f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	size_t cap = 1 << 20, len = 0;
@@ -348,7 +356,8 @@ static void decode(void)
 	}
 	out[len] = '\0';
 	protoc_rc = pclose(f);
-	parse(out); /* out is kept: the entries point into it */
+	parse(out);
+	decoded = out; /* the entries point into it: freed by the next decode */
 }
 
 static void setup(void)
