@@ -6,6 +6,7 @@
 
 static const struct tp_writer_ops *const tp_writer_formats[] = {
 	&tp_json_writer,
+	&tp_perfetto_writer,
 };
 
 const struct tp_writer_ops *tp_writer_find(const char *name)
