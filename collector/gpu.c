@@ -670,9 +670,11 @@ static int64_t record_number(uint32_t corr)
 	return (int64_t)*num;
 }
 
-/* flow: the id of the arrow from the launching call that ends here, or 0. */
-static void write_event(struct tp_writer *out, const struct gev *e, uint32_t dev, uint64_t corr,
-			uint64_t flow)
+/* corr: the launching call's correlation number, or 0.  It is also the
+ * slice-bound arrow's id (tp_event.flow_in; the call's slice has it as
+ * flow_out, preload/cuda_events.c): the call's slice was written before
+ * the per-arrow id of the FLOW_* events existed. */
+static void write_event(struct tp_writer *out, const struct gev *e, uint32_t dev, uint64_t corr)
 {
 	char name[128];
 	struct tp_arg args[16];
@@ -684,7 +686,7 @@ static void write_event(struct tp_writer *out, const struct gev *e, uint32_t dev
 		.tid = (int32_t)e->stream,
 		.ts = e->start,
 		.end = e->end,
-		.flow_in = flow,
+		.flow_in = corr,
 		.args = args,
 	};
 	switch (e->kind) {
@@ -952,11 +954,10 @@ void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t las
 		/* One id per arrow, not the correlation: a graph launch causes
 		 * several kernels, and a viewer binds an id's start to one end
 		 * only.  32 bits: traceprof merge moves each input's ids to its
-		 * own range above them.  The launching call's slice was written
-		 * before the id existed: only the GPU slice carries it
-		 * (flow_in); FLOW_OUT says where the arrow starts. */
+		 * own range above them.  Writers that bind arrows to slices use
+		 * the correlation instead (write_event()). */
 		uint64_t flow = in_api ? (G.next_flow = G.next_flow % 0xffffffffu + 1) : 0;
-		write_event(out, e, dev, corr, flow);
+		write_event(out, e, dev, corr);
 		if (in_api) {
 			int64_t tid = (int64_t)(*ext >> TP_GPU_EXT_TICK_BITS);
 			write_flow(out, TP_EV_FLOW_OUT, flow, pid, tid, *api);

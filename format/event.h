@@ -110,7 +110,10 @@ struct tp_event {
 	/* FLOW_OUT / FLOW_IN: the arrow's id.  Slices: 0, or the id of an
 	 * arrow this slice starts (flow_out: a host call that caused GPU
 	 * work) or ends (flow_in: that GPU work), for writers that bind
-	 * arrows to slices (the source also emits the FLOW_* events). */
+	 * arrows to slices; the source also emits the FLOW_* events, whose
+	 * ids may differ (the CUDA source binds by correlation number, one
+	 * per call, and numbers FLOW_* events per arrow, for the GPU events
+	 * of a graph launch). */
 	uint64_t id;
 	uint64_t flow_out, flow_in;
 	/* The leaf of the event's native call stack in the stack-frame table

@@ -117,11 +117,34 @@ def one(d, k, default=None):
     return v[0] if v else default
 
 
+def timestamps(trace):
+    """Each packet's absolute time in ns: a packet's timestamp is in its
+    timestamp_clock_id, else in the default clock of trace_packet_defaults;
+    an incremental clock (a ClockSnapshot's is_incremental) adds deltas to
+    its value from the snapshot.  Clocks are taken as one time line (the
+    writer ties its incremental clock to CLOCK_MONOTONIC)."""
+    default, inc, out = None, {}, []
+    for p in trace.get("packet", []):
+        for snap in p.get("clock_snapshot", []):
+            for c in snap.get("clocks", []):
+                if one(c, "is_incremental"):
+                    inc[one(c, "clock_id")] = one(c, "timestamp", 0)
+        for d in p.get("trace_packet_defaults", []):
+            default = one(d, "timestamp_clock_id", default)
+        ts = one(p, "timestamp")
+        clock = one(p, "timestamp_clock_id", default)
+        if ts is not None and clock in inc:
+            inc[clock] += ts
+            ts = inc[clock]
+        out.append(ts or 0)
+    return out
+
+
 def events(trace):
     """(type, name, category, track_uuid, timestamp, packet) for each track event, names
     resolved through the interned data (one sequence: the state as it goes)."""
     names, cats, out = {}, {}, []
-    for p in trace.get("packet", []):
+    for p, ts in zip(trace.get("packet", []), timestamps(trace)):
         if one(p, "sequence_flags", 0) & 1:  # SEQ_INCREMENTAL_STATE_CLEARED
             names, cats = {}, {}
         for inter in p.get("interned_data", []):
@@ -136,7 +159,7 @@ def events(trace):
             cat = one(te, "categories")
             if cat is None and te.get("category_iids"):
                 cat = cats.get(te["category_iids"][0])
-            out.append((one(te, "type"), name, cat, one(te, "track_uuid"), one(p, "timestamp", 0), te))
+            out.append((one(te, "type"), name, cat, one(te, "track_uuid"), ts, te))
     return out
 
 
@@ -152,7 +175,9 @@ def tracks(trace):
 def summary(trace):
     ev = events(trace)
     slices = collections.Counter(n for ty, n, *_ in ev if ty in ("TYPE_SLICE_BEGIN",))
-    instants = collections.Counter(n for ty, n, *_ in ev if ty == "TYPE_INSTANT")
+    # The writer's documents (footer, header, devices, frames, name) are
+    # instants without a category; events always have one.
+    instants = collections.Counter(n for ty, n, c, *_ in ev if ty == "TYPE_INSTANT" and c)
     counters = len([1 for ty, *_ in ev if ty == "TYPE_COUNTER"])
     return slices, instants, counters
 
