@@ -28,12 +28,15 @@ struct jw {
  * thread writes every file, so one cache serves them all. */
 static struct tp_json_strcache jw_names;
 
+/* Stable strings up to this length are escaped each time, not cached. */
+#define JW_INLINE_STR 48
+
 /* ---- typed values --------------------------------------------------------- */
 
 /* Worst-case bytes of ,"key":value for the args written with one
  * reservation; 0 for those written by the general functions (doubles,
  * arrays, long or uncached strings). */
-static size_t jw_arg_room(const struct tp_arg *a, const struct tp_json_cached **cached)
+static inline __attribute__((always_inline)) size_t jw_arg_room(const struct tp_arg *a, const struct tp_json_cached **cached)
 {
 	size_t k = (size_t)a->klen + 4;
 	*cached = NULL;
@@ -47,7 +50,9 @@ static size_t jw_arg_room(const struct tp_arg *a, const struct tp_json_cached **
 	case TP_VAL_DIM3:
 		return k + 3 * 10 + 4;
 	case TP_VAL_STR:
-		if (a->stable && (*cached = tp_json_strcache_get(&jw_names, a->s)))
+		/* Short strings ("HtoD") are escaped faster than looked up. */
+		if (a->stable && a->n > JW_INLINE_STR &&
+		    (*cached = tp_json_strcache_get(&jw_names, a->s)))
 			return k + (*cached)->len;
 		return a->n <= 256 ? k + tp_json_strn_max(a->n) : 0;
 	default:
@@ -55,7 +60,7 @@ static size_t jw_arg_room(const struct tp_arg *a, const struct tp_json_cached **
 	}
 }
 
-static char *jw_put_key(char *d, const struct tp_arg *a, int first)
+static inline __attribute__((always_inline)) char *jw_put_key(char *d, const struct tp_arg *a, int first)
 {
 	if (!first)
 		*d++ = ',';
@@ -66,7 +71,7 @@ static char *jw_put_key(char *d, const struct tp_arg *a, int first)
 	return d;
 }
 
-static char *jw_put_arg(char *d, const struct tp_arg *a, const struct tp_json_cached *cached,
+static inline __attribute__((always_inline)) char *jw_put_arg(char *d, const struct tp_arg *a, const struct tp_json_cached *cached,
 			int first)
 {
 	d = jw_put_key(d, a, first);
@@ -132,40 +137,29 @@ static void jw_write_arg_slow(struct tp_json *j, const struct tp_arg *a, int fir
 	}
 }
 
-/* ,"args":{...} (or nothing without args): runs of bounded args are written
- * with one reservation each, the rest one by one. */
-static void jw_write_args(struct tp_json *j, const struct tp_arg *args, unsigned n)
+/* After the first `done` args were written: the rest of ,"args":{...}, runs
+ * of bounded args with one reservation each, the others one by one, and the
+ * closing brace. */
+static void jw_write_args_rest(struct tp_json *j, const struct tp_arg *args, unsigned n,
+			       unsigned done, const size_t *room,
+			       const struct tp_json_cached *const *cached)
 {
-	static const char open[] = ",\"args\":{";
-	const struct tp_json_cached *cached[TP_EV_MAX_ARGS];
-	size_t room[TP_EV_MAX_ARGS];
-	if (!n)
-		return;
-	if (n > TP_EV_MAX_ARGS)
-		n = TP_EV_MAX_ARGS;
-	size_t need = sizeof(open) - 1;
-	for (unsigned i = 0; i < n; i++) {
-		room[i] = jw_arg_room(&args[i], &cached[i]);
-		need += room[i];
-	}
-	unsigned i = 0;
-	char *d = tp_json_reserve(j, need);
-	if (!d)
-		return;
-	d = tp_json_put_raw(d, open, sizeof(open) - 1);
+	unsigned i = done;
 	while (i < n) {
+		if (!room[i]) {
+			jw_write_arg_slow(j, &args[i], i == 0);
+			i++;
+			continue;
+		}
+		size_t need = 0;
+		for (unsigned k = i; k < n && room[k]; k++)
+			need += room[k];
+		char *d = tp_json_reserve(j, need);
+		if (!d)
+			return;
 		for (; i < n && room[i]; i++)
 			d = jw_put_arg(d, &args[i], cached[i], i == 0);
 		tp_json_commit(j, d);
-		if (i == n)
-			break;
-		jw_write_arg_slow(j, &args[i], i == 0);
-		i++;
-		need = 0;
-		for (unsigned k = i; k < n && room[k]; k++)
-			need += room[k];
-		if (!(d = tp_json_reserve(j, need)))
-			return;
 	}
 	tp_json_char(j, '}');
 }
@@ -192,34 +186,74 @@ static void jw_flow(struct jw *jw, const struct tp_event *e)
 	tp_json_char(j, '}');
 }
 
+/* ,"args":{ and },"sf":N}: what a slice or instant adds after its head
+ * besides its args (sf: 7 bytes of key, at most 10 digits). */
+#define JW_TAIL_ROOM 32
+
+/* A slice or an instant: the head and the leading bounded args (on a CUDA
+ * API event, all of them) written with one reservation, as the event a
+ * trace has most of deserves. */
+static void jw_span(struct jw *jw, const struct tp_event *e)
+{
+	static const char open[] = ",\"args\":{";
+	struct tp_trace *t = &jw->t;
+	const struct tp_json_cached *cached[TP_EV_MAX_ARGS];
+	size_t room[TP_EV_MAX_ARGS];
+	unsigned n = e->nargs < TP_EV_MAX_ARGS ? e->nargs : TP_EV_MAX_ARGS, lead = 0;
+	size_t need = JW_TAIL_ROOM;
+	for (unsigned i = 0; i < n; i++) {
+		room[i] = jw_arg_room(&e->args[i], &cached[i]);
+		if (lead == i && room[i]) {
+			lead++;
+			need += room[i];
+		}
+	}
+	char *d = e->kind == TP_EV_SLICE
+			  ? tp_trace_complete_head(t, e->cat, e->name, e->name_len, e->pid, e->tid,
+						   e->ts, e->end, need)
+			  : tp_trace_instant_head(t, e->cat, e->name, e->name_len, e->pid, e->tid,
+						  e->ts, need);
+	if (!d)
+		return;
+	if (n) {
+		d = tp_json_put_raw(d, open, sizeof(open) - 1);
+		for (unsigned i = 0; i < lead; i++)
+			d = jw_put_arg(d, &e->args[i], cached[i], i == 0);
+		if (lead < n) {
+			tp_json_commit(&t->j, d);
+			jw_write_args_rest(&t->j, e->args, n, lead, room, cached);
+			if (!(d = tp_json_reserve(&t->j, JW_TAIL_ROOM)))
+				return;
+		} else {
+			*d++ = '}';
+		}
+	}
+	if (e->sf) {
+		d = tp_json_put_raw(d, ",\"sf\":", 6);
+		d = tp_json_put_u64(d, e->sf);
+	}
+	*d++ = '}';
+	tp_json_commit(&t->j, d);
+}
+
 static void jw_event(struct tp_writer *w, const struct tp_event *e)
 {
 	struct jw *jw = (struct jw *)w;
-	struct tp_trace *t = &jw->t;
 	w->events++;
 	switch (e->kind) {
 	case TP_EV_SLICE:
-		tp_trace_complete_open(t, e->cat, e->name, e->name_len, e->pid, e->tid, e->ts,
-				       e->end);
-		break;
 	case TP_EV_INSTANT:
-		tp_trace_instant_open(t, e->cat, e->name, e->name_len, e->pid, e->tid, e->ts);
-		break;
+		jw_span(jw, e);
+		return;
 	case TP_EV_COUNTER:
 		if (e->nargs && e->args[0].type == TP_VAL_F64)
-			tp_trace_counter(t, e->name, e->name_len, e->args[0].key, e->args[0].klen,
-					 e->pid, e->tid, e->ts, e->args[0].f);
+			tp_trace_counter(&jw->t, e->name, e->name_len, e->args[0].key,
+					 e->args[0].klen, e->pid, e->tid, e->ts, e->args[0].f);
 		return;
 	default:
 		jw_flow(jw, e);
 		return;
 	}
-	jw_write_args(&t->j, e->args, e->nargs);
-	if (e->sf) {
-		tp_json_lit(&t->j, ",\"sf\":");
-		tp_json_u64(&t->j, e->sf);
-	}
-	tp_trace_event_close(t);
 }
 
 static void jw_process(struct tp_writer *w, int64_t pid, const char *name, const char *labels,

@@ -338,6 +338,21 @@ static char *tr_head(struct tp_trace *t, const char *ph, size_t phlen, const cha
 static const char tr_ph_x[] = "\"ph\":\"X\",\"cat\":\"";
 static const char tr_ph_i[] = "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"";
 
+char *tp_trace_complete_head(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			     int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns,
+			     size_t extra)
+{
+	char *d = tr_head(t, tr_ph_x, sizeof(tr_ph_x) - 1, cat, name, nlen, pid, tid, start_ns,
+			  extra);
+	return d ? tr_dur(t, d, start_ns, end_ns) : NULL;
+}
+
+char *tp_trace_instant_head(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			    int64_t pid, int64_t tid, uint64_t ts_ns, size_t extra)
+{
+	return tr_head(t, tr_ph_i, sizeof(tr_ph_i) - 1, cat, name, nlen, pid, tid, ts_ns, extra);
+}
+
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns)
 {

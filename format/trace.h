@@ -96,6 +96,14 @@ void tp_trace_ts(struct tp_trace *t, uint64_t mono_ns);
  * cat is a literal written as is (no escaping: pass only constant names;
  * its length is cached by pointer, so a buffer reused with other text
  * would be written with the old length). */
+/* The same head with `extra` more bytes reserved after it, for the caller
+ * to write its args into at once (format/json_writer.c): returns where the
+ * head ends, to be committed with tp_json_commit(); NULL after an error. */
+char *tp_trace_complete_head(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			     int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns,
+			     size_t extra);
+char *tp_trace_instant_head(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
+			    int64_t pid, int64_t tid, uint64_t ts_ns, size_t extra);
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns);
 
