@@ -72,6 +72,23 @@ PY
 	diff -u sum-orig.txt sum-$style.txt || die "summary of relaid-$style differs"
 done
 
+# The members after the event array are read with the parser: a merged
+# file's tail holds only "traceprof_merge" (the inputs' footers and
+# distributedInfo nested inside it are not the file's own).
+"$PYTHON" - <<'PY' || die "the tail of a merged file is misread"
+import importlib.machinery, importlib.util, os
+path = os.environ["TP_TOP"] + "/scripts/traceprof"
+loader = importlib.machinery.SourceFileLoader("traceprof_cmd", path)
+spec = importlib.util.spec_from_loader("traceprof_cmd", loader)
+tp = importlib.util.module_from_spec(spec)
+loader.exec_module(tp)
+tail = tp.tail_meta("merged-sorted.json")
+assert list(tail) == ["traceprof_merge"], sorted(tail)
+tail = tp.tail_meta("relaid-sorted/rank0.trace.json")
+assert tail["traceprof"]["events_dropped"] == 0 and "traceEvents" not in tail, sorted(tail)
+print("tails:", sorted(tail))
+PY
+
 # An event whose keys come sorted, with a top-level array before "ts": the
 # merged event has ts and dur before the array (Perfetto's legacy JSON
 # importer fails the file otherwise; docs/DESIGN.md, "Writing events").
