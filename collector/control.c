@@ -9,7 +9,8 @@
 #include "collector/flush.h"
 #include "common/log.h"
 
-_Atomic uint64_t tp_state;
+/* First in tp_hot (link order): its line holds the other hot globals. */
+TP_HOT_DATA _Alignas(64) _Atomic uint64_t tp_state;
 _Atomic unsigned tp_control_warnings;
 
 static struct tp_schedule sched;

@@ -28,13 +28,13 @@ static inline void tp_emit(struct tp_thread *t, const struct tp_record *rec, con
 			   size_t extra_len)
 {
 	unsigned nextra = (unsigned)((extra_len + TP_REC_EXTRA_BYTES - 1) / TP_REC_EXTRA_BYTES);
-	if (__builtin_expect(t->writing, 0)) {
+	if (__builtin_expect(t->ring.writing, 0)) {
 		tp_ring_drop(&t->ring);
 		return;
 	}
-	t->writing = 1;
+	t->ring.writing = 1;
 	/* A compiler barrier is enough: only a signal handler on this same
-	 * thread can observe `writing`. */
+	 * thread can observe t->ring.writing. */
 	atomic_signal_fence(memory_order_seq_cst);
 	int64_t h = tp_ring_reserve(&t->ring, 1 + nextra);
 	if (__builtin_expect(h < 0, 0)) {
@@ -53,7 +53,7 @@ static inline void tp_emit(struct tp_thread *t, const struct tp_record *rec, con
 		tp_ring_commit(&t->ring, (uint64_t)h, 1 + nextra);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	t->writing = 0;
+	t->ring.writing = 0;
 }
 
 /* The hot path's split form of tp_emit() for one record without extras, so
@@ -71,13 +71,13 @@ static inline void tp_emit(struct tp_thread *t, const struct tp_record *rec, con
 static inline __attribute__((always_inline)) int tp_emit_reserve1(struct tp_thread *t, uint64_t *h,
 								  struct tp_record **slot)
 {
-	if (__builtin_expect(t->writing, 0)) {
+	if (__builtin_expect(t->ring.writing, 0)) {
 		tp_ring_drop(&t->ring);
 		return 0;
 	}
-	t->writing = 1;
+	t->ring.writing = 1;
 	/* A compiler barrier is enough: only a signal handler on this same
-	 * thread can observe `writing`. */
+	 * thread can observe t->ring.writing. */
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t c = atomic_load_explicit(&t->ring.head, memory_order_relaxed);
 	if (__builtin_expect(!tp_ring_room(&t->ring, c, 1), 0)) {
@@ -85,7 +85,7 @@ static inline __attribute__((always_inline)) int tp_emit_reserve1(struct tp_thre
 		/* Pairs with the fence above: the drop is counted before a signal
 		 * handler may write again. */
 		atomic_signal_fence(memory_order_seq_cst);
-		t->writing = 0;
+		t->ring.writing = 0;
 		return 0;
 	}
 	*h = c;
@@ -98,9 +98,9 @@ static inline __attribute__((always_inline)) void tp_emit_commit1(struct tp_thre
 {
 	tp_ring_commit(&t->ring, h, 1);
 	/* Compiler barrier, as in tp_emit(): the slot and head are written
-	 * before `writing` clears for a signal handler on this thread. */
+	 * before t->ring.writing clears for a signal handler on this thread. */
 	atomic_signal_fence(memory_order_seq_cst);
-	t->writing = 0;
+	t->ring.writing = 0;
 }
 
 /* Emits a record whose extras are a NUL-terminated copy of `s` (cut to fit,

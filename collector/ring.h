@@ -40,6 +40,12 @@ struct tp_ring {
 	 * reads anyway. */
 	uint64_t mask;
 	struct tp_record *slots;
+	/* Not the ring's: struct tp_thread's flag (collector/emit.h), set by
+	 * the owner thread while it writes into this ring, so that a signal
+	 * handler that records in the middle of a write drops its record
+	 * instead of corrupting the slot.  Here because the write touches this
+	 * line anyway: one cache line less to reload on a cold call. */
+	uint32_t writing;
 	/* Consumer side, its own cache line. */
 	_Alignas(64) _Atomic uint64_t tail; /* next slot to read */
 	/* Slots [0, resident) are resident: set by the creating thread before

@@ -31,11 +31,7 @@ struct tp_thread_wstat {
 };
 
 struct tp_thread {
-	struct tp_ring ring;
-	/* Owner thread only: set while the thread writes into its ring, so that a
-	 * signal handler that records an event in the middle of a write drops it
-	 * instead of corrupting the slot being written. */
-	uint32_t writing;
+	struct tp_ring ring; /* its producer line holds the `writing` flag */
 	/* Owner thread only: set while preload/stack.c unwinds this thread's
 	 * stack.  A signal handler that records while it is set skips its own
 	 * capture (counted in tp_stacks_skipped): an unwind from a handler that

@@ -15,10 +15,11 @@
  * call pushes none. */
 #include <stdint.h>
 
+#include "collector/control.h"
 #include "preload/cuda_pack.h"
 
-uint8_t tp_cuda_quiet[TP_CUDA_NFUNCS + 1];
-uint32_t tp_cuda_nest_max;
+TP_HOT_DATA uint32_t tp_cuda_nest_max;
+TP_HOT_DATA_TAIL uint8_t tp_cuda_quiet[TP_CUDA_NFUNCS + 1];
 __thread uint32_t tp_cuda_in_runtime __attribute__((tls_model("initial-exec")));
 
 /* Called once by the constructor, before any thread records (the schedule

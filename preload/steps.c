@@ -21,7 +21,7 @@
 #include "preload/cuda_pack.h"
 #include "preload/init.h"
 
-uint32_t tp_steps_call_id = UINT32_MAX;
+TP_HOT_DATA uint32_t tp_steps_call_id = UINT32_MAX;
 int tp_steps_nvtx_on;
 
 static uint64_t call_every = 1;

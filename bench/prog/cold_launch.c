@@ -2,7 +2,7 @@
  * <<<>>> launch pays on the real launch path, where the wrappers' code and
  * data are no longer in the caches when the next launch comes.
  *
- *   cold_launch [-n LAUNCHES] [-e 0|1]
+ *   cold_launch [-n LAUNCHES] [-e 0|1|2] [-w WARMUP_LAUNCHES]
  *
  * Each launch is what nvcc generates for kernel<<<grid, block>>>(args):
  * __cudaPushCallConfiguration, __cudaPopCallConfiguration and
@@ -14,6 +14,15 @@
  * data-dependent branches, called through a table in a scrambled order (the
  * branch predictors), over 64 KiB of data (more than L1d).  Only the launch
  * itself is timed, with serialized rdtsc reads; the eviction work is not.
+ * With -e 2 the work between launches is driver-like (the footprint a real
+ * launch's ~4 us of driver code leaves, which -e 1 does not reproduce:
+ * bench/RESULTS.md): each gap runs 512 of 4,096 functions, each aligned to
+ * its own 256 bytes, so 1 MiB of code over 256 pages (more than L1i, the
+ * L2, the iTLB's first level and the branch target buffer hold), chained
+ * through an indirect call whose target depends on the data (mispredicted
+ * targets), and walks a window of a 16 MiB buffer (more than the L2) that
+ * moves on every gap, so that over a few gaps everything the recording path
+ * touches has left L1 and L2, as on the real path.
  * Launches come in blocks of 10,000 (40,000 intercepted calls, within a
  * default ring; 2,000 with the eviction work) with 30 ms pauses, as in bench/prog/launch_loop.c, so that
  * the flush thread keeps up and nothing is dropped; 70,000 untimed launches
@@ -84,6 +93,77 @@ static uint64_t evict(uint64_t x)
 	return x;
 }
 
+/* ---- the driver-like eviction work (-e 2) -------------------------------- */
+
+/* 16 MiB of data, more than any L2; each gap walks a 192 KiB window of it
+ * that moves 192 KiB on every gap. */
+#define BIG_BYTES (16u << 20)
+#define BIG_WINDOW (192u << 10)
+static uint8_t *big;
+static uint32_t big_off;
+
+/* One of 4,096 distinct functions, each on its own 256-byte boundary (1 MiB
+ * of text): data-dependent branches, a load from the big buffer, and a
+ * return value that picks the next function (an indirect call with a
+ * varying target). */
+#define DRV_FN(n)                                                                      \
+	__attribute__((noinline, aligned(256))) static uint64_t d##n(uint64_t x)      \
+	{                                                                              \
+		x ^= big[(x * (n) + big_off) & (BIG_BYTES - 64)];                      \
+		if (x & (1u << ((n) % 13)))                                            \
+			x = x * 0x9E3779B97F4A7C15ull + (n);                           \
+		else                                                                   \
+			x ^= x >> 7;                                                   \
+		switch ((x >> 5) & 7) {                                                \
+		case 0: x += (n) * 5; break;                                          \
+		case 1: x ^= (uint64_t)(n) << 17; break;                              \
+		case 2: x = (x << 3) | (x >> 61); break;                              \
+		case 3: x -= x >> 11; break;                                          \
+		case 4: x *= (n) | 1; break;                                          \
+		case 5: x += x >> 23; break;                                          \
+		case 6: x ^= 0x5555u * (n); break;                                    \
+		default: x = ~x; break;                                               \
+		}                                                                      \
+		return x;                                                              \
+	}
+#define R4096(M) R512(M##1) R512(M##2) R512(M##3) R512(M##4) R512(M##5) R512(M##6) \
+	R512(M##7) R512(M##8)
+/* R512 pastes digits after M's argument: DRV_FNk(n) is DRV_FN(kn). */
+#define DRV_FN1(n) DRV_FN(1##n)
+#define DRV_FN2(n) DRV_FN(2##n)
+#define DRV_FN3(n) DRV_FN(3##n)
+#define DRV_FN4(n) DRV_FN(4##n)
+#define DRV_FN5(n) DRV_FN(5##n)
+#define DRV_FN6(n) DRV_FN(6##n)
+#define DRV_FN7(n) DRV_FN(7##n)
+#define DRV_FN8(n) DRV_FN(8##n)
+R4096(DRV_FN)
+#define DRV_PTR(n) d##n,
+#define DRV_PTR1(n) DRV_PTR(1##n)
+#define DRV_PTR2(n) DRV_PTR(2##n)
+#define DRV_PTR3(n) DRV_PTR(3##n)
+#define DRV_PTR4(n) DRV_PTR(4##n)
+#define DRV_PTR5(n) DRV_PTR(5##n)
+#define DRV_PTR6(n) DRV_PTR(6##n)
+#define DRV_PTR7(n) DRV_PTR(7##n)
+#define DRV_PTR8(n) DRV_PTR(8##n)
+static uint64_t (*const dtable[4096])(uint64_t) = { R4096(DRV_PTR) };
+static uint32_t dpos;
+
+static uint64_t evict_driver(uint64_t x)
+{
+	/* 512 calls, each to a function chosen by the data within a stretch
+	 * of 1,024 that moves on every gap: every function runs every few
+	 * gaps, and no gap repeats the last one's targets. */
+	for (int i = 0; i < 512; i++)
+		x = dtable[(dpos + (uint32_t)i * 2 + (uint32_t)(x & 1)) & 4095](x);
+	dpos = (dpos + 1024 + 17) & 4095;
+	for (uint32_t i = 0; i < BIG_WINDOW; i += 64)
+		big[(big_off + i) & (BIG_BYTES - 1)] += (uint8_t)x;
+	big_off = (big_off + BIG_WINDOW) & (BIG_BYTES - 1);
+	return x;
+}
+
 /* ---- timing ------------------------------------------------------------- */
 
 static uint64_t tsc_begin(void)
@@ -94,12 +174,12 @@ static uint64_t tsc_begin(void)
 	return t;
 }
 
+/* lfence; rdtsc; lfence rather than rdtscp: the same ordering for this
+ * purpose, and valgrind (the cachegrind figures of row 11) cannot run
+ * rdtscp. */
 static uint64_t tsc_end(void)
 {
-	unsigned aux;
-	uint64_t t = __rdtscp(&aux);
-	_mm_lfence();
-	return t;
+	return tsc_begin();
 }
 
 static uint64_t now_ns(void)
@@ -136,9 +216,14 @@ int main(int argc, char **argv)
 {
 	uint64_t n = 40000;
 	int ev = 1, opt;
-	while ((opt = getopt(argc, argv, "n:e:")) != -1) {
+	/* -w 0 for cachegrind (bench/run row 11), where page faults cost
+	 * nothing and every launch counted should follow the eviction work. */
+	uint64_t warmup = 70000;
+	while ((opt = getopt(argc, argv, "n:e:w:")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 10);
+		else if (opt == 'w')
+			warmup = strtoull(optarg, NULL, 10);
 		else if (opt == 'e')
 			ev = atoi(optarg);
 		else
@@ -147,6 +232,12 @@ int main(int argc, char **argv)
 	/* A fixed scramble (an LCG permutation step), the same in every run. */
 	for (int i = 0; i < 512; i++)
 		order[i] = (uint16_t)((i * 173 + 71) % 512);
+	if (ev == 2) {
+		big = malloc(BIG_BYTES);
+		if (!big)
+			return 1;
+		memset(big, 1, BIG_BYTES);
+	}
 	enum { WARM = 3, MAX_BLOCKS = 1000 };
 	/* Blocks of 10,000 tight launches, or 2,000 with the eviction work
 	 * (which takes tens of us each). */
@@ -161,10 +252,10 @@ int main(int argc, char **argv)
 	 * every page of a default ring (65,536 records) has been written once:
 	 * a ring's pages are made resident as it fills (collector/ring.c), and
 	 * the first pass's page faults are not what a launch costs later. */
-	for (int w = 0; w < 7; w++) {
+	for (uint64_t w = 0; w < warmup; w += 10000) {
 		struct timespec pause = { 0, 30 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
-		for (int i = 0; i < 10000; i++)
+		for (uint64_t i = w; i < warmup && i < w + 10000; i++)
 			errors += launch_once();
 	}
 	for (uint64_t b = 0; b < WARM + nblocks; b++) {
@@ -174,7 +265,7 @@ int main(int argc, char **argv)
 		for (uint64_t i = 0; i < per_block; i++) {
 			if (ev) {
 				uint64_t e0 = tsc_begin();
-				x = evict(x);
+				x = ev == 2 ? evict_driver(x) : evict(x);
 				evict_ticks += tsc_end() - e0;
 			}
 			uint64_t t0 = tsc_begin();
