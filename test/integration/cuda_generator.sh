@@ -50,3 +50,11 @@ PY
 # make printed the same numbers.
 grep -q "^#define TP_CUDA_NFUNCS $(grep -c ' wrapped ' list.txt)\$" "$BUILD/gen/cuda_table.h" ||
 	die "build/gen/cuda_table.h and --list disagree"
+# The calls whose GPU activity or waits HTA links by correlation are numbered
+# (flag 8, TP_CUDA_F_CORR), event records included: a wait's cuda_sync event
+# names the record's correlation (wait_on_cuda_event_record_corr_id).
+for f in cudaLaunchKernel cuLaunchKernel cudaMemcpyAsync cudaStreamWaitEvent cudaEventRecord cuEventRecord; do
+	line=$(grep -E "X\([0-9]+, $f, " "$BUILD/gen/cuda_table.h") || die "$f not in the table"
+	flags=$(echo "$line" | sed -E 's/.*, ([0-9]+)\) \\$/\1/')
+	[ $(( flags & 8 )) -ne 0 ] || die "$f is not numbered for correlation: $line"
+done
