@@ -101,9 +101,9 @@ int64_t tp_threads_tid_of_cupti(uint32_t cupti_thread)
 	return -1;
 }
 
-/* Whether t has exited and its ring holds nothing more: its last records
- * are in window storage (or counted), so the ring can go even while a window
- * still needs t's name and counts. */
+/* Whether t has exited and neither its ring nor its stored queue holds
+ * anything more: its last records are converted (or counted), so the ring
+ * can go even while a window still needs t's name and counts. */
 static int thread_drained(struct tp_thread *t)
 {
 	/* Acquire pairs with the release store in on_thread_exit(): every record
@@ -113,7 +113,8 @@ static int thread_drained(struct tp_thread *t)
 	/* Acquire pairs with the release store of head in tp_ring_commit(). */
 	uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
-	return head == tail;
+	/* Records moved into the store are not converted yet either. */
+	return head == tail && !t->stored.records;
 }
 
 void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
