@@ -44,7 +44,9 @@ int tp_ring_init(struct tp_ring *r, uint64_t nslots)
 		return -errno;
 	r->slots = p;
 	r->mask = nslots - 1;
-	r->limit = nslots;
+	/* The first look at tail comes at half the ring, the high-water mark
+	 * (tp_ring_room_slow()). */
+	r->limit = nslots / 2;
 	if (whole) {
 		r->resident = nslots;
 	} else if (ring_populate(r, 0, first) < 0) {
@@ -114,7 +116,10 @@ int tp_ring_room_slow(struct tp_ring *r, uint64_t h, unsigned n)
 	 * reading the slots we are about to overwrite. */
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint64_t full = t + size;
-	if (h - t >= size / 2) {
+	/* wake_next: a full ring comes here on every call, and must not wake
+	 * the flush thread on each: once per half ring of head's progress. */
+	if (h - t >= size / 2 && h >= r->wake_next) {
+		r->wake_next = h + size / 2;
 		void (*wake)(void) = atomic_load_explicit(&ring_wake, memory_order_relaxed);
 		if (wake)
 			wake();

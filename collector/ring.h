@@ -36,6 +36,7 @@ struct tp_ring {
 	_Alignas(64) _Atomic uint64_t head; /* next slot to write */
 	uint64_t limit;			    /* head may grow up to this without a look at tail */
 	_Atomic uint64_t dropped;	    /* records lost to a full ring */
+	uint64_t wake_next;		    /* no high-water wake before head reaches this */
 	/* Immutable after creation; on the producer's line, which the hot path
 	 * reads anyway. */
 	uint64_t mask;
