@@ -35,7 +35,7 @@ int tp_store_enabled(void)
 	return S.max_chunks > 0;
 }
 
-static struct tp_store_chunk *chunk_get(void)
+static struct tp_store_chunk *chunk_get(int populate)
 {
 	struct tp_store_chunk *c = S.free;
 	if (c) {
@@ -44,10 +44,14 @@ static struct tp_store_chunk *chunk_get(void)
 	} else {
 		if (S.mapped >= S.max_chunks)
 			return NULL;
-		/* MAP_POPULATE: the pages are faulted in by one call, rather than
-		 * one fault per page while the records are copied. */
+		/* For a burst (a queue's second chunk, or more than 4096 records
+		 * to move), the pages are faulted in by one call (MAP_POPULATE):
+		 * a fault per page while copying made the move slower than the
+		 * producer (measured: 5-10x the drops).  Otherwise not: a thread
+		 * that made a few records must cost the pages it uses, not 1 MiB
+		 * (1,000 short threads, test/integration/rel_threads_mem.sh). */
 		void *p = mmap(NULL, TP_STORE_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
 		if (p == MAP_FAILED)
 			return NULL; /* as a full budget: the ring keeps the records */
 		c = p;
@@ -71,12 +75,18 @@ static void chunk_put(struct tp_store_chunk *c)
 	S.mapped--;
 }
 
-static int take_group(const struct tp_record *rec, unsigned n, void *ctx)
+struct take_ctx {
+	struct tp_store_queue *q;
+	int burst; /* more than a few pages of records to move */
+};
+
+static int take_group(const struct tp_record *rec, unsigned n, void *arg)
 {
-	struct tp_store_queue *q = ctx;
+	struct take_ctx *tc = arg;
+	struct tp_store_queue *q = tc->q;
 	struct tp_store_chunk *c = q->last;
 	if (!c || c->wr + n > STORE_CHUNK_RECS) {
-		struct tp_store_chunk *nc = chunk_get();
+		struct tp_store_chunk *nc = chunk_get(c != NULL || tc->burst);
 		if (!nc)
 			return 0;
 		if (c)
@@ -95,7 +105,12 @@ uint64_t tp_store_take(struct tp_store_queue *q, struct tp_ring *r)
 {
 	if (!S.max_chunks || !r->slots)
 		return 0;
-	return tp_ring_take(r, take_group, q);
+	/* Relaxed: an estimate, to choose how to map; tp_ring_take() does its
+	 * own acquire load of head. */
+	uint64_t pending = atomic_load_explicit(&r->head, memory_order_relaxed) -
+			   atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct take_ctx tc = { q, pending > 4096 };
+	return tp_ring_take(r, take_group, &tc);
 }
 
 uint64_t tp_store_convert(struct tp_store_queue *q, tp_ring_fn fn, void *ctx,
