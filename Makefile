@@ -174,6 +174,8 @@ $(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/tr
 	    -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
 bench: $(BENCH_STANDIN) $(BENCH_PROGS)
+# test/integration/rel_burst.sh runs the bench's launch loop.
+check: $(BENCH_STANDIN) $(BENCH_PROGS)
 
 # ---- CUDA test stand-ins (test/standin) ----
 # Test-only libcuda.so.1 / libcudart.so.13 that succeed without a GPU, a

@@ -17,6 +17,7 @@
 #include "collector/convert.h"
 #include "collector/emit.h"
 #include "collector/rotate.h"
+#include "collector/store.h"
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "common/fd.h"
@@ -135,6 +136,17 @@ static void fl_wake(void)
 	 * acquire load of the word in flush_main(). */
 	atomic_fetch_add_explicit(&F.wake, 1, memory_order_release);
 	fl_futex(&F.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* The rings' high-water hook (tp_ring_set_wake()): a producer whose ring is
+ * half full wakes the thread, which then moves the records into the store.
+ * Runs on any recording thread, signal handlers included: fl_wake(), which
+ * is async-signal-safe, with errno kept. */
+static void fl_wake_hint(void)
+{
+	int saved = errno;
+	fl_wake();
+	errno = saved;
 }
 
 /* Waits until the final save is done, at most timeout_ms.  Returns 0 when
@@ -426,16 +438,84 @@ static void on_record_cut(const struct tp_record *r, void *arg)
 			"still buffered are not written, and counted as events_cut_at_exit");
 }
 
-static void drain_all(void)
+/* Groups converted from one thread's store between looks at the clock. */
+#define DRAIN_SLICE 256
+/* While converting, the rings are emptied into the store at least this
+ * often: a ring of 65,536 records takes 1.6 ms to fill at 25 ns a call, and
+ * the producer wakes the thread at half of it. */
+#define DRAIN_MOVE_NS 250000ULL
+/* A pass that still has a backlog ends after this long, so that the
+ * plugins' passes (CUPTI buffers, the sampler) and an exit request are not
+ * held up by a long conversion. */
+#define DRAIN_PASS_NS 50000000ULL
+
+static int cut_due(void)
+{
+	uint64_t cut = atomic_load_explicit(&F.cut_ns, memory_order_relaxed);
+	return cut != 0 && tp_clock_monotonic_ns() > cut;
+}
+
+/* Every ring into its thread's store, as far as the budget allows.  Returns
+ * the records moved. */
+static uint64_t move_all(void)
+{
+	uint64_t n = 0;
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
+		n += tp_store_take(&t->stored, &t->ring);
+	return n;
+}
+
+/* The final save's drain: each thread's stored records, then what its ring
+ * still holds (newer), converted in order; past the cut, only counted. */
+static void drain_final(void)
 {
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
-		struct drain_ctx c = { t, 0, 0 };
-		uint64_t cut = atomic_load_explicit(&F.cut_ns, memory_order_relaxed);
-		/* Out of time at exit: empty the ring, counted.  A busy machine
-		 * (the program's threads keep the CPUs) cannot make the exit
-		 * wait for every record's conversion. */
-		c.cut = cut != 0 && tp_clock_monotonic_ns() > cut;
+		/* Out of time at exit: empty the store and the ring, counted.  A
+		 * busy machine (the program's threads keep the CPUs) cannot make
+		 * the exit wait for every record's conversion. */
+		struct drain_ctx c = { t, 0, cut_due() };
+		tp_store_convert(&t->stored, on_record, &c, UINT64_MAX);
+		c.cut = c.cut || cut_due();
 		tp_ring_consume(&t->ring, on_record, &c);
+	}
+}
+
+/* A pass's drain: the rings are moved into the store at memory speed, and
+ * converted from there in slices, with moves in between, so that a slow
+ * writer (zstd, a busy disk) does not let the rings fill.  Returns 1 when
+ * records are left in the store at the end (a backlog), else 0. */
+static int drain_all(void)
+{
+	if (!tp_store_enabled()) {
+		/* TRACEPROF_MAX_BUFFER_MB=0: straight from the rings. */
+		for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+			struct drain_ctx c = { t, 0, 0 };
+			tp_ring_consume(&t->ring, on_record, &c);
+		}
+		return 0;
+	}
+	uint64_t start = tp_clock_monotonic_ns(), last_move = start;
+	for (;;) {
+		uint64_t moved = move_all();
+		uint64_t left = 0;
+		for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+			if (!t->stored.records)
+				continue;
+			struct drain_ctx c = { t, 0, 0 };
+			tp_store_convert(&t->stored, on_record, &c, DRAIN_SLICE);
+			left += t->stored.records;
+			uint64_t now = tp_clock_monotonic_ns();
+			if (now - last_move >= DRAIN_MOVE_NS) {
+				moved += move_all();
+				last_move = now;
+			}
+		}
+		if (!left && !moved)
+			return 0;
+		if (tp_clock_monotonic_ns() - start > DRAIN_PASS_NS) {
+			move_all();
+			return 1;
+		}
 	}
 }
 
@@ -678,7 +758,8 @@ static void log_control_warnings(void)
 		tp_warn("trigger ignored: at most 64 captures per process");
 }
 
-static void run_pass(void)
+/* One pass; returns 1 when a backlog is left in the store. */
+static int run_pass(void)
 {
 	uint64_t now = tp_clock_monotonic_ns();
 	F.pass++;
@@ -691,13 +772,19 @@ static void run_pass(void)
 			F.plugins[i]->pass(now);
 	/* Drain first: records advance the bookkeeping as they come, so the
 	 * windows of short steps are still open when their records arrive. */
-	drain_all();
+	int backlog = drain_all();
 	advance_to(tp_control_current_step());
-	finalize_windows(0);
+	/* With a backlog, records of a closed window may still be in the store:
+	 * windows wait for the pass that converts everything. */
+	if (!backlog)
+		finalize_windows(0);
 	tp_threads_reap(thread_in_use, NULL);
 	log_control_warnings();
-	/* Pairs with the acquire load in tp_flush_sync(). */
-	atomic_fetch_add_explicit(&F.passes_done, 1, memory_order_release);
+	/* Pairs with the acquire load in tp_flush_sync(): a whole pass means
+	 * every record moved before it is converted. */
+	if (!backlog)
+		atomic_fetch_add_explicit(&F.passes_done, 1, memory_order_release);
+	return backlog;
 }
 
 /* torch's stop(): the current step's ProfilerStep record ends now, written
@@ -724,7 +811,7 @@ static void final_save(void)
 	for (int i = 0; i < F.nplugins; i++)
 		if (F.plugins[i]->pass)
 			F.plugins[i]->pass(tp_clock_monotonic_ns());
-	drain_all();
+	drain_final();
 	advance_to(step);
 	if (tp_schedule_transition(tp_control_action(F.seen_step), TP_ACT_EXIT) & TP_TR_STOP)
 		window_close(F.seen_step, 1);
@@ -763,6 +850,7 @@ static void *flush_main(void *arg)
 	uint64_t last_alone_check = F.last_recal_ns;
 	/* Acquire pairs with the release add in fl_wake(). */
 	uint32_t seen = atomic_load_explicit(&F.wake, memory_order_acquire);
+	int backlog = 0;
 	/* Pairs with the release stores in tp_flush_finish*(). */
 	while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
 		uint64_t now = tp_clock_monotonic_ns();
@@ -773,10 +861,12 @@ static void *flush_main(void *arg)
 			if (only_flush_thread_left())
 				exit(0);
 		}
-		/* Returns at once when a wake came since `seen` was read. */
+		/* Returns at once when a wake came since `seen` was read.  With
+		 * a backlog in the store, the next pass goes on without a wait. */
 		struct timespec ts = { (time_t)(F.cfg.flush_ms / 1000),
 				       (long)(F.cfg.flush_ms % 1000) * 1000000L };
-		fl_futex(&F.wake, FUTEX_WAIT_PRIVATE, seen, &ts);
+		if (!backlog)
+			fl_futex(&F.wake, FUTEX_WAIT_PRIVATE, seen, &ts);
 		seen = atomic_load_explicit(&F.wake, memory_order_acquire);
 		if (atomic_load_explicit(&F.finish_req, memory_order_acquire)) {
 			/* The final save, for exit() or a signal, runs here and
@@ -790,7 +880,7 @@ static void *flush_main(void *arg)
 			pthread_detach(pthread_self());
 			break;
 		}
-		run_pass();
+		backlog = run_pass();
 	}
 	return NULL;
 }
@@ -859,6 +949,8 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 			F.plugins[k++] = F.plugins[i];
 	F.nplugins = k;
 	init_windows();
+	tp_store_configure(cfg->max_buffer_mb * 1024 * 1024);
+	tp_ring_set_wake(fl_wake_hint);
 	/* Relative folders stay relative to this working directory, whatever
 	 * chdir() the program makes (format/sink.h).  Without it (no getcwd),
 	 * they follow the working directory, as before. */
@@ -949,6 +1041,7 @@ void tp_flush_after_fork_child(int follow)
 	F.nwin = 0;
 	F.running = 0;
 	tp_threads_after_fork_child();
+	tp_store_after_fork_child();
 	tp_rotate_forget();
 	atomic_store_explicit(&F.finish_req, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.saved, 0, memory_order_relaxed);

@@ -44,7 +44,9 @@ int tp_ring_init(struct tp_ring *r, uint64_t nslots)
 		return -errno;
 	r->slots = p;
 	r->mask = nslots - 1;
-	r->limit = nslots;
+	/* The first look at tail comes at half the ring, the high-water mark
+	 * (tp_ring_room_slow()). */
+	r->limit = nslots / 2;
 	if (whole) {
 		r->resident = nslots;
 	} else if (ring_populate(r, 0, first) < 0) {
@@ -96,6 +98,39 @@ uint64_t tp_ring_resident_bytes(const struct tp_ring *r)
 	return r->slots ? r->resident * sizeof(struct tp_record) : 0;
 }
 
+/* The high-water hook.  Relaxed: a function pointer set once before the flush
+ * thread starts, to a function that lives as long as the library; a producer
+ * that still reads NULL merely does not wake the thread early. */
+static void (*_Atomic ring_wake)(void);
+
+void tp_ring_set_wake(void (*wake)(void))
+{
+	atomic_store_explicit(&ring_wake, wake, memory_order_relaxed);
+}
+
+int tp_ring_room_slow(struct tp_ring *r, uint64_t h, unsigned n)
+{
+	uint64_t size = r->mask + 1;
+	/* Acquire pairs with the consumer's release store of tail in
+	 * tp_ring_consume() and tp_ring_take(): the consumer has finished
+	 * reading the slots we are about to overwrite. */
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint64_t full = t + size;
+	/* wake_next: a full ring comes here on every call, and must not wake
+	 * the flush thread on each: once per half ring of head's progress. */
+	if (h - t >= size / 2 && h >= r->wake_next) {
+		r->wake_next = h + size / 2;
+		void (*wake)(void) = atomic_load_explicit(&ring_wake, memory_order_relaxed);
+		if (wake)
+			wake();
+	}
+	/* Come back here after another half ring at the latest, so that a ring
+	 * that fills is seen at its high-water mark. */
+	uint64_t next = h + size / 2;
+	r->limit = next < full ? next : full;
+	return h + n <= full;
+}
+
 uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx)
 {
 	/* Acquire pairs with the release store of head in tp_ring_commit(). */
@@ -130,8 +165,43 @@ uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx)
 		groups++;
 	}
 	/* Release pairs with the producer's acquire load of tail in
-	 * tp_ring_room(): we are done reading the slots before the producer
+	 * tp_ring_room_slow(): we are done reading the slots before the producer
 	 * may reuse them. */
 	atomic_store_explicit(&r->tail, t, memory_order_release);
 	return groups;
+}
+
+uint64_t tp_ring_take(struct tp_ring *r, tp_ring_take_fn fn, void *ctx)
+{
+	/* Acquire pairs with the release store of head in tp_ring_commit(). */
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t t0 = t;
+	/* Read once, as in tp_ring_consume(): they share the producer's line. */
+	const uint64_t mask = r->mask;
+	const struct tp_record *slots = r->slots;
+	struct tp_record copy[1 + TP_REC_MAX_EXTRA];
+
+	while (t < h) {
+		const struct tp_record *rec = &slots[t & mask];
+		unsigned n = 1u + rec->nextra;
+		if (n > 1 + TP_REC_MAX_EXTRA || t + n > h) {
+			/* A broken record, as in tp_ring_consume(): skipped. */
+			t++;
+			continue;
+		}
+		if (((t + n - 1) & mask) < (t & mask)) {
+			for (unsigned i = 0; i < n; i++)
+				copy[i] = slots[(t + i) & mask];
+			rec = copy;
+		}
+		if (!fn(rec, n, ctx))
+			break;
+		t += n;
+	}
+	/* Release pairs with the producer's acquire load of tail in
+	 * tp_ring_room_slow(): the slots are read before they may be reused. */
+	if (t != t0)
+		atomic_store_explicit(&r->tail, t, memory_order_release);
+	return t - t0;
 }

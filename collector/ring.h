@@ -36,6 +36,7 @@ struct tp_ring {
 	_Alignas(64) _Atomic uint64_t head; /* next slot to write */
 	uint64_t limit;			    /* head may grow up to this without a look at tail */
 	_Atomic uint64_t dropped;	    /* records lost to a full ring */
+	uint64_t wake_next;		    /* no high-water wake before head reaches this */
 	/* Immutable after creation; on the producer's line, which the hot path
 	 * reads anyway. */
 	uint64_t mask;
@@ -69,17 +70,26 @@ void tp_ring_prefault(struct tp_ring *r);
 /* Resident bytes of the slots, for tests. */
 uint64_t tp_ring_resident_bytes(const struct tp_ring *r);
 
-/* Producer: whether n more records fit after head h.  Reloads tail only when
- * the private limit says the ring may be full. */
+/* Producer, slow path of tp_ring_room(): reloads tail, wakes the flush
+ * thread when the ring is at least half full (the high-water mark), and sets
+ * the private limit to the next half ring or the end of the room, whichever
+ * comes first.  So it runs at most once per half ring of records, and wakes
+ * at most once per half ring: no lock, and one futex(FUTEX_WAKE) at most,
+ * the flush thread's existing wake.  Preserves errno. */
+int tp_ring_room_slow(struct tp_ring *r, uint64_t h, unsigned n);
+
+/* The function tp_ring_room_slow() calls at the high-water mark (NULL: none).
+ * Set by the flush thread's start; must be async-signal-safe and preserve
+ * errno, since any recording thread, signal handlers included, calls it. */
+void tp_ring_set_wake(void (*wake)(void));
+
+/* Producer: whether n more records fit after head h.  Looks at tail only
+ * when the private limit is reached (tp_ring_room_slow()). */
 static inline __attribute__((always_inline)) int tp_ring_room(struct tp_ring *r, uint64_t h, unsigned n)
 {
 	if (__builtin_expect(h + n <= r->limit, 1))
 		return 1;
-	/* Acquire pairs with the consumer's release store of tail in
-	 * tp_ring_consume(): the consumer has finished reading the slots we
-	 * are about to overwrite. */
-	r->limit = atomic_load_explicit(&r->tail, memory_order_acquire) + r->mask + 1;
-	return h + n <= r->limit;
+	return tp_ring_room_slow(r, h, n);
 }
 
 /* Producer: reserves n consecutive records (n <= 1 + TP_REC_MAX_EXTRA).
@@ -138,5 +148,11 @@ static inline void tp_ring_drop(struct tp_ring *r)
  * wrap), then frees the slots.  Returns the number of groups consumed. */
 typedef void (*tp_ring_fn)(const struct tp_record *rec, void *ctx);
 uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx);
+
+/* Consumer: as tp_ring_consume(), but fn(rec, n, ctx) may refuse a group of n
+ * records by returning 0: the group and the ones after it stay in the ring.
+ * Returns the number of records (not groups) taken. */
+typedef int (*tp_ring_take_fn)(const struct tp_record *rec, unsigned n, void *ctx);
+uint64_t tp_ring_take(struct tp_ring *r, tp_ring_take_fn fn, void *ctx);
 
 #endif

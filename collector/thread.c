@@ -101,10 +101,10 @@ int64_t tp_threads_tid_of_cupti(uint32_t cupti_thread)
 	return -1;
 }
 
-/* Whether t has exited and its ring holds nothing more: its last records
- * are in window storage (or counted), so the ring can go even while a window
- * still needs t's name and counts. */
-static int thread_drained(struct tp_thread *t)
+/* Whether t has exited and its ring holds nothing more: its last records are
+ * in the store or converted (or counted), so the ring can go even while the
+ * store or a window still needs t. */
+static int ring_drained(struct tp_thread *t)
 {
 	/* Acquire pairs with the release store in on_thread_exit(): every record
 	 * t committed is visible, so head below is its last. */
@@ -116,6 +116,13 @@ static int thread_drained(struct tp_thread *t)
 	return head == tail;
 }
 
+/* ring_drained(), and the records moved into the store are converted too:
+ * the state can go. */
+static int thread_drained(struct tp_thread *t)
+{
+	return ring_drained(t) && !t->stored.records;
+}
+
 void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
 {
 	/* Resident memory follows the live threads: a drained ring of an exited
@@ -123,7 +130,7 @@ void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
 	 * window needs it), and a live ring is made resident ahead of its
 	 * producer. */
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
-		if (thread_drained(t))
+		if (ring_drained(t))
 			tp_ring_destroy(&t->ring);
 		else if (!atomic_load_explicit(&t->dead, memory_order_relaxed))
 			tp_ring_prefault(&t->ring);

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "collector/ring.h"
+#include "collector/store.h"
 
 /* 1: the x86-64 assembly wrappers test "tp_self <= 1" for NULL or gone
  * (scripts/gen-cuda-wrappers), as tp_emit_self() does in C. */
@@ -50,6 +51,7 @@ struct tp_thread {
 	_Atomic int dead;
 	struct tp_thread *next; /* registry link, see tp_threads_push() */
 	/* Flush thread only. */
+	struct tp_store_queue stored; /* records moved out of the ring, not yet converted */
 	uint64_t serial;	   /* registration order, for sort indices */
 	uint64_t drops_attributed; /* drops already written into a trace */
 	uint64_t drops_window;	   /* of those, the ones of the window being saved */

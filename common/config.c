@@ -12,7 +12,7 @@ const char *const tp_config_names[] = {
 	"TRACEPROF_ENABLE",	  "TRACEPROF_LOG",	     "TRACEPROF_SCHEDULE",
 	"TRACEPROF_FOLDER",	  "TRACEPROF_FILENAME",	     "TRACEPROF_RUN_NAME",
 	"TRACEPROF_NUM_TRACES_TO_KEEP", "TRACEPROF_OVERWRITE", "TRACEPROF_BUFFER_EVENTS",
-	"TRACEPROF_FLUSH_MS",	  "TRACEPROF_CLOCK",	     "TRACEPROF_STEP",
+	"TRACEPROF_FLUSH_MS",	  "TRACEPROF_MAX_BUFFER_MB", "TRACEPROF_CLOCK",	     "TRACEPROF_STEP",
 	"TRACEPROF_TRIGGER",	  "TRACEPROF_TRIGGER_STEPS", "TRACEPROF_CUPTI",
 	"TRACEPROF_CUDA_CALLS",
 	"TRACEPROF_WITH_STACK",	  "TRACEPROF_STACK_DEPTH",   "TRACEPROF_PYTHON_STACK",
@@ -336,6 +336,9 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 	if (parse_int(&c, "TRACEPROF_FLUSH_MS", 1, 10000, 10, &x))
 		return -1;
 	cfg->flush_ms = (uint64_t)x;
+	if (parse_int(&c, "TRACEPROF_MAX_BUFFER_MB", 0, 1 << 20, 512, &x))
+		return -1;
+	cfg->max_buffer_mb = (uint64_t)x;
 	if (parse_int(&c, "TRACEPROF_EXIT_TIMEOUT_S", 1, 86400, 60, &x))
 		return -1;
 	cfg->exit_timeout_s = (uint64_t)x;
@@ -508,6 +511,8 @@ void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *c
 	fn("TRACEPROF_BUFFER_EVENTS", b, ctx);
 	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->flush_ms);
 	fn("TRACEPROF_FLUSH_MS", b, ctx);
+	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->max_buffer_mb);
+	fn("TRACEPROF_MAX_BUFFER_MB", b, ctx);
 	fn("TRACEPROF_CLOCK", cfg->clock == TP_CLOCK_TSC ? "tsc" : "monotonic", ctx);
 	if (cfg->step_source == TP_STEP_API)
 		tp_format(b, sizeof(b), "%s", cfg->step_arg[0] ? cfg->step_arg : "api");

@@ -39,6 +39,7 @@ struct tp_config {
 	int overwrite;
 	uint64_t buffer_events; /* ring slots per thread, a power of two */
 	uint64_t flush_ms;
+	uint64_t max_buffer_mb; /* the flush thread's store of raw records; 0: none */
 	uint64_t exit_timeout_s; /* the longest the exiting thread waits for the final save */
 	int clock; /* enum tp_clock_source */
 	int step_source;

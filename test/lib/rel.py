@@ -75,9 +75,14 @@ def load_all(folder):
 
 
 def thread_totals(traces):
-    """{tid: [written, dropped]} summed over the footers of all traces."""
+    """{tid: [written, dropped]} summed over the footers of all windows.
+
+    Every part of a window carries the window's counts: only part 1 is
+    counted."""
     tot = {}
     for t in traces.values():
+        if t["traceprof"].get("part", 1) != 1:
+            continue
         for th in t["traceprof"]["threads"]:
             w = tot.setdefault(th["tid"], [0, 0])
             w[0] += th["events_written"]

@@ -251,6 +251,78 @@ START_TEST(test_emit_named_truncates_and_flags)
 }
 END_TEST
 
+static int wakes;
+
+static void count_wake(void)
+{
+	wakes++;
+}
+
+/* The high-water mark: a producer wakes the flush thread when its ring is
+ * half full, at most once per half ring, and a full ring that drops every
+ * call does not wake on each. */
+START_TEST(test_high_water_wakes_once_per_half_ring)
+{
+	struct tp_ring r;
+	ck_assert_int_eq(tp_ring_init(&r, 64), 0);
+	tp_ring_set_wake(count_wake);
+	wakes = 0;
+	uint64_t seq = 0;
+	for (int i = 0; i < 31; i++)
+		ck_assert_int_eq(put(&r, seq++, 0), 1);
+	ck_assert_int_eq(wakes, 0);
+	ck_assert_int_eq(put(&r, seq++, 0), 1); /* the 33rd record: half full */
+	ck_assert_int_eq(put(&r, seq++, 0), 1);
+	ck_assert_int_eq(wakes, 1);
+	while (put(&r, seq++, 0))
+		;
+	ck_assert_int_eq(wakes, 2); /* full */
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(put(&r, seq++, 0), 0);
+	ck_assert_int_eq(wakes, 2); /* dropping: no wake per call */
+	struct sink s = { 0 };
+	ck_assert_uint_eq(tp_ring_consume(&r, count, &s), 64);
+	/* A drained ring: the next half ring goes without a wake. */
+	for (int i = 0; i < 32; i++)
+		ck_assert_int_eq(put(&r, seq++, 0), 1);
+	ck_assert_int_eq(wakes, 2);
+	ck_assert_int_eq(put(&r, seq++, 0), 1);
+	ck_assert_int_eq(wakes, 3);
+	tp_ring_set_wake(NULL);
+	tp_ring_destroy(&r);
+}
+END_TEST
+
+/* tp_ring_take(): a refused group stays in the ring, in order. */
+static uint64_t taken_records;
+
+static int take_upto(const struct tp_record *rec, unsigned n, void *ctx)
+{
+	if (taken_records + n > 10)
+		return 0;
+	taken_records += n;
+	count(rec, ctx);
+	return 1;
+}
+
+START_TEST(test_take_stops_where_refused)
+{
+	struct tp_ring r;
+	ck_assert_int_eq(tp_ring_init(&r, 64), 0);
+	for (uint64_t i = 0; i < 8; i++)
+		ck_assert_int_eq(put(&r, i, (unsigned)(i % 2)), 1); /* 12 records */
+	struct sink s = { 0 };
+	taken_records = 0;
+	/* Groups of 1 and 2 records: 1+2+1+2+1+2+1 = 10, the next would pass it. */
+	ck_assert_uint_eq(tp_ring_take(&r, take_upto, &s), 10);
+	struct sink rest = { .next_seq = s.next_seq };
+	ck_assert_uint_eq(tp_ring_consume(&r, count, &rest), 1);
+	ck_assert_int_eq(rest.out_of_order, 0);
+	ck_assert_uint_eq(rest.next_seq, 8);
+	tp_ring_destroy(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("ring");
@@ -262,6 +334,8 @@ int main(void)
 	tcase_add_test(tc, test_wraparound_with_extras);
 	tcase_add_test(tc, test_stress_read_plus_dropped_equals_produced);
 	tcase_add_test(tc, test_emit_named_truncates_and_flags);
+	tcase_add_test(tc, test_high_water_wakes_once_per_half_ring);
+	tcase_add_test(tc, test_take_stops_where_refused);
 	suite_add_tcase(su, tc);
 	return tp_check_run(su);
 }
