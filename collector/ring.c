@@ -131,38 +131,50 @@ int tp_ring_room_slow(struct tp_ring *r, uint64_t h, unsigned n)
 	return h + n <= full;
 }
 
+/* The group of records at position t of a ring holding up to h, for the two
+ * consumers below.  Returns it (a contiguous copy in copy[] when it wraps
+ * around the end of the slots) and its length in *n; or NULL, with *n = 1,
+ * for a broken record, which cannot happen with a correct producer (a group
+ * is published at once): the caller skips it rather than read garbage.
+ * mask and slots are passed in, read once by the caller: they share the
+ * producer's cache line, and reading them per group would pull that line
+ * away from the producer after each of its stores of head. */
+static inline const struct tp_record *ring_group(const struct tp_record *slots, uint64_t mask,
+						 uint64_t t, uint64_t h, struct tp_record *copy,
+						 unsigned *n)
+{
+	const struct tp_record *rec = &slots[t & mask];
+	*n = 1u + rec->nextra;
+	if (*n > 1 + TP_REC_MAX_EXTRA || t + *n > h) {
+		*n = 1;
+		return NULL;
+	}
+	if (((t + *n - 1) & mask) < (t & mask)) {
+		for (unsigned i = 0; i < *n; i++)
+			copy[i] = slots[(t + i) & mask];
+		rec = copy;
+	}
+	return rec;
+}
+
 uint64_t tp_ring_consume(struct tp_ring *r, tp_ring_fn fn, void *ctx)
 {
 	/* Acquire pairs with the release store of head in tp_ring_commit(). */
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	/* mask and slots share the producer's cache line: read them once, so
-	 * that the loop below does not pull that line away from the producer
-	 * after each of its stores of head. */
 	const uint64_t mask = r->mask;
 	const struct tp_record *slots = r->slots;
 	uint64_t groups = 0;
 	struct tp_record copy[1 + TP_REC_MAX_EXTRA];
 
 	while (t < h) {
-		const struct tp_record *rec = &slots[t & mask];
-		unsigned n = 1u + rec->nextra;
-		if (n > 1 + TP_REC_MAX_EXTRA || t + n > h) {
-			/* Cannot happen with a correct producer: a group is published at
-			 * once.  Skip the broken record rather than read garbage. */
-			t++;
-			continue;
+		unsigned n;
+		const struct tp_record *rec = ring_group(slots, mask, t, h, copy, &n);
+		if (rec) {
+			fn(rec, ctx);
+			groups++;
 		}
-		if (((t + n - 1) & mask) < (t & mask)) {
-			/* The group wraps around the end of the slots: hand the
-			 * callback a contiguous copy. */
-			for (unsigned i = 0; i < n; i++)
-				copy[i] = slots[(t + i) & mask];
-			rec = copy;
-		}
-		fn(rec, ctx);
 		t += n;
-		groups++;
 	}
 	/* Release pairs with the producer's acquire load of tail in
 	 * tp_ring_room_slow(): we are done reading the slots before the producer
@@ -177,25 +189,14 @@ uint64_t tp_ring_take(struct tp_ring *r, tp_ring_take_fn fn, void *ctx)
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint64_t t0 = t;
-	/* Read once, as in tp_ring_consume(): they share the producer's line. */
 	const uint64_t mask = r->mask;
 	const struct tp_record *slots = r->slots;
 	struct tp_record copy[1 + TP_REC_MAX_EXTRA];
 
 	while (t < h) {
-		const struct tp_record *rec = &slots[t & mask];
-		unsigned n = 1u + rec->nextra;
-		if (n > 1 + TP_REC_MAX_EXTRA || t + n > h) {
-			/* A broken record, as in tp_ring_consume(): skipped. */
-			t++;
-			continue;
-		}
-		if (((t + n - 1) & mask) < (t & mask)) {
-			for (unsigned i = 0; i < n; i++)
-				copy[i] = slots[(t + i) & mask];
-			rec = copy;
-		}
-		if (!fn(rec, n, ctx))
+		unsigned n;
+		const struct tp_record *rec = ring_group(slots, mask, t, h, copy, &n);
+		if (rec && !fn(rec, n, ctx))
 			break;
 		t += n;
 	}
