@@ -5,6 +5,7 @@ import os
 import re
 
 from .pftrace import PFTRACE_RE
+from .reader import JSON_RE
 from .util import err, fail
 
 
@@ -29,7 +30,7 @@ def merge_inputs(args, cmd="merge"):
                 fail("%s: cannot list it: %s" % (a, e.strerror or e), 1)
             found = sorted(
                 os.path.join(a, n) for n in names
-                if not n.startswith(".") and re.search(r"\.json(\.gz|\.zst)?$", n))
+                if not n.startswith(".") and JSON_RE.search(n))
             pf = sorted(os.path.join(a, n) for n in names
                         if not n.startswith(".") and PFTRACE_RE.search(n))
             if pf and not found:

@@ -7,10 +7,15 @@ import codecs
 import gzip
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
 import zlib
+
+
+# The names of JSON trace files, plain or compressed.
+JSON_RE = re.compile(r"\.json(\.gz|\.zst)?$")
 
 
 class TraceError(Exception):

@@ -4,10 +4,10 @@ program starts), and the list of files written, printed at the end."""
 
 import glob
 import os
-import re
 import sys
 
 from .options import TEMPLATE_VARS
+from .reader import JSON_RE
 from .tail import footer_drops
 from .util import err, human_bytes, natural_key
 
@@ -107,7 +107,7 @@ def report_files(before, after, folder, keep0=False):
     err("%d trace file%s written:" % (len(new), "" if len(new) == 1 else "s"))
     total_drops = 0
     for path in new:
-        drops = footer_drops(path) if re.search(r"\.json(\.gz|\.zst)?$", path) else None
+        drops = footer_drops(path) if JSON_RE.search(path) else None
         size = after[path][2]
         note = ""
         if drops:
