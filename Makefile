@@ -101,8 +101,13 @@ $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/traceprof: scripts/traceprof
+# The command: a launcher and its package (scripts/tpcli), copied side by
+# side; a module gone from scripts/tpcli goes from the copy too.
+TPCLI_PY := $(wildcard scripts/tpcli/*.py)
+
+$(BUILD)/traceprof: scripts/traceprof $(TPCLI_PY)
 	@mkdir -p $(BUILD)
+	rm -rf $(BUILD)/tpcli && mkdir -p $(BUILD)/tpcli && cp $(TPCLI_PY) $(BUILD)/tpcli/
 	cp scripts/traceprof $@ && chmod +x $@
 
 $(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(wildcard test/unit/*.h) | preflight
@@ -276,16 +281,18 @@ check: $(STANDIN_BINS)
 
 # ---- install / uninstall ----
 # make install [PREFIX=/usr/local] [DESTDIR=...] installs the library, the
-# header, the `traceprof` command, the Python hook (traceprof.py) and a
-# pkg-config file; make uninstall removes exactly those files.
+# header, the `traceprof` command (bin/traceprof, a launcher, and its package
+# in lib/traceprof/tpcli), the Python hook (traceprof.py) and a pkg-config
+# file; make uninstall removes exactly those files.
 PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
 INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
                  $(PREFIX)/bin/traceprof $(PYTHON_DIR)/traceprof.py \
                  $(PREFIX)/lib/pkgconfig/traceprof.pc \
                  $(PREFIX)/lib/traceprof/pyboot/sitecustomize.py \
-                 $(PREFIX)/lib/traceprof/pyboot/traceprof_torch.py
+                 $(PREFIX)/lib/traceprof/pyboot/traceprof_torch.py \
+                 $(addprefix $(PREFIX)/lib/traceprof/tpcli/,$(notdir $(TPCLI_PY)))
 
-install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
+install: $(LIB) scripts/traceprof $(TPCLI_PY) scripts/traceprof.py preload/traceprof.h
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)$(PYTHON_DIR) $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtraceprof.so
@@ -293,6 +300,8 @@ install: $(LIB) scripts/traceprof scripts/traceprof.py preload/traceprof.h
 	sed 's/^VERSION = "@VERSION@"/VERSION = "$(VERSION)"/' scripts/traceprof \
 	    > $(DESTDIR)$(PREFIX)/bin/traceprof
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/traceprof
+	install -d $(DESTDIR)$(PREFIX)/lib/traceprof/tpcli
+	install -m 0644 $(TPCLI_PY) $(DESTDIR)$(PREFIX)/lib/traceprof/tpcli/
 	install -m 0644 scripts/traceprof.py $(DESTDIR)$(PYTHON_DIR)/traceprof.py
 	install -d $(DESTDIR)$(PREFIX)/lib/traceprof/pyboot
 	install -m 0644 scripts/pyboot/sitecustomize.py scripts/pyboot/traceprof_torch.py \

@@ -1,0 +1,63 @@
+"""The `traceprof` command line: COMMAND dispatch, the usage text,
+--version; and launch(), the launcher's way in (exit statuses of a closed
+pipe and of ^C)."""
+
+import os
+import sys
+
+from . import sigmask, util
+from .util import fail, version
+
+
+USAGE = """usage: traceprof COMMAND ...
+
+commands:
+  run [OPTIONS] -- PROGRAM [ARGS...]   run PROGRAM with the profiler preloaded
+  merge [-o OUT] FILES... | FOLDER      merge the per-rank traces of one job
+  summary FILE [--by all|api|kernel|marker|step] [--top N] [--csv]
+                                        print a key_averages-style table
+  summary FILES... | FOLDER --by rank   step times per rank; names the straggler
+  --version                             print the version
+
+`traceprof COMMAND --help` shows the options of one command.
+Traces open in https://ui.perfetto.dev (Open trace file) or chrome://tracing.
+"""
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return 0 if argv else 2
+    if argv[0] in ("--version", "-V", "version"):
+        print("traceprof %s" % version())
+        return 0
+    cmd, rest = argv[0], argv[1:]
+    # Each command imports its own modules only: `run` starts the program
+    # sooner without the readers and writers of merge and summary.
+    if cmd == "run":
+        from .run import cmd_run
+        return cmd_run(rest)
+    if cmd == "merge":
+        from .merge import cmd_merge
+        return cmd_merge(rest)
+    if cmd == "summary":
+        from .summary import cmd_summary
+        return cmd_summary(rest)
+    sys.stderr.write(USAGE)
+    fail("unknown command '%s'" % cmd)
+
+
+def launch(argv, script_dir, version_text):
+    """Runs the command line argv (without the program's name) and exits.
+    script_dir: the launcher's folder; version_text: its VERSION."""
+    sigmask.block_for_run(argv)
+    util.setup(script_dir, version_text)
+    try:
+        sys.exit(main(argv))
+    except BrokenPipeError:
+        try:
+            sys.stdout = None
+        finally:
+            os._exit(141)
+    except KeyboardInterrupt:
+        sys.exit(130)

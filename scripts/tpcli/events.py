@@ -1,0 +1,36 @@
+"""What summary reads in an event: its group (CUDA API, GPU activity,
+marker, step) and its numbers."""
+
+import math
+import re
+
+
+API_CATS = {"cuda_runtime", "cuda_driver"}
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+MARKER_CATS = {"user_annotation", "gpu_user_annotation"}
+STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
+
+
+def selected(by, cat, name):
+    is_step = bool(STEP_RE.match(name))
+    if by == "all":
+        return not is_step
+    if by == "api":
+        return cat in API_CATS
+    if by == "kernel":
+        return cat in GPU_CATS
+    if by == "marker":
+        return cat in MARKER_CATS and not is_step
+    return is_step
+
+
+def finite_num(v):
+    """v as a finite float, or None (not a number, NaN, infinite, or an
+    integer beyond a double)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        v = float(v)
+    except OverflowError:
+        return None
+    return v if math.isfinite(v) else None

@@ -1,0 +1,215 @@
+"""`traceprof run`: the command line, then the program run with the
+library preloaded, its signals forwarded and its exit status passed
+through."""
+
+import argparse
+import os
+import re
+import signal
+import socket
+import sys
+import time
+
+from . import sigmask
+from .options import RUN_OPTIONS
+from .runenv import find_library, python_boot, sanitizer_runtime
+from .runfiles import launcher_vars, report_files, snapshot, template_glob
+from .sigmask import RUN_SIGNALS
+from .util import fail
+
+
+def build_run_parser():
+    p = argparse.ArgumentParser(
+        prog="traceprof run",
+        usage="traceprof run [OPTIONS] [--] PROGRAM [ARGS...]",
+        description="Runs PROGRAM with libtraceprof.so preloaded and prints the trace files "
+                    "it wrote.  Each option sets the TRACEPROF_* variable named in its help; "
+                    "an option not given leaves the variable as it is in the environment "
+                    "(else the library's default, shown).  The program's exit status and "
+                    "signals pass through.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    for opt, var, dflt, kind, hlp in RUN_OPTIONS:
+        text = "%s [%s; default: %s]" % (hlp, var, dflt)
+        dest = var
+        if kind == "bool":
+            p.add_argument(opt, dest=dest, nargs="?", const="1", metavar="0|1", help=text)
+        elif isinstance(kind, list):
+            p.add_argument(opt, dest=dest, choices=kind, help=text)
+        else:
+            p.add_argument(opt, dest=dest, metavar="VALUE", help=text)
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="do not print the list of files written at the end")
+    p.add_argument("program", nargs=argparse.REMAINDER, help="the program and its arguments")
+    return p
+
+
+_BOOL_WORDS = {"0", "1", "true", "false", "yes", "no", "on", "off"}
+
+
+def split_run_args(argv):
+    """argv with "--" inserted where the program starts, when it is not
+    there: at the first word that is neither an option nor an option's
+    value.  A flag option (--overwrite, --with-stack) takes the next word
+    as its value only when it is 0/1/true/false/yes/no/on/off, so that
+    `run --overwrite ./prog 2` runs `./prog 2`."""
+    kinds = {opt: kind for opt, var, dflt, kind, hlp in RUN_OPTIONS}
+    i = 0
+    while i < len(argv):
+        w = argv[i]
+        if w == "--":
+            return argv
+        if not w.startswith("-") or w == "-":
+            return argv[:i] + ["--"] + argv[i:]
+        if "=" in w or w not in kinds:
+            i += 1  # --opt=value, --quiet, -q, --help, or argparse's error
+        elif kinds[w] == "bool":
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            i += 2 if nxt is not None and nxt.lower() in _BOOL_WORDS else 1
+        else:
+            i += 2
+    return argv
+
+
+def cmd_run(argv):
+    p = build_run_parser()
+    argv = split_run_args(argv)
+    # Everything after "--" (or from the first non-option word) is the program.
+    if "--" in argv:
+        k = argv.index("--")
+        opts, prog = argv[:k], argv[k + 1:]
+        a = p.parse_args(opts)
+        if a.program:
+            p.error("unexpected arguments before '--': %s" % " ".join(a.program))
+        a.program = prog
+    else:
+        a = p.parse_args(argv)
+    if not a.program:
+        p.error("no program given: traceprof run [OPTIONS] -- PROGRAM [ARGS...]")
+
+    lib = find_library()
+    env = dict(os.environ)
+    env.pop("TRACEPROF_LIB", None)  # ours, not the library's: it would warn
+    for opt, var, dflt, kind, hlp in RUN_OPTIONS:
+        val = getattr(a, var)
+        if val is not None:
+            env[var] = val
+    python_boot(env)
+    pre = env.get("LD_PRELOAD", "")
+    parts = [x for x in re.split(r"[: ]+", pre) if x and os.path.realpath(x) != lib]
+    rt = sanitizer_runtime(lib)
+    env["LD_PRELOAD"] = ":".join(([rt] if rt else []) + [lib] + parts)
+
+    # Where the files will be: the folder template with what we know.
+    known = launcher_vars(env)
+    rn = env.get("TRACEPROF_RUN_NAME") or ""
+    rid = env.get("TORCHELASTIC_RUN_ID") or ""
+    if not rn:
+        if rid and rid != "none":
+            rn = rid
+        elif env.get("SLURM_JOB_ID"):
+            rn = env["SLURM_JOB_ID"]
+        else:
+            rn = os.path.basename(a.program[0]) or "traceprof"
+    known["run_name"] = rn
+    known["hostname"] = socket.gethostname()
+    folder = env.get("TRACEPROF_FOLDER") or "traceprof_traces/{run_name}"
+    folder_glob = template_glob(folder, known)
+    before = snapshot(folder_glob)
+
+    # Signals: block the ones we forward and SIGCHLD, and take them with
+    # sigtimedwait, whose siginfo tells a terminal's signal (the child,
+    # in the same process group, got it too: not forwarded again) from one
+    # sent to us alone with kill (forwarded).
+    fwd = RUN_SIGNALS
+    waitset = fwd | {signal.SIGCHLD}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, waitset)
+    old_mask = sigmask.RUN_MASK0 if sigmask.RUN_MASK0 is not None else blocked
+    # Signals that came before the program existed: each is forwarded once
+    # it runs, whoever sent it (a terminal's ^C did not reach it either).
+    early = []
+    while True:
+        info = signal.sigtimedwait(fwd, 0)
+        if info is None:
+            break
+        early.append(info.si_signo)
+    try:
+        pid = os.posix_spawnp(a.program[0], a.program, env, setsigmask=old_mask)
+    except OSError as e:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        fail("%s: %s" % (a.program[0], e.strerror or e), 127 if e.errno == 2 else 126)
+    started = time.monotonic()
+    trigger = trigger_signal(env.get("TRACEPROF_TRIGGER", ""))
+
+    def forward(sig):
+        # The trigger signal kills a program that has not installed the
+        # library's handler yet (its constructor runs after exec): wait
+        # for the handler (SigCgt) during the first seconds.
+        if sig == trigger:
+            while time.monotonic() - started < 5.0 and not catches(pid, sig):
+                time.sleep(0.01)
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+    for sig in early:
+        forward(sig)
+    status = None
+    while status is None:
+        info = signal.sigtimedwait(waitset, 1.0)
+        if info is not None and info.si_signo in fwd:
+            # SI_USER (0) / SI_QUEUE (-1) / SI_TKILL (-6): sent by a process.
+            if info.si_code in (0, -1, -6) and info.si_pid != pid:
+                forward(info.si_signo)
+            continue
+        try:
+            r, st = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            st, r = 0, pid
+        if r == pid:
+            status = st
+
+    if not a.quiet:
+        report_files(before, snapshot(folder_glob), template_glob(folder, known, True) or folder,
+                     env.get("TRACEPROF_NUM_TRACES_TO_KEEP", "").strip() == "0")
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        sys.stderr.flush()
+        try:
+            import resource
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the child's crash, not ours
+        except (ImportError, ValueError, OSError):
+            pass
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+        os.kill(os.getpid(), sig)
+        time.sleep(0.5)
+        sys.exit(128 + sig)
+    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def trigger_signal(text):
+    """The signal number of a TRACEPROF_TRIGGER value ("SIGUSR2", "USR2",
+    "12"), or None."""
+    t = text.strip().upper()
+    if t.isdigit():
+        return int(t)
+    if t and not t.startswith("SIG"):
+        t = "SIG" + t
+    return getattr(signal, t, None) if t.startswith("SIG") and "_" not in t else None
+
+
+def catches(pid, sig):
+    """True when process pid has a handler for sig, or is gone (or /proc
+    cannot tell: then there is nothing to wait for)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("State:") and "Z" in line.split()[1:2]:
+                    return True
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return True

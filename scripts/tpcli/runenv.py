@@ -1,0 +1,70 @@
+"""What `traceprof run` puts in the program's environment beside the
+options: the library to preload (and a sanitizer runtime before it), and
+the Python start-up hook (pyboot) for the PyTorch features."""
+
+import os
+import re
+
+from .util import err, fail, script_dir
+
+
+def find_library():
+    env = os.environ.get("TRACEPROF_LIB")
+    if env:
+        if not os.path.isfile(env):
+            fail("TRACEPROF_LIB=%s: no such file" % env)
+        return os.path.realpath(env)
+    here = script_dir()
+    for cand in (os.path.join(here, "libtraceprof.so"),
+                 os.path.join(here, "..", "lib", "libtraceprof.so"),
+                 os.path.join(here, "..", "build", "libtraceprof.so")):
+        if os.path.isfile(cand):
+            return os.path.realpath(cand)
+    fail("cannot find libtraceprof.so next to %s, in ../lib or ../build; build it with "
+         "`make`, or set TRACEPROF_LIB" % here)
+
+
+def sanitizer_runtime(lib):
+    """The soname of the sanitizer runtime that lib needs ("libtsan.so.2"),
+    or None.  A library built with -fsanitize (make check-asan / check-tsan)
+    needs its runtime first in LD_PRELOAD: loaded after libc as the
+    library's dependency, TSan misses the threads the library starts and
+    crashes, and ASan refuses to start.  The name is found in the dynamic
+    string table, where DT_NEEDED names live."""
+    try:
+        with open(lib, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    m = re.search(rb"\0(lib(?:a|t|hwa|m|ub)san\.so(?:\.[0-9]+)*)\0", data)
+    return m.group(1).decode() if m else None
+
+
+def find_pyboot():
+    """The folder of traceprof's sitecustomize.py (scripts/pyboot), or None."""
+    here = script_dir()
+    for cand in (os.path.join(here, "pyboot"),
+                 os.path.join(here, "..", "scripts", "pyboot"),
+                 os.path.join(here, "..", "lib", "traceprof", "pyboot")):
+        if os.path.isfile(os.path.join(cand, "sitecustomize.py")):
+            return os.path.realpath(cand)
+    return None
+
+
+def python_boot(env):
+    """TRACEPROF_STEP=torch, TRACEPROF_PYTORCH and TRACEPROF_PYTHON_STACK act
+    inside Python: the pyboot folder goes first in PYTHONPATH, where Python
+    finds its sitecustomize.py at start-up (it chains to the user's own).
+    Every Python process of the run gets it (torchrun's workers too); without
+    those variables PYTHONPATH is left alone."""
+    pystack = env.get("TRACEPROF_PYTHON_STACK", "0").lower() in ("1", "true", "yes", "on")
+    if env.get("TRACEPROF_STEP") != "torch" and not env.get("TRACEPROF_PYTORCH") and not pystack:
+        return
+    boot = find_pyboot()
+    if boot is None:
+        err("TRACEPROF_STEP=torch / TRACEPROF_PYTORCH: cannot find pyboot/sitecustomize.py "
+            "next to %s; PyTorch steps and events are off (reinstall traceprof)" % script_dir())
+        return
+    parts = [x for x in env.get("PYTHONPATH", "").split(os.pathsep)
+             if x and os.path.realpath(x) != boot]
+    env["PYTHONPATH"] = os.pathsep.join([boot] + parts)

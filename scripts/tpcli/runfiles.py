@@ -1,0 +1,119 @@
+"""The trace files of a `traceprof run`: where the library will write
+them (the folder template expanded with what is known before the
+program starts), and the list of files written, printed at the end."""
+
+import glob
+import os
+import sys
+
+from .options import TEMPLATE_VARS
+from .reader import JSON_RE
+from .tail import footer_drops
+from .util import err, human_bytes, natural_key
+
+
+def launcher_vars(env):
+    """{rank} {local_rank} ... as the library reads them
+    (format/template.c: tp_template_vars_from_env)."""
+    v = {"rank": "0", "local_rank": "0", "world_size": "1", "local_world_size": "1",
+         "node_rank": "0"}
+    tab = [("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"),
+           ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
+            "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK"),
+           ("PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", None),
+           ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE",
+            "SLURM_NODEID")]
+    for names in tab:
+        if not env.get(names[0]):
+            continue
+        for key, name in zip(("rank", "local_rank", "world_size", "local_world_size",
+                              "node_rank"), names):
+            if name and env.get(name, "").isdigit():
+                v[key] = env[name]
+        if (names[4] is None or not env.get(names[4], "").isdigit()) and \
+                env.get(names[3], "").isdigit() and int(env[names[3]]) > 0:
+            v["node_rank"] = str(int(v["rank"]) // int(env[names[3]]))
+        break
+    return v
+
+
+def template_glob(tmpl, known, for_display=False):
+    """The template as a glob pattern: known variables expanded (sanitised as
+    the library does), the others ({pid}, {step}, ...) as '*'.  for_display:
+    the same expansion as plain text for messages, the others left as
+    {name}."""
+    esc = (lambda t: t) if for_display else glob.escape
+    out = []
+    i = 0
+    while i < len(tmpl):
+        c = tmpl[i]
+        if tmpl.startswith("{{", i):
+            out.append("{" if for_display else "[{]")
+            i += 2
+        elif tmpl.startswith("}}", i):
+            out.append("}" if for_display else "[}]")
+            i += 2
+        elif c == "{":
+            j = tmpl.find("}", i)
+            if j < 0:
+                return None
+            name = tmpl[i + 1:j]
+            if name not in TEMPLATE_VARS:
+                return None
+            val = known.get(name)
+            if val is None:
+                out.append("{%s}" % name if for_display else "*")
+            else:
+                val = "_" if val in (".", "..") else val.replace("/", "_")
+                out.append(esc(val))
+            i = j + 1
+        else:
+            out.append(esc(c))
+            i += 1
+    return "".join(out)
+
+
+def snapshot(folder_glob):
+    files = {}
+    for d in glob.glob(folder_glob) if folder_glob else []:
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    if e.name.startswith("."):
+                        continue
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not e.is_file(follow_symlinks=False):
+                        continue
+                    files[os.path.join(d, e.name)] = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            pass
+    return files
+
+
+def report_files(before, after, folder, keep0=False):
+    # Natural order (rank1 before rank10, step7 before step11), not by time:
+    # files of one save can share a timestamp, and ranks finish in any order.
+    new = sorted((p for p, s in after.items() if before.get(p) != s), key=natural_key)
+    if not new:
+        if keep0:
+            err("no trace file left in %s (--keep 0 deletes each file once saved and "
+                "uploaded)" % folder)
+        else:
+            err("no trace file written in %s" % folder)
+        return
+    err("%d trace file%s written:" % (len(new), "" if len(new) == 1 else "s"))
+    total_drops = 0
+    for path in new:
+        drops = footer_drops(path) if JSON_RE.search(path) else None
+        size = after[path][2]
+        note = ""
+        if drops:
+            total_drops += drops
+            note = ", %d events DROPPED" % drops
+        sys.stderr.write("  %s (%s%s)\n" % (path, human_bytes(size), note))
+    if total_drops:
+        err("%d events were dropped (buffers full); raise --buffer-events or lower "
+            "--flush-ms" % total_drops)

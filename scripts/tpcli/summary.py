@@ -1,0 +1,211 @@
+"""`traceprof summary`: torch's key_averages() table for one trace (JSON
+or .pftrace), or the steps' durations; --by rank is ranks.py's."""
+
+import argparse
+import math
+import sys
+
+from .events import STEP_RE, finite_num, selected
+from .pftrace import PFTRACE_RE, PftraceReader
+from .ranks import summary_ranks
+from .reader import TraceError, TraceReader
+from .table import fmt_time, print_table, write_csv
+from .util import err, fail
+
+
+def cmd_summary(argv):
+    p = argparse.ArgumentParser(
+        prog="traceprof summary",
+        description="Prints the table of torch's key_averages().table() for one trace: "
+                    "name, calls, total, self (total minus nested events on the same "
+                    "thread), average, min, max and percent of the window (first to last "
+                    "event).  --by step prints each step's duration and their spread.  "
+                    "--by rank takes a job's per-rank files (or their folder, or a merged "
+                    "file) and prints one row per rank, naming the straggler.")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="a trace; with --by rank also several, or a folder")
+    p.add_argument("--by", choices=["all", "api", "kernel", "marker", "step", "rank"],
+                   default="all",
+                   help="events to group: all (default; every complete event but "
+                        "steps), api (CUDA runtime/driver calls), kernel (GPU kernels, "
+                        "copies, sets), marker (user annotations), step (ProfilerStep#N), "
+                        "rank (step times per rank of a job)")
+    p.add_argument("--top", type=int, default=30, metavar="N",
+                   help="rows to print, by total time (default 30; 0: all)")
+    p.add_argument("--csv", action="store_true", help="CSV instead of a text table")
+    a = p.parse_args(argv)
+    if a.top < 0:
+        p.error("--top must be >= 0")
+    # Names are printed as they are; a lone surrogate ("\ud800" in the
+    # file) has no UTF-8 form and is printed escaped.
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError):
+        pass
+    if a.by == "rank":
+        return summary_ranks(a)
+    if len(a.files) > 1:
+        p.error("one FILE (several only with --by rank)")
+    a.file = a.files[0]
+
+    events = []  # (pid, tid, ts, dur, key or None)
+    lo, hi = math.inf, -math.inf
+    has_events = False
+    meta = {}
+    try:
+        reader = PftraceReader(a.file) if PFTRACE_RE.search(a.file) else TraceReader(a.file)
+        for kind, batch, b in reader.items():
+            if kind != "events":
+                if kind == "meta":
+                    meta[batch] = b
+                continue
+            has_events = True
+            for ev in batch:
+                if not isinstance(ev, dict):
+                    continue
+                ph = ev.get("ph")
+                ts = finite_num(ev.get("ts"))
+                if ph == "M" or ts is None:
+                    continue
+                dur = finite_num(ev.get("dur")) if ph == "X" else 0
+                if dur is None or dur < 0:
+                    dur = 0
+                lo = min(lo, ts)
+                hi = max(hi, ts + dur)
+                if ph != "X":
+                    continue
+                name = str(ev.get("name", ""))
+                key = name if selected(a.by, ev.get("cat"), name) else None
+                events.append((str(ev.get("pid")), str(ev.get("tid")), ts, float(dur), key))
+    except TraceError as e:
+        fail(str(e), 1)
+    window = hi - lo if hi > lo else 0.0
+    if not has_events or not any(e[4] is not None for e in events):
+        err("%s: nothing to show: %s" % (a.file, empty_reason(a.by, has_events, events, meta)))
+        return 1
+    if a.by == "step":
+        return print_steps(a, events, window)
+
+    # Self time: per thread, events sorted by start (longer first on ties)
+    # nest like a call stack; a child's duration is taken from its parent.
+    selft = [0.0] * len(events)
+    by_thread = {}
+    for i, e in enumerate(events):
+        by_thread.setdefault((e[0], e[1]), []).append(i)
+    for idxs in by_thread.values():
+        idxs.sort(key=lambda i: (events[i][2], -events[i][3]))
+        stack = []
+        for i in idxs:
+            ts, dur = events[i][2], events[i][3]
+            while stack and events[stack[-1]][2] + events[stack[-1]][3] <= ts + 1e-9 \
+                    and not (dur == 0 and events[stack[-1]][2] + events[stack[-1]][3] == ts
+                             and events[stack[-1]][2] == ts):
+                stack.pop()
+            selft[i] = dur
+            if stack:
+                parent = stack[-1]
+                end = min(ts + dur, events[parent][2] + events[parent][3])
+                selft[parent] -= max(0.0, end - ts)
+            stack.append(i)
+    rows = {}
+    for i, e in enumerate(events):
+        key = e[4]
+        if key is None:
+            continue
+        r = rows.get(key)
+        if r is None:
+            r = rows[key] = [0, 0.0, 0.0, math.inf, 0.0]
+        r[0] += 1
+        r[1] += e[3]
+        r[2] += max(0.0, selft[i])
+        r[3] = min(r[3], e[3])
+        r[4] = max(r[4], e[3])
+    order = sorted(rows.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    shown = order if a.top == 0 else order[:a.top]
+    head = ["Name", "Calls", "Total", "Self", "Avg", "Min", "Max", "% window"]
+    if a.csv:
+        out = [["name", "calls", "total_us", "self_us", "avg_us", "min_us", "max_us",
+                "percent_window"]]
+        for name, r in shown:
+            out.append([name, str(r[0]), "%.3f" % r[1], "%.3f" % r[2], "%.3f" % (r[1] / r[0]),
+                        "%.3f" % r[3], "%.3f" % r[4],
+                        "%.2f" % (100.0 * r[1] / window if window else 0.0)])
+        write_csv(out)
+        return 0
+    table = []
+    for name, r in shown:
+        table.append([name, str(r[0]), fmt_time(r[1]), fmt_time(r[2]), fmt_time(r[1] / r[0]),
+                      fmt_time(r[3]), fmt_time(r[4]),
+                      "%.2f%%" % (100.0 * r[1] / window if window else 0.0)])
+    title = {"all": "all events", "api": "CUDA API calls", "kernel": "GPU activity",
+             "marker": "markers"}[a.by]
+    print_table(head, table)
+    total_calls = sum(r[0] for r in rows.values())
+    print("%s: %d names, %d calls%s; window %s (first to last event)" % (
+        title, len(rows), total_calls,
+        "" if len(shown) == len(rows) else ", top %d shown" % len(shown), fmt_time(window)))
+    return 0
+
+
+def empty_reason(by, has_events, events, meta):
+    """Why a summary has no rows, in words."""
+    if not has_events:
+        return "the file has no events (no traceEvents array, or an empty one)"
+    if not events:
+        return "no complete events (ph \"X\") with a numeric ts"
+    cfg = meta.get("traceprof", {}).get("configuration", {}) \
+        if isinstance(meta.get("traceprof"), dict) else {}
+    cupti = cfg.get("TRACEPROF_CUPTI") if isinstance(cfg, dict) else None
+    if by == "kernel":
+        if cupti == "off":
+            return "no GPU events: CUPTI was off (TRACEPROF_CUPTI=off)"
+        return ("no GPU events: CUPTI did not record (host-only mode: no GPU or driver, "
+                "TRACEPROF_CUPTI=off, or another tool held CUPTI); --by api shows the "
+                "CUDA calls")
+    if by == "api":
+        return "no CUDA API calls (the program made none while recording, or is not a CUDA program)"
+    if by == "marker":
+        return ("no markers (traceprof.marker(), traceprof_marker_start/finish or "
+                "user_annotation events)")
+    if by == "step":
+        return ("no ProfilerStep#N events (traceprof_step() was not called in a recorded "
+                "step?)")
+    return "only steps (ProfilerStep#N): --by step shows them"
+
+
+def print_steps(a, events, window):
+    steps = []
+    for pid, tid, ts, dur, key in events:
+        if key is None:
+            continue
+        m = STEP_RE.match(key)
+        steps.append((int(m.group(1)), dur, pid))
+    steps.sort()
+    durs = [d for _, d, _ in steps]
+    n = len(durs)
+    mean = sum(durs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in durs) / (n - 1)) if n > 1 else 0.0
+    shown = steps if a.top == 0 else steps[:a.top]
+    multi_pid = len({p for _, _, p in steps}) > 1
+    if a.csv:
+        out = [["step", "duration_us"] + (["pid"] if multi_pid else [])]
+        for s, d, p in shown:
+            out.append([str(s), "%.3f" % d] + ([p] if multi_pid else []))
+        out.append(["mean", "%.3f" % mean] + ([""] if multi_pid else []))
+        out.append(["stddev", "%.3f" % sd] + ([""] if multi_pid else []))
+        out.append(["min", "%.3f" % min(durs)] + ([""] if multi_pid else []))
+        out.append(["max", "%.3f" % max(durs)] + ([""] if multi_pid else []))
+        write_csv(out)
+        return 0
+    head = ["Step", "Duration", "vs mean"] + (["pid"] if multi_pid else [])
+    rows = []
+    for s, d, p in shown:
+        rows.append(["ProfilerStep#%d" % s, fmt_time(d),
+                     "%+.1f%%" % (100.0 * (d - mean) / mean if mean else 0.0)]
+                    + ([p] if multi_pid else []))
+    print_table(head, rows)
+    print("steps: %d%s; mean %s, stddev %s (%.1f%%), min %s, max %s" % (
+        n, "" if len(shown) == n else " (first %d shown)" % len(shown), fmt_time(mean),
+        fmt_time(sd), 100.0 * sd / mean if mean else 0.0, fmt_time(min(durs)),
+        fmt_time(max(durs))))
+    return 0

@@ -1,0 +1,124 @@
+"""The top-level members of a JSON trace written after its event array
+(Kineto's baseTimeNanoseconds, traceprof's footer), read with the JSON
+parser from the file's end; and a trace's metadata, head and tail."""
+
+import json
+
+from .reader import CHUNK, WS, TraceError, TraceReader, open_binary
+
+
+def tail_text(path, nbytes=1 << 20):
+    """The last nbytes of the decompressed file, as text."""
+    if not (path.endswith(".gz") or path.endswith(".zst")):
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - nbytes))
+            return f.read().decode("utf-8", "replace")
+    f = open_binary(path)
+    keep = b""
+    try:
+        while True:
+            d = f.read(CHUNK)
+            if not d:
+                break
+            keep = (keep + d)[-nbytes:]
+    finally:
+        f.close()
+    return keep.decode("utf-8", "replace")
+
+
+def tail_meta(path):
+    """Top-level keys written after traceEvents (Kineto writes
+    baseTimeNanoseconds there; traceprof its `traceprof` footer, and
+    deviceProperties when no GPU was known as the file began): the members
+    that follow the event array's closing bracket, parsed from the file's
+    end (its last MiB)."""
+    return _tail_members(tail_text(path))
+
+
+def _skip_ws_at(text, p):
+    n = len(text)
+    while p < n and text[p] in WS:
+        p += 1
+    return p
+
+
+def _members_after(jd, text, p):
+    """The members of `, "key": value, ... }` from p to the end of text
+    (white space around), as a dict; None when the text is not exactly
+    that."""
+    meta = {}
+    p = _skip_ws_at(text, p)
+    while p < len(text) and text[p] == ",":
+        p = _skip_ws_at(text, p + 1)
+        try:
+            key, p = jd.raw_decode(text, p)
+            if not isinstance(key, str):
+                return None
+            p = _skip_ws_at(text, p)
+            if text[p:p + 1] != ":":
+                return None
+            value, p = jd.raw_decode(text, _skip_ws_at(text, p + 1))
+        except (ValueError, RecursionError):
+            return None
+        meta[key] = value
+        p = _skip_ws_at(text, p)
+    if text[p:p + 1] != "}" or _skip_ws_at(text, p + 1) != len(text):
+        return None
+    return meta
+
+
+def _tail_members(text):
+    """The top-level members after the traceEvents array, read with the
+    JSON parser: the last ']' after which the rest of the text parses as
+    `, "key": value, ... }` to the end closes the array (a ']' inside a
+    later value is followed by more than one closing level, and fails).
+    {} when there is none (a bare array, or a footer beyond the text)."""
+    jd = json.JSONDecoder()
+    pos = len(text)
+    best = {}
+    # A later top-level array value ("deviceProperties": []) also ends in a
+    # ']' followed by members: the array's own ']' is the one after which the
+    # most members parse (the others' members are a subset of them).  A ']'
+    # inside an event fails at once (a '}' or ',' then '{' follows).  An
+    # array before traceEvents (a small file read whole) has traceEvents
+    # among its members: not a candidate.
+    while True:
+        pos = text.rfind("]", 0, pos)
+        if pos < 0:
+            return best
+        meta = _members_after(jd, text, pos + 1)
+        if meta is not None and "traceEvents" not in meta and len(meta) > len(best):
+            best = meta
+
+
+def load_meta(path):
+    """Top-level metadata of a trace: the head, completed from the tail."""
+    meta = TraceReader(path).head()
+    compressed = path.endswith(".gz") or path.endswith(".zst")
+    # The tail of a compressed file costs a whole decompression: only for
+    # what a merge needs before the events (the base, the devices).
+    if "baseTimeNanoseconds" not in meta or "deviceProperties" not in meta or \
+            ("traceprof" not in meta and not compressed):
+        try:
+            for k, v in tail_meta(path).items():
+                meta.setdefault(k, v)
+        except (OSError, TraceError):
+            pass
+    return meta
+
+
+def footer_drops(path):
+    """events_dropped of a traceprof file's footer, or None.  The parts of a
+    split window all repeat the window's totals: only the last part answers,
+    so that a window's drops are counted once."""
+    try:
+        m = tail_meta(path).get("traceprof")
+    except (OSError, TraceError):
+        return None
+    if not isinstance(m, dict):
+        return None
+    if m.get("part", 1) != m.get("parts", 1):
+        return None
+    return m.get("events_dropped")
