@@ -64,7 +64,7 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 void tp_flush_finish(void);
 
 /* The program did something worth a file: a step (tp_control_step()).  Any
- * record other than ProfilerStep (and thread names) counts too (flush.c).
+ * record other than ProfilerStep (and thread names) counts too (drain.c).
  * A process that did nothing of the kind (a shell, a launcher, a pyenv
  * shim) writes no trace file: its implicit ProfilerStep#0 does not count. */
 void tp_flush_note_activity(void);
