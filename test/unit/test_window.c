@@ -109,6 +109,14 @@ static const char *run_actions(const char *acts, uint64_t last)
 	return run_steps(&c, last);
 }
 
+/* A machine at step 0 on the actions `acts` (one letter per step). */
+static void start_actions(struct t_ctx *c, struct tp_wsm *m, const char *acts)
+{
+	memset(c, 0, sizeof(*c));
+	c->acts = acts;
+	tp_wsm_init(m, &t_ops, c, 0);
+}
+
 START_TEST(test_wait_warmup_active)
 {
 	/* NWRS NWRS NWRS: windows 2-3, 6-7, 10-11, each closed and to be saved
@@ -246,10 +254,8 @@ END_TEST
 START_TEST(test_records_find_their_window)
 {
 	struct t_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.acts = "NWRRSNNRS";
 	static struct tp_wsm m;
-	tp_wsm_init(&m, &t_ops, &c, 0);
+	start_actions(&c, &m, "NWRRSNNRS");
 	enum tp_wsm_fate fate;
 	ck_assert_ptr_null(tp_wsm_record(&m, 0, &fate));
 	ck_assert_int_eq(fate, TP_WSM_FILTERED);
@@ -288,10 +294,8 @@ END_TEST
 START_TEST(test_a_closed_window_waits_two_passes)
 {
 	struct t_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.acts = "SN";
 	static struct tp_wsm m;
-	tp_wsm_init(&m, &t_ops, &c, 0);
+	start_actions(&c, &m, "SN");
 	tp_wsm_advance(&m, 1);
 	tp_wsm_finalize(&m, 0);
 	tp_wsm_pass(&m);
@@ -308,10 +312,8 @@ START_TEST(test_oldest_window_gives_way)
 	/* Every step its own saved window and no pass in between (very short
 	 * steps): the 17th window finalizes the oldest to take its slot. */
 	struct t_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.acts = "SSSSSSSSSSSSSSSSSSSS";
 	static struct tp_wsm m;
-	tp_wsm_init(&m, &t_ops, &c, 0);
+	start_actions(&c, &m, "SSSSSSSSSSSSSSSSSSSS");
 	tp_wsm_advance(&m, TP_MAX_OPEN_WINDOWS - 1);
 	ck_assert_int_eq(m.nwin, TP_MAX_OPEN_WINDOWS);
 	ck_assert_ptr_null(strchr(c.log, 'f'));
@@ -329,11 +331,9 @@ END_TEST
 START_TEST(test_refused_window_and_fork)
 {
 	struct t_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.acts = "NRRS";
-	c.refuse_open = 1; /* out of memory for its files */
 	static struct tp_wsm m;
-	tp_wsm_init(&m, &t_ops, &c, 0);
+	start_actions(&c, &m, "NRRS");
+	c.refuse_open = 1; /* out of memory for its files */
 	enum tp_wsm_fate fate;
 	ck_assert_ptr_null(tp_wsm_record(&m, 2, &fate));
 	ck_assert_int_eq(fate, TP_WSM_LATE);
