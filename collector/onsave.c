@@ -565,8 +565,8 @@ static void onsave_atfork_child(void)
 	S.nkids = S.capkids = 0;
 }
 
-/* Priority 200: before the library's main constructor, as the other
- * fork handlers of the library are. */
+/* Once per process, whatever the configuration: a child forked at any time
+ * forgets its parent's upload processes. */
 __attribute__((constructor(200))) static void onsave_ctor(void)
 {
 	pthread_atfork(NULL, NULL, onsave_atfork_child);

@@ -1,9 +1,9 @@
 /* Step sources for unmodified programs (preload/steps.h).
  *
- * Set up by tp_steps_start() (the sources table, preload/sources.c, on the
- * constructor's thread, before anything records).  time:MS runs a thread of its own, never a program
- * thread: the flush thread's pass is TRACEPROF_FLUSH_MS apart and too coarse
- * for a step of a few milliseconds. */
+ * Set up by tp_steps_start() (a row of the sources table, preload/sources.c)
+ * on the constructor's thread, before the flush thread starts.  time:MS runs
+ * a thread of its own, never a program thread: the flush thread's pass is
+ * TRACEPROF_FLUSH_MS apart and too coarse for a step of a few milliseconds. */
 #include "preload/steps.h"
 
 #include <errno.h>
