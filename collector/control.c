@@ -248,3 +248,15 @@ void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end)
 	r.arg[0] = tp_control_display_step(step);
 	tp_emit(t, &r, NULL, 0);
 }
+
+void tp_control_log_warnings(void)
+{
+	unsigned wbits = atomic_exchange_explicit(&tp_control_warnings, 0, memory_order_relaxed);
+	if (wbits & 1u)
+		tp_warn("Incorrect schedule: a RECORD or WARMUP step was followed by NONE or WARMUP "
+			"(as torch.profiler warns); that window is not saved");
+	if (wbits & 2u)
+		tp_warn("trigger ignored: a capture is already running");
+	if (wbits & 4u)
+		tp_warn("trigger ignored: at most 64 captures per process");
+}

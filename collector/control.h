@@ -109,4 +109,8 @@ uint64_t tp_control_step_start(void);
  * flush thread logs it (no write(2) on the stepping thread). */
 extern _Atomic unsigned tp_control_warnings;
 
+/* Logs the warnings asked for since the last call (the flush thread, each
+ * pass and at the final save). */
+void tp_control_log_warnings(void);
+
 #endif

@@ -1,6 +1,7 @@
 /* The flush thread: drains every ring, applies the schedule, and writes one
  * trace file per saved window.  Everything that formats, allocates, or does
- * I/O happens here, never on the program's threads. */
+ * I/O happens here, never on the program's threads.  Its jobs live in
+ * several files (collector/flush_int.h lists them). */
 #ifndef TP_COLLECTOR_FLUSH_H
 #define TP_COLLECTOR_FLUSH_H
 
@@ -18,9 +19,7 @@ struct tp_flush_plugin {
 	const char *name;
 	/* Called once by tp_flush_start() (on the constructor's thread) with the
 	 * configuration; returns 0, or -1 to stay out (the plugin logs why).
-	 * Plugins register themselves from a constructor with a priority (e.g.
-	 * __attribute__((constructor(200)))) so that they are known before the
-	 * library's main constructor runs. */
+	 * The plugins are listed in the sources table (preload/sources.c). */
 	int (*init)(const struct tp_config *cfg);
 	/* Each pass, before the rings are drained (e.g. to flush CUPTI). */
 	void (*pass)(uint64_t now_ns);
@@ -42,11 +41,22 @@ struct tp_flush_plugin {
 	const struct tp_doc *(*device_properties)(void);
 };
 
-/* Registers a plugin (at most 8); call before tp_flush_start(). */
+/* The collector's own plugins, for the sources table (preload/sources.c). */
+extern const struct tp_flush_plugin tp_meta_plugin;	/* meta.c: CUDA versions */
+extern const struct tp_flush_plugin tp_onsave_plugin;	/* onsave.c: TRACEPROF_ON_SAVE */
+extern const struct tp_flush_plugin tp_sampler_plugin; /* sampler.c: host counters */
+extern const struct tp_flush_plugin tp_stacks_plugin;	/* stacks.c: call stack frames */
+
+/* Adds a plugin after those tp_flush_start() is given; call before it.
+ * Returns 0 or -ENOSPC.  Only for a source not yet in the sources table
+ * (preload/sources.c says which); the table is the way to add one. */
 int tp_flush_register(const struct tp_flush_plugin *p);
 
-/* Starts the flush thread with signals blocked.  Returns 0 or -errno. */
-int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars);
+/* Starts the flush thread with signals blocked, with the plugins given (in
+ * the order their callbacks run; NULL entries skipped).  Returns 0 or
+ * -errno. */
+int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars,
+		   const struct tp_flush_plugin *const *plugins, int nplugins);
 
 /* Process exit: stops the flush thread, ends the current step, drains all
  * rings, applies the exit transition (a recording window is saved), and
@@ -54,7 +64,7 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 void tp_flush_finish(void);
 
 /* The program did something worth a file: a step (tp_control_step()).  Any
- * record other than ProfilerStep (and thread names) counts too (flush.c).
+ * record other than ProfilerStep (and thread names) counts too (drain.c).
  * A process that did nothing of the kind (a shell, a launcher, a pyenv
  * shim) writes no trace file: its implicit ProfilerStep#0 does not count. */
 void tp_flush_note_activity(void);

@@ -31,14 +31,7 @@ static void meta_footer(struct tp_doc *d)
 		tp_doc_i64(d, "cuda_driver_version", drv);
 }
 
-static const struct tp_flush_plugin meta_plugin = {
+const struct tp_flush_plugin tp_meta_plugin = {
 	.name = "meta",
 	.footer = meta_footer,
 };
-
-/* Priority 200: registered before the library's constructor starts the
- * flush thread (collector/flush.h). */
-__attribute__((constructor(200))) static void meta_register(void)
-{
-	tp_flush_register(&meta_plugin);
-}

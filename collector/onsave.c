@@ -551,7 +551,7 @@ static void onsave_saved(const char *path)
 	tp_rotate_hold(path, 1);
 }
 
-static const struct tp_flush_plugin onsave_plugin = {
+const struct tp_flush_plugin tp_onsave_plugin = {
 	.name = "on_save",
 	.init = onsave_init,
 	.pass = onsave_pass,
@@ -565,18 +565,11 @@ static void onsave_atfork_child(void)
 	S.nkids = S.capkids = 0;
 }
 
-static void onsave_register(void)
-{
-	if (tp_flush_register(&onsave_plugin) < 0)
-		tp_warn("TRACEPROF_ON_SAVE: too many plugins; the on-save command is disabled");
-	pthread_atfork(NULL, NULL, onsave_atfork_child);
-}
-
-/* Priority 200: registered before the library's main constructor starts the
- * flush thread (collector/flush.h). */
+/* Once per process, whatever the configuration: a child forked at any time
+ * forgets its parent's upload processes. */
 __attribute__((constructor(200))) static void onsave_ctor(void)
 {
-	onsave_register();
+	pthread_atfork(NULL, NULL, onsave_atfork_child);
 }
 
 /* Normal exit: the library's destructor (default priority, so it runs

@@ -194,16 +194,9 @@ static int sm_init(const struct tp_config *cfg)
 	return 0;
 }
 
-static const struct tp_flush_plugin sm_plugin = {
+const struct tp_flush_plugin tp_sampler_plugin = {
 	.name = "sampler",
 	.init = sm_init,
 	.pass = sm_pass,
 	.window_events = sm_window_events,
 };
-
-/* Priority 200: registered before the library's constructor starts the
- * flush thread (collector/flush.h). */
-__attribute__((constructor(200))) static void sm_register(void)
-{
-	tp_flush_register(&sm_plugin);
-}

@@ -554,16 +554,9 @@ static void st_plugin_footer(struct tp_doc *d)
 		tp_doc_u64(d, "python_functions_unnamed", u);
 }
 
-static const struct tp_flush_plugin st_plugin = {
+const struct tp_flush_plugin tp_stacks_plugin = {
 	.name = "stacks",
 	.init = st_plugin_init,
 	.footer = st_plugin_footer,
 	.frames = tp_stacks_frames,
 };
-
-/* Priority 200: registered before the library's constructor starts the
- * flush thread (collector/flush.h). */
-__attribute__((constructor(200))) static void st_register(void)
-{
-	tp_flush_register(&st_plugin);
-}

@@ -17,13 +17,13 @@
 
 #include "collector/ring.h"
 #include "collector/store.h"
+#include "collector/window.h"
 
 /* 1: the x86-64 assembly wrappers test "tp_self <= 1" for NULL or gone
  * (scripts/gen-cuda-wrappers), as tp_emit_self() does in C. */
 #define TP_THREAD_GONE ((struct tp_thread *)1)
-/* Windows waiting for stragglers at once; more (very short steps) force the
- * oldest out early.  Each thread keeps one small counter per slot. */
-#define TP_MAX_OPEN_WINDOWS 16
+/* Each thread keeps one small counter per window slot
+ * (TP_MAX_OPEN_WINDOWS, collector/window.h). */
 
 /* Flush-thread-only bookkeeping of one thread in one window. */
 struct tp_thread_wstat {

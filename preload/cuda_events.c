@@ -12,6 +12,7 @@
 #include "format/writer.h"
 #include "preload/cuda_kernels.h"
 #include "preload/cuda_pack.h"
+#include "preload/sources.h"
 
 /* ---- device memory in use ---------------------------------------------- */
 
@@ -263,11 +264,4 @@ static int correlates(const struct tp_record *r)
 	return r->id < TP_CUDA_NFUNCS && (tp_cuda_fns[r->id].flags & TP_CUDA_F_CORR);
 }
 
-static const struct tp_api_decoder decoder = { write_event, correlates, NULL };
-
-/* Before the main constructor (default priority), so that the decoder is in
- * place before anything records. */
-__attribute__((constructor(200))) static void tp_cuda_events_init(void)
-{
-	tp_convert_set_api_decoder(&decoder);
-}
+const struct tp_api_decoder tp_cuda_events_decoder = { write_event, correlates, NULL };

@@ -20,6 +20,7 @@
 #include "preload/cupti.h"
 #include "preload/hook.h"
 #include "preload/nvtx.h"
+#include "preload/sources.h"
 
 static struct tp_config cfg;
 /* 0: not started or disabled; 1: recording machinery up.  Written by the
@@ -270,7 +271,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(cfg.trigger_signal, &sa, NULL);
 	}
-	int rc = tp_flush_start(&cfg, &vars);
+	int rc = tp_sources_start(&cfg, &vars);
 	if (rc < 0) {
 		tp_error("cannot start the flush thread: %s; profiling is disabled for this process",
 			 strerror(-rc));

@@ -1,9 +1,9 @@
 /* Step sources for unmodified programs (preload/steps.h).
  *
- * Set up by a flush plugin's init (on the constructor's thread, before
- * anything records).  time:MS runs a thread of its own, never a program
- * thread: the flush thread's pass is TRACEPROF_FLUSH_MS apart and too coarse
- * for a step of a few milliseconds. */
+ * Set up by tp_steps_start() (a row of the sources table, preload/sources.c)
+ * on the constructor's thread, before the flush thread starts.  time:MS runs
+ * a thread of its own, never a program thread: the flush thread's pass is
+ * TRACEPROF_FLUSH_MS apart and too coarse for a step of a few milliseconds. */
 #include "preload/steps.h"
 
 #include <errno.h>
@@ -15,8 +15,8 @@
 
 #include "collector/capture.h"
 #include "collector/control.h"
-#include "collector/flush.h"
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/log.h"
 #include "preload/cuda_pack.h"
 #include "preload/init.h"
@@ -124,7 +124,7 @@ static void atfork_child(void)
 		tp_error("TRACEPROF_STEP=time: cannot start the step timer in the forked child");
 }
 
-static int steps_init(const struct tp_config *cfg)
+int tp_steps_start(const struct tp_config *cfg)
 {
 	if (cfg->capture) {
 		tp_control_set_capture();
@@ -166,16 +166,5 @@ static int steps_init(const struct tp_config *cfg)
 	default:
 		break;
 	}
-	/* Nothing for the flush thread to do: stay out of its plugin list. */
-	return -1;
-}
-
-static const struct tp_flush_plugin steps_plugin = {
-	.name = "steps",
-	.init = steps_init,
-};
-
-__attribute__((constructor(200))) static void steps_register(void)
-{
-	tp_flush_register(&steps_plugin);
+	return 0;
 }

@@ -10,6 +10,13 @@
 
 #include "cuda_table.h" /* generated: TP_CUDA_FUNCS */
 
+struct tp_config;
+
+/* Sets up TRACEPROF_STEP's source and TRACEPROF_CAPTURE's mode, before the
+ * flush thread starts (its first window depends on the capture mode).
+ * Returns 0; a source that cannot start says why and counts no steps. */
+int tp_steps_start(const struct tp_config *cfg);
+
 /* call:FUNCTION: the API id of FUNCTION (UINT32_MAX when the source is not
  * call:, so that the check below never matches).  Written once at start-up
  * before any wrapper can record. */

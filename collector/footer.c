@@ -1,0 +1,97 @@
+/* What a part file ends with: the process and thread names (metadata), the
+ * footer (the "traceprof" object: steps, counts, drops, configuration,
+ * plugins' members), and the attribution of ring drops to one window. */
+#include <string.h>
+
+#include "collector/convert.h"
+#include "collector/flush_int.h"
+#include "collector/thread.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+/* Whether t wrote into window w (its per-window counter is w's). */
+static int ft_in(const struct tp_thread *t, const struct tp_win *w)
+{
+	return t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id == w->id;
+}
+
+void tp_fl_metadata(const struct tp_win *w, struct tp_writer *out, int last, uint64_t last_ns)
+{
+	char pname[400];
+	tp_format(pname, sizeof(pname), "rank %lld: %s (pid %lld)", (long long)tp_fl.vars.rank,
+		  tp_fl.program, (long long)tp_fl.pid);
+	char labels[400];
+	tp_format(labels, sizeof(labels), "rank %lld/%lld, host %s", (long long)tp_fl.vars.rank,
+		  (long long)tp_fl.vars.world_size, tp_fl.vars.hostname);
+	tp_writer_process(out, tp_fl.pid, pname, labels, tp_fl.vars.rank);
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		if (!ft_in(t, w))
+			continue;
+		tp_fl_refresh_thread_name(t);
+		if (last)
+			tp_convert_close_markers(out, t, tp_fl.pid, last_ns);
+		/* The thread that made the first CUDA call or step sorts first. */
+		tp_writer_thread(out, tp_fl.pid, t->tid, t->name, (int64_t)t->serial);
+	}
+}
+
+static void ft_cfg_field(const char *name, const char *value, void *ctx)
+{
+	tp_doc_str(ctx, name, value);
+}
+
+void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts,
+		  uint64_t written, uint64_t dropped)
+{
+	tp_doc_reset(d);
+	tp_doc_str(d, "version", TRACEPROF_VERSION);
+	tp_doc_u64(d, "part", (uint64_t)part + 1);
+	tp_doc_u64(d, "parts", (uint64_t)nparts);
+	tp_doc_array(d, "steps");
+	tp_doc_u64(d, NULL, w->first_step);
+	tp_doc_u64(d, NULL, w->last_step);
+	tp_doc_end(d);
+	tp_doc_u64(d, "events_written", written);
+	tp_doc_u64(d, "events_dropped", dropped);
+	tp_doc_u64(d, "events_lost_after_thread_exit",
+		   atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
+	tp_doc_u64(d, "events_late", tp_fl.late_total);
+	tp_doc_u64(d, "events_cut_at_exit", tp_fl.cut_total);
+	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
+	tp_doc_str(d, "hostname", tp_fl.vars.hostname);
+	tp_doc_str(d, "command_line", tp_fl.cmdline);
+	tp_doc_array(d, "threads");
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		int in = ft_in(t, w);
+		/* The window's share, snapshotted by tp_fl_attribute_drops(1):
+		 * the ring's counter keeps moving while the footer is written. */
+		uint64_t dd = t->drops_window;
+		if (!in && !dd)
+			continue;
+		tp_doc_object(d, NULL);
+		tp_doc_i64(d, "tid", t->tid);
+		tp_doc_str(d, "name", t->name);
+		tp_doc_u64(d, "events_written", in ? t->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
+		tp_doc_u64(d, "events_dropped", dd);
+		tp_doc_end(d);
+	}
+	tp_doc_end(d);
+	tp_doc_object(d, "configuration");
+	tp_config_visit(&tp_fl.cfg, ft_cfg_field, d);
+	tp_doc_end(d);
+	tp_fl_plugins_footer(d);
+}
+
+uint64_t tp_fl_attribute_drops(int commit)
+{
+	uint64_t total = 0;
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+		total += d - t->drops_attributed;
+		if (commit) {
+			t->drops_window = d - t->drops_attributed;
+			t->drops_attributed = d;
+		}
+	}
+	return total;
+}

@@ -1,0 +1,21 @@
+/* The table of event sources (preload/sources.c): each source's start on the
+ * constructor's thread, its record decoder, its flush-thread plugin, in one
+ * place and in the order they run. */
+#ifndef TP_PRELOAD_SOURCES_H
+#define TP_PRELOAD_SOURCES_H
+
+#include "common/config.h"
+#include "format/template.h"
+
+struct tp_api_decoder;
+
+/* preload/cuda_events.c: CUDA API records as trace events. */
+extern const struct tp_api_decoder tp_cuda_events_decoder;
+
+/* Starts every source of the table, then the flush thread with their
+ * plugins (tp_flush_start()).  Called once by the library's constructor
+ * (preload/init.c) after the step control is set up.  Returns
+ * tp_flush_start()'s result: 0 or -errno. */
+int tp_sources_start(const struct tp_config *cfg, const struct tp_template_vars *vars);
+
+#endif
