@@ -153,9 +153,9 @@ static int st_symbolize(uint64_t ip, int innermost, struct st_sym *out)
 /* The symbol of ip, cached.  Returns its index or -1 (no memory). */
 static int64_t st_sym_get(uint64_t ip, int innermost)
 {
-	const uint64_t *v = tp_map_get(&S.sym_tab, ip);
-	if (v)
-		return (int64_t)*v;
+	const struct tp_map_slot *s = tp_map_get(&S.sym_tab, ip);
+	if (s)
+		return (int64_t)s->val;
 	if (S.nsyms == S.syms_cap) {
 		size_t cap = S.syms_cap ? S.syms_cap * 2 : 256;
 		struct st_sym *syms = realloc(S.syms, cap * sizeof(*syms));
@@ -166,7 +166,7 @@ static int64_t st_sym_get(uint64_t ip, int innermost)
 	}
 	if (st_symbolize(ip, innermost, &S.syms[S.nsyms]) < 0)
 		return -1;
-	if (tp_map_put(&S.sym_tab, ip, S.nsyms) < 0) {
+	if (tp_map_put(&S.sym_tab, ip, S.nsyms, 0) < 0) {
 		free(S.syms[S.nsyms].text);
 		return -1;
 	}

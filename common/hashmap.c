@@ -8,11 +8,10 @@
 
 /* ---- 64-bit keys ---------------------------------------------------------- */
 
-static int hm_grow(struct tp_map *m)
+/* Moves every entry into a new table of cap slots (a power of two, more
+ * than twice the entries). */
+static int hm_resize(struct tp_map *m, size_t cap)
 {
-	size_t cap = m->cap ? m->cap * 2 : HM_MIN_CAP;
-	if (m->max_cap && cap > m->max_cap)
-		return -ENOSPC;
 	struct tp_map_slot *s = calloc(cap, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -30,6 +29,14 @@ static int hm_grow(struct tp_map *m)
 	m->slots = s;
 	m->cap = cap;
 	return 0;
+}
+
+static int hm_grow(struct tp_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : HM_MIN_CAP;
+	if (m->max_cap && cap > m->max_cap)
+		return -ENOSPC;
+	return hm_resize(m, cap);
 }
 
 /* The slot of key, or the empty slot where it belongs (m->cap > 0). */
@@ -61,29 +68,29 @@ static int hm_upsert(struct tp_map *m, uint64_t key, struct tp_map_slot **out)
 			return rc;
 	}
 	struct tp_map_slot *s = hm_slot(m, key);
-	s->key = key;
-	s->val = 0;
+	*s = (struct tp_map_slot){ key, 0, 0 };
 	m->n++;
 	*out = s;
 	return 1;
 }
 
-uint64_t *tp_map_upsert(struct tp_map *m, uint64_t key, int *created)
+struct tp_map_slot *tp_map_upsert(struct tp_map *m, uint64_t key, int *created)
 {
 	struct tp_map_slot *s;
 	int rc = hm_upsert(m, key, &s);
 	if (created)
 		*created = rc == 1;
-	return rc < 0 ? NULL : &s->val;
+	return rc < 0 ? NULL : s;
 }
 
-int tp_map_put(struct tp_map *m, uint64_t key, uint64_t val)
+int tp_map_put(struct tp_map *m, uint64_t key, uint64_t val, uint64_t aux)
 {
 	struct tp_map_slot *s;
 	int rc = hm_upsert(m, key, &s);
 	if (rc < 0)
 		return rc;
 	s->val = val;
+	s->aux = aux;
 	return 0;
 }
 
@@ -100,12 +107,11 @@ static void hm_remove_at(struct tp_map *m, size_t i)
 			i = j;
 		}
 	}
-	m->slots[i].key = 0;
-	m->slots[i].val = 0;
+	m->slots[i] = (struct tp_map_slot){ 0, 0, 0 };
 	m->n--;
 }
 
-int tp_map_del(struct tp_map *m, uint64_t key, uint64_t *old)
+int tp_map_del(struct tp_map *m, uint64_t key, struct tp_map_slot *old)
 {
 	if (!m->cap || !key)
 		return 0;
@@ -113,24 +119,20 @@ int tp_map_del(struct tp_map *m, uint64_t key, uint64_t *old)
 	if (!s->key)
 		return 0;
 	if (old)
-		*old = s->val;
+		*old = *s;
 	hm_remove_at(m, (size_t)(s - m->slots));
 	return 1;
 }
 
-size_t tp_map_next(const struct tp_map *m, size_t it, uint64_t *key, uint64_t *val)
+const struct tp_map_slot *tp_map_next(const struct tp_map *m, const struct tp_map_slot *prev)
 {
-	for (; it < m->cap; it++) {
-		if (m->slots[it].key) {
-			*key = m->slots[it].key;
-			*val = m->slots[it].val;
-			return it + 1;
-		}
-	}
-	return 0;
+	for (size_t i = prev ? (size_t)(prev - m->slots) + 1 : 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			return &m->slots[i];
+	return NULL;
 }
 
-void tp_map_filter(struct tp_map *m, int (*keep)(uint64_t key, uint64_t val, void *ctx),
+void tp_map_filter(struct tp_map *m, int (*keep)(const struct tp_map_slot *s, void *ctx),
 		   void *ctx)
 {
 	if (!m->n)
@@ -147,13 +149,18 @@ void tp_map_filter(struct tp_map *m, int (*keep)(uint64_t key, uint64_t val, voi
 	size_t i = (start + 1) & mask;
 	for (size_t steps = 0; steps < m->cap;) {
 		struct tp_map_slot *s = &m->slots[i];
-		if (s->key && !keep(s->key, s->val, ctx)) {
+		if (s->key && !keep(s, ctx)) {
 			hm_remove_at(m, i);
 			continue;
 		}
 		i = (i + 1) & mask;
 		steps++;
 	}
+	size_t cap = m->cap;
+	while (cap > HM_MIN_CAP && m->n * 8 <= cap)
+		cap /= 2;
+	if (cap < m->cap)
+		(void)hm_resize(m, cap); /* on failure the larger table stays */
 }
 
 void tp_map_free(struct tp_map *m)

@@ -3,10 +3,11 @@
  * by backward shift (no tombstones: a probe chain never passes a deleted
  * slot).  Indexed with common/hash.h.
  *
- *   struct tp_map: 64-bit key -> 64-bit value.  Key 0 marks an empty slot
- *   and cannot be stored (callers' keys are pointers, correlation numbers
- *   and other non-zero values); a value is any 64 bits (an index, a size, a
- *   pointer).
+ *   struct tp_map: 64-bit key -> two 64-bit words, val and aux (an index,
+ *   a size, a pointer; aux is for a second word many tables need, such as
+ *   the time an entry was noted, so that it can expire).  Key 0 marks an
+ *   empty slot and cannot be stored (callers' keys are pointers,
+ *   correlation numbers and other non-zero values).
  *
  *   struct tp_smap: byte-string key (copied at insertion) -> 64-bit value,
  *   for interning; the caller passes the key's tp_hash_bytes() so that it
@@ -31,6 +32,7 @@
 struct tp_map_slot {
 	uint64_t key; /* 0: empty */
 	uint64_t val;
+	uint64_t aux;
 };
 
 struct tp_map {
@@ -40,41 +42,44 @@ struct tp_map {
 	size_t max_cap; /* 0: no limit; else puts fail with -ENOSPC past it */
 };
 
-/* The value of key, or NULL.  The pointer is valid until the next put or
- * delete (either may move slots). */
-static inline uint64_t *tp_map_get(const struct tp_map *m, uint64_t key)
+/* The slot of key (its val and aux may be changed, never its key), or
+ * NULL.  The pointer is valid until the next put, delete or filter (each
+ * may move slots). */
+static inline struct tp_map_slot *tp_map_get(const struct tp_map *m, uint64_t key)
 {
 	if (!m->cap || !key)
 		return NULL;
 	size_t mask = m->cap - 1;
 	for (size_t i = tp_hash_u64(key) & mask; m->slots[i].key; i = (i + 1) & mask)
 		if (m->slots[i].key == key)
-			return &m->slots[i].val;
+			return &m->slots[i];
 	return NULL;
 }
 
-/* The value of key, inserted with value 0 if absent (*created says which;
- * created may be NULL).  NULL when key is 0, out of memory, or the map is at
- * max_cap (nothing changed then). */
-uint64_t *tp_map_upsert(struct tp_map *m, uint64_t key, int *created);
+/* The slot of key, inserted with val and aux 0 if absent (*created says
+ * which; created may be NULL).  NULL when key is 0, out of memory, or the
+ * map is at max_cap (nothing changed then). */
+struct tp_map_slot *tp_map_upsert(struct tp_map *m, uint64_t key, int *created);
 
-/* Sets key to val.  Returns 0, -EINVAL (key 0), -ENOMEM or -ENOSPC (at
- * max_cap). */
-int tp_map_put(struct tp_map *m, uint64_t key, uint64_t val);
+/* Sets key to (val, aux).  Returns 0, -EINVAL (key 0), -ENOMEM or -ENOSPC
+ * (at max_cap). */
+int tp_map_put(struct tp_map *m, uint64_t key, uint64_t val, uint64_t aux);
 
-/* Removes key; its value goes to *old when old is not NULL.  Returns 1 when
- * it was there, else 0. */
-int tp_map_del(struct tp_map *m, uint64_t key, uint64_t *old);
+/* Removes key; its slot is copied to *old when old is not NULL.  Returns 1
+ * when it was there, else 0. */
+int tp_map_del(struct tp_map *m, uint64_t key, struct tp_map_slot *old);
 
-/* Iteration: `for (size_t it = 0; (it = tp_map_next(m, it, &k, &v));)`
- * visits every key once, in no particular order.  The map must not change
- * during it (tp_map_filter() deletes while it walks). */
-size_t tp_map_next(const struct tp_map *m, size_t it, uint64_t *key, uint64_t *val);
+/* Iteration: `for (const struct tp_map_slot *s = NULL; (s = tp_map_next(m,
+ * s));)` visits every key once, in no particular order.  The map must not
+ * change during it (tp_map_filter() deletes while it walks). */
+const struct tp_map_slot *tp_map_next(const struct tp_map *m, const struct tp_map_slot *prev);
 
 /* Keeps the entries keep() returns non-zero for and deletes the others,
  * calling keep() exactly once per entry (it may free what a value points
- * to).  In place: no allocation, so it cannot fail. */
-void tp_map_filter(struct tp_map *m, int (*keep)(uint64_t key, uint64_t val, void *ctx),
+ * to).  Then, when at most an eighth of the slots are used, moves what is
+ * left into a smaller table (a window's tables shrink back after a burst);
+ * if that allocation fails the larger table stays.  Cannot fail. */
+void tp_map_filter(struct tp_map *m, int (*keep)(const struct tp_map_slot *s, void *ctx),
 		   void *ctx);
 
 /* Frees the slots: an empty map (max_cap is kept). */

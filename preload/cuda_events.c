@@ -27,19 +27,19 @@ static struct {
 
 static void mem_alloc(uint64_t ptr, uint64_t size)
 {
-	uint64_t *v = tp_map_upsert(&M.sizes, ptr, NULL);
-	if (!v)
+	struct tp_map_slot *s = tp_map_upsert(&M.sizes, ptr, NULL);
+	if (!s)
 		return; /* out of memory: not counted, as before a grow failed */
-	M.total = M.total - *v + size; /* *v: 0 when new */
-	*v = size;
+	M.total = M.total - s->val + size; /* val: 0 when new */
+	s->val = size;
 }
 
 static void mem_free(uint64_t ptr)
 {
-	uint64_t size;
+	struct tp_map_slot old;
 	/* Absent: allocated before recording began, or freed twice. */
-	if (tp_map_del(&M.sizes, ptr, &size))
-		M.total -= size;
+	if (tp_map_del(&M.sizes, ptr, &old))
+		M.total -= old.val;
 }
 
 static void write_memory_counter(struct tp_writer *out, int64_t pid, int64_t tid, uint64_t ts)

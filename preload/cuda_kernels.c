@@ -100,16 +100,17 @@ static struct entry *entry_at(uint32_t i)
 static void index_entry(uint32_t idx)
 {
 	int created;
-	uint64_t *v = tp_map_upsert(&F.index, (uint64_t)(uintptr_t)entry_at(idx)->key, &created);
-	if (!v)
+	struct tp_map_slot *s =
+		tp_map_upsert(&F.index, (uint64_t)(uintptr_t)entry_at(idx)->key, &created);
+	if (!s)
 		return;
 	/* A later registration of the same stub (a module loaded again) wins;
 	 * the name shown for the earlier one is not needed any more. */
-	if (!created && *v - 1 < F.shown_cap) {
-		free(F.shown[*v - 1].demangled);
-		F.shown[*v - 1] = (struct shown){ NULL, 0 };
+	if (!created && s->val - 1 < F.shown_cap) {
+		free(F.shown[s->val - 1].demangled);
+		F.shown[s->val - 1] = (struct shown){ NULL, 0 };
 	}
-	*v = (uint64_t)idx + 1;
+	s->val = (uint64_t)idx + 1;
 }
 
 /* The entry index of key, or -1. */
@@ -118,8 +119,8 @@ static int64_t lookup(const void *key)
 	uint32_t n = atomic_load_explicit(&published, memory_order_acquire);
 	for (; F.indexed < n; F.indexed++)
 		index_entry(F.indexed);
-	const uint64_t *v = tp_map_get(&F.index, (uint64_t)(uintptr_t)key);
-	return v ? (int64_t)(*v - 1) : -1;
+	const struct tp_map_slot *s = tp_map_get(&F.index, (uint64_t)(uintptr_t)key);
+	return s ? (int64_t)(s->val - 1) : -1;
 }
 
 static struct shown *shown_at(uint32_t idx)
@@ -166,9 +167,9 @@ typedef int (*get_name_fn)(const char **, const void *);
 
 static const char *driver_name(const void *f)
 {
-	const uint64_t *v = tp_map_get(&F.drv, (uint64_t)(uintptr_t)f);
-	if (v)
-		return (const char *)(uintptr_t)*v;
+	const struct tp_map_slot *s = tp_map_get(&F.drv, (uint64_t)(uintptr_t)f);
+	if (s)
+		return (const char *)(uintptr_t)s->val;
 	const char *name = NULL;
 	static const char *const getters[] = { "cuFuncGetName", "cuKernelGetName" };
 	for (size_t g = 0; g < 2 && !name; g++) {
@@ -184,7 +185,7 @@ static const char *driver_name(const void *f)
 		if (!copy)
 			copy = strdup(name);
 	}
-	if (tp_map_put(&F.drv, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)copy) < 0) {
+	if (tp_map_put(&F.drv, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)copy, 0) < 0) {
 		free(copy);
 		return name; /* out of memory: the driver's text, asked again next time */
 	}
