@@ -37,7 +37,7 @@ START_TEST(test_found_when_loaded_later)
 {
 	/* This C program has no libstdc++ of its own. */
 	if (dlsym(RTLD_DEFAULT, "__cxa_demangle")) {
-		printf("SKIP: __cxa_demangle is already loaded\n");
+		printf("note: __cxa_demangle is loaded already (a sanitizer runtime's?): nothing to check\n");
 		return;
 	}
 	ck_assert_ptr_null(tp_demangle("_Z6vecAddPfS_i"));
