@@ -59,6 +59,7 @@
 #include "collector/rotate.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/preload_env.h"
 
 /* How long process exit waits for uploads still running. */
 #define TP_ONSAVE_FINAL_WAIT_S 30
@@ -94,70 +95,17 @@ static const char *onsave_self_base(void)
 	return base;
 }
 
-/* A sanitizer build of the library (make check-asan / check-tsan) is
- * preloaded behind its sanitizer's runtime (scripts/traceprof and
- * test/lib/common.sh put it first), which is there only for the library, so
- * it leaves with it: gcc 12's TSan runtime preloaded alone into an
- * uninstrumented /bin/sh crashes the shell before it runs the command.
- * Normal builds define no TP_SAN_RUNTIME and keep every other entry. */
-#if defined(__SANITIZE_THREAD__)
-#define TP_SAN_RUNTIME "libtsan.so"
-#elif defined(__SANITIZE_ADDRESS__)
-#define TP_SAN_RUNTIME "libasan.so"
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TP_SAN_RUNTIME "libtsan.so"
-#elif __has_feature(address_sanitizer)
-#define TP_SAN_RUNTIME "libasan.so"
-#endif
-#endif
-
-/* One LD_PRELOAD entry (len bytes at p) is ours when its file name is this
- * library's, or starts with "libtraceprof" (an installed copy elsewhere), or
- * is the runtime of the sanitizer this library was built with. */
-static int onsave_preload_is_ours(const char *p, size_t len)
-{
-	const char *b = p + len;
-	while (b > p && b[-1] != '/')
-		b--;
-	size_t blen = (size_t)(p + len - b);
-	const char *self = onsave_self_base();
-	size_t slen = strlen(self);
-	if (slen && blen == slen && !memcmp(b, self, slen))
-		return 1;
-#ifdef TP_SAN_RUNTIME
-	if (blen >= sizeof(TP_SAN_RUNTIME) - 1 &&
-	    !memcmp(b, TP_SAN_RUNTIME, sizeof(TP_SAN_RUNTIME) - 1))
-		return 1;
-#endif
-	return blen >= 12 && !memcmp(b, "libtraceprof", 12);
-}
-
-/* "LD_PRELOAD=..." without our library, malloc'd; NULL when nothing
- * remains (the variable is then left out). */
+/* "LD_PRELOAD=..." without traceprof's entries (common/preload_env.h:
+ * this library, other copies of it, a sanitizer build's runtime),
+ * malloc'd; NULL when nothing remains (the variable is then left out). */
 static char *onsave_filtered_preload(const char *value)
 {
 	size_t vlen = strlen(value);
 	char *out = malloc(vlen + sizeof("LD_PRELOAD="));
 	if (!out)
 		return NULL;
-	size_t n = 0;
 	memcpy(out, "LD_PRELOAD=", 11);
-	char *dst = out + 11;
-	for (const char *p = value; *p;) {
-		size_t len = strcspn(p, ": ");
-		if (len && !onsave_preload_is_ours(p, len)) {
-			if (n)
-				dst[n++] = ':';
-			memcpy(dst + n, p, len);
-			n += len;
-		}
-		p += len;
-		while (*p == ':' || *p == ' ')
-			p++;
-	}
-	dst[n] = '\0';
-	if (!n) {
+	if (tp_preload_env_filter(value, onsave_self_base(), out + 11, vlen + 1) <= 0) {
 		free(out);
 		return NULL;
 	}

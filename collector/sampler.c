@@ -16,7 +16,7 @@
 
 #include "collector/control.h"
 #include "collector/flush.h"
-#include "common/fd.h"
+#include "common/procfs.h"
 #include "common/log.h"
 
 /* Samples kept for windows not yet written: 10 minutes at the default 100 ms.
@@ -41,46 +41,17 @@ static struct {
 	size_t first, n;
 } M;
 
-/* Reads a small /proc file into buf; returns its length or -1. */
-static ssize_t sm_read(const char *path, char *buf, size_t size)
-{
-	/* Closes only a descriptor still its own (common/fd.h). */
-	return tp_fd_read_small(path, buf, size);
-}
-
-/* /proc/self/stat: "pid (comm) state ppid ..."; the command name may hold
- * spaces and parentheses, so fields are counted from the last ')'.  Field 3
- * (state) follows it; utime is field 14, stime 15 (clock ticks), num_threads
+/* /proc/self/stat: utime is field 14, stime 15 (clock ticks), num_threads
  * 20.  Returns 0 or -1. */
 static int sm_stat(uint64_t *ticks, uint64_t *threads)
 {
 	char buf[1024];
-	if (sm_read("/proc/self/stat", buf, sizeof(buf)) < 0)
+	uint64_t utime, stime;
+	if (tp_procfs_read("/proc/self/stat", buf, sizeof(buf)) < 0 ||
+	    tp_procfs_stat_u64(buf, 14, &utime) || tp_procfs_stat_u64(buf, 15, &stime) ||
+	    tp_procfs_stat_u64(buf, 20, threads))
 		return -1;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	p++;
-	uint64_t utime = 0, stime = 0, nthr = 0;
-	for (int field = 3; field <= 20; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -1;
-		char *end;
-		unsigned long long v = strtoull(p, &end, 10);
-		if (field == 14)
-			utime = v;
-		else if (field == 15)
-			stime = v;
-		else if (field == 20)
-			nthr = v;
-		p = end;
-		while (*p && *p != ' ')
-			p++; /* the state letter is not a number */
-	}
 	*ticks = utime + stime;
-	*threads = nthr;
 	return 0;
 }
 
@@ -88,13 +59,9 @@ static int sm_stat(uint64_t *ticks, uint64_t *threads)
 static int sm_rss_pages(uint64_t *pages)
 {
 	char buf[256];
-	if (sm_read("/proc/self/statm", buf, sizeof(buf)) < 0)
+	if (tp_procfs_read("/proc/self/statm", buf, sizeof(buf)) < 0)
 		return -1;
-	char *p = strchr(buf, ' ');
-	if (!p)
-		return -1;
-	*pages = strtoull(p + 1, NULL, 10);
-	return 0;
+	return tp_procfs_word_u64(buf, 2, pages);
 }
 
 /* CPU time of the whole process (all threads) in ns: the sum of utime and

@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "collector/flush.h"
+#include "common/demangle.h"
+#include "common/hash.h"
+#include "common/hashmap.h"
 #include "common/log.h"
 
 /* Three structures, all grown by doubling and kept for the process's life:
@@ -40,12 +43,10 @@ struct st_node {
 	uint32_t sym;
 };
 
-/* Open addressing with linear probing; key 0 is never a valid IP. */
-struct st_sym_slot {
-	uint64_t ip;
-	uint32_t sym;
-};
-
+/* The frame tree's own open-addressing table (linear probing, grown at half
+ * full, never deleted from), hashed with common/hash.h: its key is a pair
+ * (IP, parent id), 96 bits, which common/hashmap.h's 64-bit keys cannot
+ * hold without a second lookup per frame. */
 struct st_node_slot {
 	uint64_t ip;
 	uint32_t parent;
@@ -63,8 +64,7 @@ struct st_file {
 static struct {
 	struct st_sym *syms;
 	size_t nsyms, syms_cap;
-	struct st_sym_slot *sym_tab;
-	size_t sym_mask; /* table size - 1; 0 before the first use */
+	struct tp_map sym_tab; /* IP (never 0) -> index in syms */
 
 	struct st_node *nodes; /* nodes[id - 1] */
 	size_t nnodes, nodes_cap;
@@ -75,15 +75,7 @@ static struct {
 
 	int self_known;
 	const void *self_base; /* dli_fbase of traceprof's module, or NULL */
-	char *(*demangle)(const char *, char *, size_t *, int *);
-	int demangle_known;
 } S;
-
-static inline uint64_t st_hash(uint64_t a, uint64_t b)
-{
-	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
-	return h ^ (h >> 32);
-}
 
 /* ---- traceprof's own module ------------------------------------------- */
 
@@ -116,20 +108,6 @@ static void st_find_self(void)
 
 /* ---- symbols ------------------------------------------------------------ */
 
-typedef char *(*st_demangle_fn)(const char *, char *, size_t *, int *);
-
-static st_demangle_fn st_demangler(void)
-{
-	if (!S.demangle_known) {
-		/* libstdc++ is loaded in any C++ program (PyTorch included); in a
-		 * C program mangled names do not occur. */
-		S.demangle_known = 1;
-		void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		memcpy(&S.demangle, &p, sizeof(p));
-	}
-	return S.demangle;
-}
-
 /* Formats the frame at ip into a new st_sym.  Returns 0 or -1 (no memory). */
 static int st_symbolize(uint64_t ip, int innermost, struct st_sym *out)
 {
@@ -153,17 +131,10 @@ static int st_symbolize(uint64_t ip, int innermost, struct st_sym *out)
 		out->self = S.self_base && info.dli_fbase == S.self_base;
 		out->unwind = !strncmp(mod, "libunwind", 9);
 		if (info.dli_sname && info.dli_saddr) {
-			const char *name = info.dli_sname;
-			char *dem = NULL;
-			st_demangle_fn dm = name[0] == '_' && name[1] == 'Z' ? st_demangler() : NULL;
-			if (dm) {
-				int status = -1;
-				dem = dm(name, NULL, NULL, &status);
-				if (status == 0 && dem)
-					name = dem;
-			}
-			n = tp_format(buf, ST_MAX_NAME, "%s", name);
-			free(dem);
+			/* libstdc++ is loaded in any C++ program (PyTorch
+			 * included); in a C program mangled names do not occur. */
+			const char *name = tp_demangle_into(info.dli_sname, buf, ST_MAX_NAME);
+			n = name == buf ? (int)strlen(buf) : tp_format(buf, ST_MAX_NAME, "%s", name);
 			n += tp_format(buf + n, (int)sizeof(buf) - n, "+0x%llx",
 				       (unsigned long long)(ip - (uintptr_t)info.dli_saddr));
 		} else {
@@ -179,36 +150,12 @@ static int st_symbolize(uint64_t ip, int innermost, struct st_sym *out)
 	return out->text ? 0 : -1;
 }
 
-static int st_sym_grow(void)
-{
-	size_t size = S.sym_mask ? (S.sym_mask + 1) * 2 : 1024;
-	struct st_sym_slot *tab = calloc(size, sizeof(*tab));
-	if (!tab)
-		return -1;
-	for (size_t i = 0; S.sym_mask && i <= S.sym_mask; i++) {
-		if (!S.sym_tab[i].ip)
-			continue;
-		size_t k = st_hash(S.sym_tab[i].ip, 0) & (size - 1);
-		while (tab[k].ip)
-			k = (k + 1) & (size - 1);
-		tab[k] = S.sym_tab[i];
-	}
-	free(S.sym_tab);
-	S.sym_tab = tab;
-	S.sym_mask = size - 1;
-	return 0;
-}
-
 /* The symbol of ip, cached.  Returns its index or -1 (no memory). */
 static int64_t st_sym_get(uint64_t ip, int innermost)
 {
-	/* Grow at half full, so that probes stay short. */
-	if ((S.nsyms + 1) * 2 > S.sym_mask + 1 && st_sym_grow() < 0)
-		return -1;
-	size_t k = st_hash(ip, 0) & S.sym_mask;
-	for (; S.sym_tab[k].ip; k = (k + 1) & S.sym_mask)
-		if (S.sym_tab[k].ip == ip)
-			return S.sym_tab[k].sym;
+	const struct tp_map_slot *s = tp_map_get(&S.sym_tab, ip);
+	if (s)
+		return (int64_t)s->val;
 	if (S.nsyms == S.syms_cap) {
 		size_t cap = S.syms_cap ? S.syms_cap * 2 : 256;
 		struct st_sym *syms = realloc(S.syms, cap * sizeof(*syms));
@@ -219,8 +166,10 @@ static int64_t st_sym_get(uint64_t ip, int innermost)
 	}
 	if (st_symbolize(ip, innermost, &S.syms[S.nsyms]) < 0)
 		return -1;
-	S.sym_tab[k].ip = ip;
-	S.sym_tab[k].sym = (uint32_t)S.nsyms;
+	if (tp_map_put(&S.sym_tab, ip, S.nsyms, 0) < 0) {
+		free(S.syms[S.nsyms].text);
+		return -1;
+	}
 	return (int64_t)S.nsyms++;
 }
 
@@ -294,7 +243,7 @@ static int st_node_grow(void)
 		const struct st_node_slot *o = &S.node_tab[i];
 		if (!o->id)
 			continue;
-		size_t k = st_hash(o->ip, o->parent) & (size - 1);
+		size_t k = tp_hash_pair(o->ip, o->parent) & (size - 1);
 		while (tab[k].id)
 			k = (k + 1) & (size - 1);
 		tab[k] = *o;
@@ -311,7 +260,7 @@ static uint32_t st_node_get(uint32_t parent, uint64_t ip, uint32_t sym)
 {
 	if ((S.nnodes + 1) * 2 > S.node_mask + 1 && st_node_grow() < 0)
 		return 0;
-	size_t k = st_hash(ip, parent) & S.node_mask;
+	size_t k = tp_hash_pair(ip, parent) & S.node_mask;
 	for (; S.node_tab[k].id; k = (k + 1) & S.node_mask)
 		if (S.node_tab[k].ip == ip && S.node_tab[k].parent == parent)
 			return S.node_tab[k].id;
@@ -455,7 +404,7 @@ void tp_stacks_reset(void)
 	for (size_t i = 0; i < S.nsyms; i++)
 		free(S.syms[i].text);
 	free(S.syms);
-	free(S.sym_tab);
+	tp_map_free(&S.sym_tab);
 	free(S.nodes);
 	free(S.node_tab);
 	while (S.files) {

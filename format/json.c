@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "format/sink.h"
 
 #if defined(__SSE2__)
@@ -494,13 +495,12 @@ void tp_json_str(struct tp_json *j, const char *s)
 
 /* ---- Strings escaped once ------------------------------------------------ */
 
+/* The cache keeps its own table (struct tp_json_cached in json.h holds the
+ * escaped text in the slot, read on the writer's per-string path, and a
+ * slot keeps its key when its text is forgotten), hashed with common/hash.h. */
 static size_t js_cache_slot(const struct tp_json_strcache *c, const char *key)
 {
-	uint64_t k = (uint64_t)(uintptr_t)key;
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	size_t i = (size_t)k & (c->cap - 1);
+	size_t i = (size_t)tp_hash_u64((uint64_t)(uintptr_t)key) & (c->cap - 1);
 	while (c->slots[i].key && c->slots[i].key != key)
 		i = (i + 1) & (c->cap - 1);
 	return i;

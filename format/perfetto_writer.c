@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/hashmap.h"
 #include "format/pb.h"
 #include "format/writer.h"
 
@@ -118,101 +119,20 @@ enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
 #define PW_ELEM_STR_MAX 4096u
 #define PW_ELEMS_MAX 4096u
 
-/* ---- a small hash map: byte-string keys (copied) to 64-bit values ---------- */
-
-struct pw_ent {
-	uint64_t h; /* 0: empty */
-	char *key;
-	uint32_t len;
-	uint64_t val;
-};
-
-struct pw_map {
-	struct pw_ent *e;
-	uint32_t cap, n; /* cap: a power of two, or 0 */
-};
-
-static uint64_t pw_hash(const void *p, size_t n)
-{
-	const uint8_t *s = p;
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
-	while (n >= 8) {
-		uint64_t v;
-		memcpy(&v, s, 8);
-		h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 29;
-		s += 8;
-		n -= 8;
-	}
-	if (n) {
-		uint64_t v = 0;
-		memcpy(&v, s, n);
-		h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
-	}
-	h ^= h >> 32;
-	h *= 0x94d049bb133111ebull;
-	h ^= h >> 31;
-	return h ? h : 1;
-}
-
-/* The entry for the key, or the empty slot where it belongs. */
-static struct pw_ent *pw_map_slot(const struct pw_map *m, uint64_t h, const void *key,
-				  size_t len)
-{
-	uint32_t mask = m->cap - 1;
-	for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
-		struct pw_ent *x = &m->e[i];
-		if (!x->h || (x->h == h && x->len == len && !memcmp(x->key, key, len)))
-			return x;
-	}
-}
+/* Interning tables and track uuids are common/hashmap.h's byte-string maps
+ * (keys copied), hashed once per lookup with tp_hash_bytes(). */
 
 /* The value of key, or NULL. */
-static uint64_t *pw_map_get(const struct pw_map *m, uint64_t h, const void *key, size_t len)
+static uint64_t *pw_map_get(const struct tp_smap *m, uint64_t h, const void *key, size_t len)
 {
-	if (!m->cap)
-		return NULL;
-	struct pw_ent *x = pw_map_slot(m, h, key, len);
-	return x->h ? &x->val : NULL;
-}
-
-static int pw_map_grow(struct pw_map *m)
-{
-	uint32_t cap = m->cap ? m->cap * 2 : 64;
-	struct pw_ent *e = calloc(cap, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	struct pw_map n = { e, cap, m->n };
-	for (uint32_t i = 0; i < m->cap; i++)
-		if (m->e[i].h)
-			*pw_map_slot(&n, m->e[i].h, m->e[i].key, m->e[i].len) = m->e[i];
-	free(m->e);
-	*m = n;
-	return 0;
+	struct tp_smap_ent *x = tp_smap_find(m, h, key, len);
+	return x ? &x->val : NULL;
 }
 
 /* Adds key (not present) with val.  0 or -ENOMEM. */
-static int pw_map_put(struct pw_map *m, uint64_t h, const void *key, size_t len, uint64_t val)
+static int pw_map_put(struct tp_smap *m, uint64_t h, const void *key, size_t len, uint64_t val)
 {
-	if ((m->n + 1) * 2 > m->cap && pw_map_grow(m))
-		return -ENOMEM;
-	char *k = malloc(len ? len : 1);
-	if (!k)
-		return -ENOMEM;
-	memcpy(k, key, len);
-	struct pw_ent *x = pw_map_slot(m, h, key, len);
-	*x = (struct pw_ent){ h, k, (uint32_t)len, val };
-	m->n++;
-	return 0;
-}
-
-static void pw_map_free(struct pw_map *m)
-{
-	for (uint32_t i = 0; i < m->cap; i++)
-		free(m->e[i].key);
-	free(m->e);
-	m->e = NULL;
-	m->cap = m->n = 0;
+	return tp_smap_add(m, h, key, len, val) ? 0 : -ENOMEM;
 }
 
 /* ---- the writer's state ---------------------------------------------------- */
@@ -238,7 +158,7 @@ struct pw_pcache {
 };
 
 struct pw_strs {
-	struct pw_map map; /* text -> iid */
+	struct tp_smap map; /* text -> iid */
 	uint64_t next;	   /* the last iid given */
 	struct pw_pcache cache[PW_PCACHE];
 };
@@ -256,8 +176,8 @@ struct pw {
 	uint64_t last_ts;     /* the latest event time, for the documents */
 	uint64_t next_uuid;
 	struct pw_strs names, cats, keys, vals;
-	struct pw_map tracks; /* (pid, tid) / (pid, 0, "counter") -> uuid */
-	struct pw_map procs;  /* pid -> uuid */
+	struct tp_smap tracks; /* (pid, tid) / (pid, 0, "counter") -> uuid */
+	struct tp_smap procs;  /* pid -> uuid */
 	/* The last thread track looked up: sources write runs of one thread. */
 	int64_t last_pid, last_tid;
 	uint64_t last_uuid;
@@ -292,9 +212,9 @@ static uint64_t pw_intern(struct pw *pw, struct pw_strs *t, const char *s, size_
 	struct pw_pcache *c = &t->cache[(((uintptr_t)s >> 3) ^ len) & (PW_PCACHE - 1)];
 	if (c->p == s && c->len == len && (by_address || !memcmp(c->text, s, len)))
 		return c->iid;
-	uint64_t h = pw_hash(s, len);
-	struct pw_ent *x = t->map.cap ? pw_map_slot(&t->map, h, s, len) : NULL;
-	if (x && x->h) {
+	uint64_t h = tp_hash_bytes(s, len);
+	struct tp_smap_ent *x = tp_smap_find(&t->map, h, s, len);
+	if (x) {
 		*c = (struct pw_pcache){ s, (uint32_t)len, x->val, x->key };
 		return x->val;
 	}
@@ -513,7 +433,7 @@ static void pw_put_counter_track(struct pw *pw, uint64_t uuid, uint64_t parent, 
  * when describe says so; 0 when out of memory. */
 static uint64_t pw_process_track(struct pw *pw, int64_t pid, int describe)
 {
-	uint64_t h = pw_hash(&pid, sizeof(pid));
+	uint64_t h = tp_hash_bytes(&pid, sizeof(pid));
 	uint64_t *v = pw_map_get(&pw->procs, h, &pid, sizeof(pid));
 	if (v)
 		return *v;
@@ -532,7 +452,7 @@ static uint64_t pw_thread_track(struct pw *pw, int64_t pid, int64_t tid, int des
 	if (pw->last_uuid && pid == pw->last_pid && tid == pw->last_tid)
 		return pw->last_uuid;
 	int64_t key[2] = { pid, tid };
-	uint64_t h = pw_hash(key, sizeof(key));
+	uint64_t h = tp_hash_bytes(key, sizeof(key));
 	uint64_t *v = pw_map_get(&pw->tracks, h, key, sizeof(key));
 	uint64_t uuid;
 	if (v) {
@@ -577,7 +497,7 @@ static uint64_t pw_counter_track(struct pw *pw, int64_t pid, const char *name, s
 		memcpy(buf + n, key, kl);
 		n += kl;
 	}
-	uint64_t h = pw_hash(buf, n);
+	uint64_t h = tp_hash_bytes(buf, n);
 	uint64_t *v = pw_map_get(&pw->tracks, h, buf, n);
 	if (v)
 		return *v;
@@ -984,12 +904,12 @@ static void pw_free(struct pw *pw)
 		free(pw->frames[i].category);
 	}
 	free(pw->frames);
-	pw_map_free(&pw->names.map);
-	pw_map_free(&pw->cats.map);
-	pw_map_free(&pw->keys.map);
-	pw_map_free(&pw->vals.map);
-	pw_map_free(&pw->tracks);
-	pw_map_free(&pw->procs);
+	tp_smap_free(&pw->names.map);
+	tp_smap_free(&pw->cats.map);
+	tp_smap_free(&pw->keys.map);
+	tp_smap_free(&pw->vals.map);
+	tp_smap_free(&pw->tracks);
+	tp_smap_free(&pw->procs);
 	tp_pb_free(&pw->pb);
 	free(pw);
 }

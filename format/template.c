@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/procfs.h"
 
 /* glibc's short program name, declared here rather than via <errno.h>'s
  * _GNU_SOURCE block so that the build flags do not matter. */
@@ -249,19 +250,10 @@ static int tpl_env_num(const char *name, int64_t min, int64_t *out, const char *
 static void tpl_program_name(char *dst, size_t size)
 {
 	char buf[512];
-	ssize_t n = -1;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		do {
-			n = read(fd, buf, sizeof(buf) - 1);
-		} while (n < 0 && errno == EINTR);
-		close(fd);
-	}
 	const char *name = NULL;
-	if (n > 0) {
-		buf[n] = '\0'; /* argv[0] ends at the first NUL anyway */
+	/* argv[0] ends at the first NUL. */
+	if (tp_procfs_read("/proc/self/cmdline", buf, sizeof(buf)) > 0)
 		name = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
-	}
 	if (!name || !name[0])
 		name = program_invocation_short_name;
 	if (!name || !name[0])

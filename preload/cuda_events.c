@@ -8,6 +8,7 @@
 
 #include "collector/convert.h"
 #include "collector/stacks.h"
+#include "common/hashmap.h"
 #include "format/api_args.h"
 #include "format/writer.h"
 #include "preload/cuda_kernels.h"
@@ -16,91 +17,30 @@
 
 /* ---- device memory in use ---------------------------------------------- */
 
-/* Pointer -> size of the live device allocations seen, an open-addressing
- * table with backward-shift deletion.  The runtime allocates through the
- * driver, so one allocation is often seen twice (cudaMalloc and
- * cuMemAlloc_v2 with the same pointer): a pointer already present is the
- * same allocation, not a second one. */
+/* Pointer -> size of the live device allocations seen (common/hashmap.h).
+ * The runtime allocates through the driver, so one allocation is often
+ * seen twice (cudaMalloc and cuMemAlloc_v2 with the same pointer): a
+ * pointer already present is the same allocation, not a second one. */
 static struct {
-	uint64_t *keys, *sizes;
-	size_t cap, used;
+	struct tp_map sizes;
 	uint64_t total;
 } M;
 
-static size_t mem_hash(uint64_t k, size_t cap)
-{
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return (size_t)k & (cap - 1);
-}
-
-static int mem_grow(void)
-{
-	size_t cap = M.cap ? M.cap * 2 : 1024;
-	uint64_t *k = calloc(cap, sizeof(*k)), *s = calloc(cap, sizeof(*s));
-	if (!k || !s) {
-		free(k);
-		free(s);
-		return -1;
-	}
-	for (size_t i = 0; i < M.cap; i++) {
-		if (!M.keys[i])
-			continue;
-		size_t h = mem_hash(M.keys[i], cap);
-		while (k[h])
-			h = (h + 1) & (cap - 1);
-		k[h] = M.keys[i];
-		s[h] = M.sizes[i];
-	}
-	free(M.keys);
-	free(M.sizes);
-	M.keys = k;
-	M.sizes = s;
-	M.cap = cap;
-	return 0;
-}
-
 static void mem_alloc(uint64_t ptr, uint64_t size)
 {
-	if ((M.used + 1) * 2 > M.cap && mem_grow() < 0)
-		return;
-	size_t h = mem_hash(ptr, M.cap);
-	while (M.keys[h] && M.keys[h] != ptr)
-		h = (h + 1) & (M.cap - 1);
-	if (M.keys[h]) {
-		M.total = M.total - M.sizes[h] + size;
-	} else {
-		M.keys[h] = ptr;
-		M.used++;
-		M.total += size;
-	}
-	M.sizes[h] = size;
+	struct tp_map_slot *s = tp_map_upsert(&M.sizes, ptr, NULL);
+	if (!s)
+		return; /* out of memory: not counted, as before a grow failed */
+	M.total = M.total - s->val + size; /* val: 0 when new */
+	s->val = size;
 }
 
 static void mem_free(uint64_t ptr)
 {
-	if (!M.cap)
-		return;
-	size_t h = mem_hash(ptr, M.cap);
-	while (M.keys[h] && M.keys[h] != ptr)
-		h = (h + 1) & (M.cap - 1);
-	if (!M.keys[h])
-		return; /* allocated before recording began, or freed twice */
-	M.total -= M.sizes[h];
-	M.used--;
-	/* Backward-shift deletion keeps every probe chain unbroken. */
-	size_t i = h;
-	for (size_t j = (i + 1) & (M.cap - 1); M.keys[j]; j = (j + 1) & (M.cap - 1)) {
-		size_t home = mem_hash(M.keys[j], M.cap);
-		if (((j - home) & (M.cap - 1)) >= ((j - i) & (M.cap - 1))) {
-			M.keys[i] = M.keys[j];
-			M.sizes[i] = M.sizes[j];
-			i = j;
-		}
-	}
-	M.keys[i] = 0;
-	M.sizes[i] = 0;
+	struct tp_map_slot old;
+	/* Absent: allocated before recording began, or freed twice. */
+	if (tp_map_del(&M.sizes, ptr, &old))
+		M.total -= old.val;
 }
 
 static void write_memory_counter(struct tp_writer *out, int64_t pid, int64_t tid, uint64_t ts)

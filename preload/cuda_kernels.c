@@ -8,16 +8,17 @@
  *
  * Writers (registration, rare) append under a mutex to chunks that are never
  * freed or moved, and publish the new count with a release store; the flush
- * thread reads entries below the count it acquired and indexes them in its
- * own hash table, so lookups take no lock. */
+ * thread reads entries below the count it acquired and indexes them in a
+ * map of its own, so lookups take no lock. */
 #include "preload/cuda_kernels.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/demangle.h"
+#include "common/hashmap.h"
 #include "preload/cuda_pack.h"
 
 #define CHUNK_SHIFT 12
@@ -72,134 +73,88 @@ void tp_cuda_kernels_alias(const void *kernel, const void *host_fun)
 
 /* ---- flush thread side -------------------------------------------------- */
 
-struct slot {
-	const void *key;
-	uint32_t entry;	    /* index + 1; 0 = empty */
-	char *demangled;    /* cached display name, or NULL */
+/* Only the flush thread reads the registry, so its index is an ordinary
+ * map (common/hashmap.h), not a table for lock-free readers: key (stub or
+ * kernel handle) -> entry index + 1. */
+struct shown {
+	char *demangled; /* the display name, or NULL: the mangled one */
 	int tried;
 };
 
 static struct {
-	struct slot *slots;
-	uint32_t cap, used, indexed;
-	/* Names the driver gave for CUfunctions (cuFuncGetName), cached. */
-	struct {
-		const void *key;
-		char *name;
-	} *drv;
-	uint32_t drv_cap, drv_used;
-	char *(*demangle)(const char *, char *, size_t *, int *);
-	int demangle_looked;
+	struct tp_map index;
+	uint32_t indexed;
+	/* Per entry: its name as shown, made on first use. */
+	struct shown *shown;
+	uint32_t shown_cap;
+	/* Names the driver gave for CUfunctions (cuFuncGetName): handle ->
+	 * name (a char * we own, or 0 when the driver had none). */
+	struct tp_map drv;
 } F;
-
-static uint32_t hash_ptr(const void *p, uint32_t cap)
-{
-	uint64_t x = (uint64_t)(uintptr_t)p;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (uint32_t)x & (cap - 1);
-}
 
 static struct entry *entry_at(uint32_t i)
 {
 	return &chunks[i >> CHUNK_SHIFT][i & (CHUNK - 1)];
 }
 
-static void put(const void *key, uint32_t idx);
-
-static int grow(void)
+static void index_entry(uint32_t idx)
 {
-	uint32_t cap = F.cap ? F.cap * 2 : 1024;
-	struct slot *old = F.slots;
-	uint32_t ocap = F.cap;
-	struct slot *s = calloc(cap, sizeof(*s));
+	int created;
+	struct tp_map_slot *s =
+		tp_map_upsert(&F.index, (uint64_t)(uintptr_t)entry_at(idx)->key, &created);
 	if (!s)
-		return -1;
-	F.slots = s;
-	F.cap = cap;
-	F.used = 0;
-	for (uint32_t i = 0; i < ocap; i++) {
-		if (!old[i].entry)
-			continue;
-		uint32_t h = hash_ptr(old[i].key, cap);
-		while (s[h].entry)
-			h = (h + 1) & (cap - 1);
-		s[h] = old[i];
-		F.used++;
-	}
-	free(old);
-	return 0;
-}
-
-static void put(const void *key, uint32_t idx)
-{
-	if ((F.used + 1) * 2 > F.cap && grow() < 0)
 		return;
-	uint32_t h = hash_ptr(key, F.cap);
-	while (F.slots[h].entry && F.slots[h].key != key)
-		h = (h + 1) & (F.cap - 1);
-	if (!F.slots[h].entry)
-		F.used++;
-	else
-		free(F.slots[h].demangled);
-	/* A later registration of the same stub (a module loaded again) wins. */
-	F.slots[h].key = key;
-	F.slots[h].entry = idx + 1;
-	F.slots[h].demangled = NULL;
-	F.slots[h].tried = 0;
+	/* A later registration of the same stub (a module loaded again) wins;
+	 * the name shown for the earlier one is not needed any more. */
+	if (!created && s->val - 1 < F.shown_cap) {
+		free(F.shown[s->val - 1].demangled);
+		F.shown[s->val - 1] = (struct shown){ NULL, 0 };
+	}
+	s->val = (uint64_t)idx + 1;
 }
 
-static struct slot *get(const void *key)
+/* The entry index of key, or -1. */
+static int64_t lookup(const void *key)
 {
 	uint32_t n = atomic_load_explicit(&published, memory_order_acquire);
 	for (; F.indexed < n; F.indexed++)
-		put(entry_at(F.indexed)->key, F.indexed);
-	if (!F.cap)
-		return NULL;
-	uint32_t h = hash_ptr(key, F.cap);
-	while (F.slots[h].entry) {
-		if (F.slots[h].key == key)
-			return &F.slots[h];
-		h = (h + 1) & (F.cap - 1);
-	}
-	return NULL;
+		index_entry(F.indexed);
+	const struct tp_map_slot *s = tp_map_get(&F.index, (uint64_t)(uintptr_t)key);
+	return s ? (int64_t)(s->val - 1) : -1;
 }
 
-/* __cxa_demangle from libstdc++, when the program has loaded it (every C++
- * program has); otherwise names stay mangled. */
-static char *demangle(const char *name)
+static struct shown *shown_at(uint32_t idx)
 {
-	if (!F.demangle_looked) {
-		tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
-		F.demangle_looked = 1;
-		if (dl)
-			*(void **)&F.demangle = dl(RTLD_DEFAULT, "__cxa_demangle");
+	if (idx >= F.shown_cap) {
+		uint32_t cap = F.shown_cap ? F.shown_cap : 1024;
+		while (cap <= idx)
+			cap *= 2;
+		struct shown *p = realloc(F.shown, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		memset(p + F.shown_cap, 0, (cap - F.shown_cap) * sizeof(*p));
+		F.shown = p;
+		F.shown_cap = cap;
 	}
-	if (!F.demangle || strncmp(name, "_Z", 2))
-		return NULL;
-	int status = -1;
-	char *out = F.demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
+	return &F.shown[idx];
 }
 
 const char *tp_cuda_kernels_name(const void *key)
 {
-	struct slot *s = get(key);
-	if (s && entry_at(s->entry - 1)->host)
-		s = get(entry_at(s->entry - 1)->host); /* alias: kernel handle -> stub */
-	if (!s)
+	int64_t i = lookup(key);
+	if (i >= 0 && entry_at((uint32_t)i)->host)
+		i = lookup(entry_at((uint32_t)i)->host); /* alias: kernel handle -> stub */
+	if (i < 0)
 		return NULL;
-	struct entry *e = entry_at(s->entry - 1);
+	struct entry *e = entry_at((uint32_t)i);
 	if (!e->name)
 		return NULL;
+	struct shown *s = shown_at((uint32_t)i);
+	if (!s)
+		return e->name;
 	if (!s->tried) {
 		s->tried = 1;
-		s->demangled = demangle(e->name);
+		s->demangled = tp_demangle(e->name);
 	}
 	return s->demangled ? s->demangled : e->name;
 }
@@ -210,24 +165,11 @@ const char *tp_cuda_kernels_name(const void *key)
  * the driver may be asked only once per handle. */
 typedef int (*get_name_fn)(const char **, const void *);
 
-/* A direct-mapped cache in front of the list, so that launches of the same
- * few functions cost one probe. */
-static struct {
-	const void *key;
-	const char *name;
-} drv_cache[1024];
-
 static const char *driver_name(const void *f)
 {
-	uint32_t h = hash_ptr(f, 1024);
-	if (drv_cache[h].key == f)
-		return drv_cache[h].name;
-	for (uint32_t i = 0; i < F.drv_used; i++)
-		if (F.drv[i].key == f) {
-			drv_cache[h].key = f;
-			drv_cache[h].name = F.drv[i].name;
-			return F.drv[i].name;
-		}
+	const struct tp_map_slot *s = tp_map_get(&F.drv, (uint64_t)(uintptr_t)f);
+	if (s)
+		return (const char *)(uintptr_t)s->val;
 	const char *name = NULL;
 	static const char *const getters[] = { "cuFuncGetName", "cuKernelGetName" };
 	for (size_t g = 0; g < 2 && !name; g++) {
@@ -237,25 +179,16 @@ static const char *driver_name(const void *f)
 		if (fn && fn(&n, f) == 0 && n)
 			name = n;
 	}
-	if (F.drv_used == F.drv_cap) {
-		uint32_t cap = F.drv_cap ? F.drv_cap * 2 : 64;
-		void *p = realloc(F.drv, cap * sizeof(*F.drv));
-		if (!p)
-			return name;
-		*(void **)&F.drv = p;
-		F.drv_cap = cap;
-	}
 	char *copy = NULL;
 	if (name) {
-		copy = demangle(name);
+		copy = tp_demangle(name);
 		if (!copy)
 			copy = strdup(name);
 	}
-	F.drv[F.drv_used].key = f;
-	F.drv[F.drv_used].name = copy;
-	F.drv_used++;
-	drv_cache[h].key = f;
-	drv_cache[h].name = copy;
+	if (tp_map_put(&F.drv, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)copy, 0) < 0) {
+		free(copy);
+		return name; /* out of memory: the driver's text, asked again next time */
+	}
 	return copy;
 }
 

@@ -15,6 +15,7 @@
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/preload_env.h"
 #include "format/template.h"
 #include "preload/cuda_pack.h"
 #include "preload/cupti.h"
@@ -168,41 +169,28 @@ static void atfork_child(void)
 /* ---- exec -------------------------------------------------------------- */
 
 /* TRACEPROF_FOLLOW_EXEC=0: children started with exec must not load the
- * library.  Removing it from LD_PRELOAD at start-up does that for every exec
- * of this process, and changes nothing else (the library is already loaded
- * here). */
+ * library.  Removing it (and any other copy of it: common/preload_env.h's
+ * rule) from LD_PRELOAD at start-up does that for every exec of this
+ * process, and changes nothing else (the library is already loaded here). */
 static void strip_from_ld_preload(void)
 {
 	const char *pre = getenv("LD_PRELOAD");
-	if (!pre || !self_path[0])
+	if (!pre)
 		return;
 	const char *base = strrchr(self_path, '/');
 	base = base ? base + 1 : self_path;
-	char out[4096];
-	size_t n = 0;
-	const char *p = pre;
-	while (*p) {
-		size_t len = strcspn(p, ": ");
-		const char *b = memchr(p, '/', len) ? p + len : p;
-		while (b > p && b[-1] != '/')
-			b--;
-		int is_self = len && (size_t)(p + len - b) == strlen(base) &&
-			      !strncmp(b, base, strlen(base));
-		if (len && !is_self && n + len + 2 < sizeof(out)) {
-			if (n)
-				out[n++] = ':';
-			memcpy(out + n, p, len);
-			n += len;
-		}
-		p += len;
-		while (*p == ':' || *p == ' ')
-			p++;
-	}
-	out[n] = '\0';
-	if (n)
+	/* The result is never longer than the list (common/preload_env.h). */
+	size_t size = strlen(pre) + 1;
+	char *out = malloc(size);
+	ssize_t n = out ? tp_preload_env_filter(pre, base, out, size) : -1;
+	if (n < 0)
+		tp_log(TP_LOG_WARN, "TRACEPROF_FOLLOW_EXEC=0: out of memory editing LD_PRELOAD; "
+				    "programs this one starts may be traced");
+	else if (n > 0)
 		setenv("LD_PRELOAD", out, 1);
 	else
 		unsetenv("LD_PRELOAD");
+	free(out);
 }
 
 static void find_self_path(void)

@@ -1,0 +1,45 @@
+/* Reading /proc files: into the caller's buffer, without allocation (the
+ * flush thread reads them every pass, and template expansion may run in a
+ * constructor), with the descriptor safety of common/fd.h (the transient
+ * descriptor is closed only if it is still the one opened), and the few
+ * field lookups the readers need. */
+#ifndef TP_COMMON_PROCFS_H
+#define TP_COMMON_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Reads path into buf (at most size - 1 bytes, NUL-terminated; size > 0).
+ * Returns the length read, or -1 (buf is then ""). */
+ssize_t tp_procfs_read(const char *path, char *buf, size_t size);
+
+/* tp_procfs_read() for text: trailing newlines and NULs removed, and with
+ * nul_to_space every NUL inside turned into a space (/proc/.../cmdline's
+ * arguments).  Returns the text's length, or -1 (buf is then ""). */
+ssize_t tp_procfs_read_text(const char *path, char *buf, size_t size, int nul_to_space);
+
+/* In a "Key:<spaces>value" file (/proc/self/status), the value of the line
+ * that starts with key (given with its colon: "VmRSS:"), spaces skipped; a
+ * pointer into text, or NULL when no line starts with key. */
+const char *tp_procfs_field(const char *text, const char *key);
+
+/* The number at the start of key's value ("VmRSS:  1234 kB" -> 1234).
+ * Returns 0, or -1 when key is absent or its value is not a number. */
+int tp_procfs_field_u64(const char *text, const char *key, uint64_t *out);
+
+/* The n-th (1-based) space-separated word of text as a number, for files of
+ * numbers (/proc/self/statm).  Returns 0 or -1. */
+int tp_procfs_word_u64(const char *text, int n, uint64_t *out);
+
+/* Field n of a /proc/.../stat line, numbered as proc(5) numbers them (1:
+ * pid, 2: comm, 3: state, 14: utime, 20: num_threads, ...), for n >= 3:
+ * counted from the last ')', since the command name may hold spaces and
+ * parentheses.  Returns 0, or -1 when the line is shorter or the field is
+ * not a number (field 3 is a letter: tp_procfs_stat_state()). */
+int tp_procfs_stat_u64(const char *stat, int n, uint64_t *out);
+
+/* The state letter (field 3) of a stat line ('R', 'S', 'Z', ...), or 0. */
+char tp_procfs_stat_state(const char *stat);
+
+#endif

@@ -1,0 +1,109 @@
+/* Unit tests for common/procfs.c: real /proc files of this process, and the
+ * field lookups on lines shaped as the kernel writes them (a command name
+ * with spaces and parentheses included). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/procfs.h"
+
+#include "test/unit/check_main.h"
+
+START_TEST(test_read_real_files)
+{
+	char buf[4096];
+	ck_assert_int_gt(tp_procfs_read("/proc/self/status", buf, sizeof(buf)), 0);
+	uint64_t pid = 0, rss = 0;
+	ck_assert_int_eq(tp_procfs_field_u64(buf, "Pid:", &pid), 0);
+	ck_assert_uint_eq(pid, (uint64_t)getpid());
+	ck_assert_int_eq(tp_procfs_field_u64(buf, "VmRSS:", &rss), 0);
+	ck_assert_uint_gt(rss, 0);
+	ck_assert_int_eq(tp_procfs_field_u64(buf, "NoSuchField:", &rss), -1);
+	ck_assert_str_eq(tp_procfs_field(buf, "State:") ? "found" : "absent", "found");
+
+	ck_assert_int_gt(tp_procfs_read("/proc/self/stat", buf, sizeof(buf)), 0);
+	uint64_t threads = 0, ppid = 0;
+	ck_assert_int_eq(tp_procfs_stat_u64(buf, 20, &threads), 0);
+	ck_assert_uint_eq(threads, 1);
+	ck_assert_int_eq(tp_procfs_stat_u64(buf, 4, &ppid), 0);
+	ck_assert_uint_eq(ppid, (uint64_t)getppid());
+	ck_assert_int_eq(tp_procfs_stat_state(buf), 'R');
+
+	ck_assert_int_gt(tp_procfs_read("/proc/self/statm", buf, sizeof(buf)), 0);
+	uint64_t pages = 0;
+	ck_assert_int_eq(tp_procfs_word_u64(buf, 2, &pages), 0);
+	ck_assert_uint_gt(pages, 0);
+	ck_assert_int_eq(tp_procfs_word_u64(buf, 99, &pages), -1);
+
+	ck_assert_int_eq(tp_procfs_read("/proc/self/no-such-file", buf, sizeof(buf)), -1);
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
+START_TEST(test_read_text_and_small_buffer)
+{
+	char buf[4096];
+	/* cmdline: arguments NUL-separated, joined with spaces. */
+	ssize_t n = tp_procfs_read_text("/proc/self/cmdline", buf, sizeof(buf), 1);
+	ck_assert_int_gt(n, 0);
+	ck_assert_uint_eq(strlen(buf), (size_t)n);
+	ck_assert_ptr_nonnull(strstr(buf, "test_procfs"));
+	/* comm: the trailing newline goes. */
+	n = tp_procfs_read_text("/proc/self/comm", buf, sizeof(buf), 0);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_ne(buf[n - 1], '\n');
+	/* A buffer smaller than the file: cut, NUL-terminated. */
+	char small[8];
+	ck_assert_int_eq(tp_procfs_read("/proc/self/status", small, sizeof(small)), 7);
+	ck_assert_uint_eq(strlen(small), 7);
+	ck_assert_int_eq(tp_procfs_read("/proc/self/status", small, 0), -1);
+}
+END_TEST
+
+START_TEST(test_stat_odd_comm)
+{
+	/* A command name with spaces and ") (": fields count from the last
+	 * ')'. */
+	const char *stat = "4242 (a) b (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 "
+			   "7 3 0 0 20 0 5 0 123 456 78\n";
+	uint64_t v = 0;
+	ck_assert_int_eq(tp_procfs_stat_state(stat), 'S');
+	ck_assert_int_eq(tp_procfs_stat_u64(stat, 4, &v), 0);
+	ck_assert_uint_eq(v, 1);
+	ck_assert_int_eq(tp_procfs_stat_u64(stat, 14, &v), 0);
+	ck_assert_uint_eq(v, 7);
+	ck_assert_int_eq(tp_procfs_stat_u64(stat, 15, &v), 0);
+	ck_assert_uint_eq(v, 3);
+	ck_assert_int_eq(tp_procfs_stat_u64(stat, 20, &v), 0);
+	ck_assert_uint_eq(v, 5);
+	ck_assert_int_eq(tp_procfs_stat_u64(stat, 3, &v), -1); /* a letter */
+	ck_assert_int_eq(tp_procfs_stat_u64(stat, 40, &v), -1);
+	ck_assert_int_eq(tp_procfs_stat_u64("no parenthesis", 4, &v), -1);
+	ck_assert_int_eq(tp_procfs_stat_state("1 (x)"), 0);
+	/* Fields match at a line's start only. */
+	const char *status = "Name:\tVmRSS:\nVmRSS:\t  1234 kB\nThreads:\t3\n";
+	ck_assert_int_eq(tp_procfs_field_u64(status, "VmRSS:", &v), 0);
+	ck_assert_uint_eq(v, 1234);
+	ck_assert_int_eq(tp_procfs_field_u64(status, "Threads:", &v), 0);
+	ck_assert_uint_eq(v, 3);
+	ck_assert_int_eq(tp_procfs_field_u64(status, "Name:", &v), -1);
+}
+END_TEST
+
+static Suite *procfs_suite(void)
+{
+	Suite *s = suite_create("procfs");
+	TCase *tc = tcase_create("procfs");
+	tcase_add_test(tc, test_read_real_files);
+	tcase_add_test(tc, test_read_text_and_small_buffer);
+	tcase_add_test(tc, test_stat_odd_comm);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tp_check_run(procfs_suite());
+}
