@@ -7,7 +7,7 @@
  *   parts.c    a window's part files: open, name, close, rotate
  *   footer.c   a part's metadata and footer, and drop attribution
  *   self.c     what it reads about its own process (/proc, through
- *              proc_text.c)
+ *              common/procfs.c)
  * Everything here runs on the flush thread (or on the exiting thread once
  * the flush thread has stopped), unless a field says otherwise. */
 #ifndef TP_COLLECTOR_FLUSH_INT_H

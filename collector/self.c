@@ -1,20 +1,20 @@
 /* What the flush thread reads about its own process from /proc (through
- * tp_proc_text(), collector/proc_text.h): the program's name and command
+ * common/procfs.h): the program's name and command
  * line for the trace, its threads' names, and whether only the flush thread
  * is left. */
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "collector/flush_int.h"
-#include "collector/proc_text.h"
 #include "collector/thread.h"
 #include "common/log.h"
+#include "common/procfs.h"
 
 void tp_fl_read_identity(void)
 {
-	tp_proc_text("/proc/self/cmdline", tp_fl.cmdline, sizeof(tp_fl.cmdline), 1);
+	tp_procfs_read_text("/proc/self/cmdline", tp_fl.cmdline, sizeof(tp_fl.cmdline), 1);
 	char exe[256];
-	tp_proc_text("/proc/self/comm", exe, sizeof(exe), 0);
+	tp_procfs_read_text("/proc/self/comm", exe, sizeof(exe), 0);
 	tp_format(tp_fl.program, sizeof(tp_fl.program), "%s", exe[0] ? exe : "program");
 }
 
@@ -25,7 +25,7 @@ void tp_fl_refresh_thread_name(struct tp_thread *t)
 	char path[64];
 	tp_format(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
 	char name[sizeof(t->name)];
-	tp_proc_text(path, name, sizeof(name), 0);
+	tp_procfs_read_text(path, name, sizeof(name), 0);
 	if (name[0])
 		memcpy(t->name, name, sizeof(name));
 	else if (!t->name[0])
@@ -36,11 +36,12 @@ int tp_fl_alone(void)
 {
 	char path[64], buf[2048];
 	tp_format(path, sizeof(path), "/proc/self/task/%lld/stat", (long long)tp_fl.pid);
-	tp_proc_text(path, buf, sizeof(buf), 0);
-	const char *st = strrchr(buf, ')');
-	if (!st || st[1] != ' ' || (st[2] != 'Z' && st[2] != 'X'))
+	tp_procfs_read_text(path, buf, sizeof(buf), 0);
+	char state = tp_procfs_stat_state(buf);
+	if (state != 'Z' && state != 'X')
 		return 0; /* the main thread runs: the common case, one read */
-	tp_proc_text("/proc/self/status", buf, sizeof(buf), 0);
-	const char *th = strstr(buf, "\nThreads:");
-	return th && atoi(th + 10) <= 2; /* the zombie main thread and us */
+	tp_procfs_read_text("/proc/self/status", buf, sizeof(buf), 0);
+	uint64_t n;
+	/* the zombie main thread and us */
+	return tp_procfs_field_u64(buf, "Threads:", &n) == 0 && n <= 2;
 }
