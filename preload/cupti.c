@@ -121,9 +121,10 @@ static void load_locked(void)
 	if (!tp_cupti_fn.RegisterTimestampCallback ||
 	    tp_cupti_fn.RegisterTimestampCallback(timestamp) != CUPTI_SUCCESS)
 		tp_gpu_set_clock_offset(tp_clock_wall_offset_ns());
-	if ((r = tp_cupti_fn.RegisterCallbacks(tp_cupti_buffer_requested,
-						   tp_cupti_buffer_completed)) != CUPTI_SUCCESS) {
-		tp_format(err, sizeof(err), "cuptiActivityRegisterCallbacks: %s", tp_cupti_result_str(r));
+	r = tp_cupti_fn.RegisterCallbacks(tp_cupti_buffer_requested, tp_cupti_buffer_completed);
+	if (r != CUPTI_SUCCESS) {
+		tp_format(err, sizeof(err), "cuptiActivityRegisterCallbacks: %s",
+			  tp_cupti_result_str(r));
 		tp_cupti_give_up(err);
 		return;
 	}
@@ -146,8 +147,8 @@ static void load(void)
 {
 	pthread_mutex_lock(&client_mu);
 	if (other_client)
-		tp_cupti_give_up("another CUPTI client, such as torch.profiler, registered its activity "
-			"callbacks first and keeps CUPTI");
+		tp_cupti_give_up("another CUPTI client, such as torch.profiler, registered its "
+				 "activity callbacks first and keeps CUPTI");
 	else
 		load_locked();
 	pthread_mutex_unlock(&client_mu);
@@ -226,8 +227,8 @@ void tp_cupti_on_cuinit(int result)
 int tp_cupti_push_slow(uint64_t ext)
 {
 	int saved = errno;
-	int ok = tp_cupti_fn.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext) ==
-		 CUPTI_SUCCESS;
+	int ok = tp_cupti_fn.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+						       ext) == CUPTI_SUCCESS;
 	errno = saved;
 	return ok;
 }

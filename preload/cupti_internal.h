@@ -24,7 +24,8 @@
 #include <stdint.h>
 
 #include "common/config.h"
-#include "format/writer.h"
+
+struct tp_doc;
 
 /* ---- cupti.c ---- */
 
