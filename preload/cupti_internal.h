@@ -2,8 +2,8 @@
  * nothing else includes; they know CUPTI's and CUDA's types.  The rest of
  * the library sees preload/cupti.h.  Who does what:
  *
- *   preload/cupti.c          state, loading and subscribing, activity kinds
- *                            on and off, giving CUPTI up, correlation ids,
+ *   preload/cupti.c          state, loading and subscribing (under the
+ *                            client lock), giving CUPTI up, correlation ids,
  *                            process exit and fork
  *   preload/cupti_kinds.c    which activity kinds are on, and when
  *   preload/cupti_load.c     finding and opening libcupti, its symbol table
@@ -64,7 +64,7 @@ uint32_t tp_cupti_version(void);
 /* The flush plugin's init: TRACEPROF_CUPTI. */
 int tp_cupti_init(const struct tp_config *cfg);
 
-/* ---- cupti_kinds.c (client lock held, except tp_cupti_kinds_on()) ---- */
+/* ---- cupti_kinds.c (the _locked ones with the client lock held) ---- */
 
 /* Whether our kinds are on: a hint when read without the lock. */
 int tp_cupti_kinds_on(void);
