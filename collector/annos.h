@@ -7,7 +7,7 @@
  * its events when the window ends: so, once switched on, every
  * user_annotation slice the collector produces (markers, steps, NVTX ranges,
  * unfinished markers) is kept here with tp_annos_add() (pid, tid, times,
- * name) until collector/gpu.c has used it.  One store for all files, used by
+ * name) until collector/gpu_annos.c has used it.  One store for all files, used by
  * the flush thread only (it writes every trace).  At most TP_ANNOS_MAX are
  * kept; beyond, annotations are not kept (counted). */
 #ifndef TP_COLLECTOR_ANNOS_H

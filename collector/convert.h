@@ -6,8 +6,10 @@
 #include "collector/thread.h"
 #include "format/writer.h"
 
-/* What the CUDA module (preload/) plugs in to write API events: the
- * collector itself knows nothing about CUDA.  Set once before recording. */
+/* What the CUDA module (preload/) plugs in to write API events: this file
+ * and convert.c know nothing about CUDA (the GPU timeline's CUPTI decoder,
+ * collector/cupti_decode.c, is the one collector file that reads CUPTI's
+ * types).  Set once before recording. */
 struct tp_api_decoder {
 	/* Writes the complete event of an API record, args included; corr,
 	 * when not 0, is its "correlation" arg (collector/gpu.h), written
@@ -24,16 +26,13 @@ struct tp_api_decoder {
 };
 void tp_convert_set_api_decoder(const struct tp_api_decoder *d);
 
-/* Optional extra writers for other record kinds, e.g. NVTX ranges; see
- * tp_convert_record(). */
-
 /* Per-thread flush-side state for pairing marker start/finish. */
 struct tp_marker_stack;
 void tp_marker_stack_free(struct tp_marker_stack *s);
 
-/* Writes the event(s) of one record group to out.  Returns the number of
- * logical events the record stood for (1, or 0 for a marker start that waits
- * for its finish). */
+/* Writes the event(s) of one record group to out: API calls through the
+ * decoder above, markers, and NVTX records (collector/nvtx_conv.h).  A
+ * marker start writes nothing yet: its finish writes the pair. */
 void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid);
 

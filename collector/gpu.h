@@ -1,9 +1,13 @@
-/* The GPU side of a trace: CUPTI activity records turned into Kineto-style
- * events, and the launch-to-kernel flow arrows (flush thread only).
+/* The GPU timeline, collector side: GPU activity records decoded into
+ * Kineto-style events, and the launch-to-kernel flow arrows (flush thread
+ * only).
  *
- * Nothing here calls CUDA or CUPTI: preload/cupti.c loads CUPTI and hands
- * every activity record it receives to tp_gpu_parse_record(), so this file is
- * unit-tested with records built by hand from cupti_activity.h.
+ * Nothing here calls CUDA or CUPTI: the capture side (preload/cupti*.c)
+ * loads CUPTI and hands every activity record it receives to
+ * tp_gpu_parse_record().  That function (collector/cupti_decode.c) is the
+ * only collector code that reads CUPTI's record layouts, from the toolkit's
+ * cupti_activity.h; the other parts (collector/gpu_internal.h lists them)
+ * know GPU events only, so they are unit-tested with records built by hand.
  *
  * Correlation.  An intercepted launch or copy pushes the external id
  * tp_gpu_ext_id(tid, start) around the real call, where start is the clock
@@ -17,7 +21,7 @@
  * by equal "correlation" args.  When the call that pushed the id ran inside
  * a CUDA call traceprof could not interpose (a static runtime), CUPTI's API
  * record of that call and the times of ours link the two (link_outer() in
- * gpu.c).  CUPTI's own numbers cannot be used: they are
+ * collector/gpu_corr.c).  CUPTI's own numbers cannot be used: they are
  * not known yet when the API event is written. */
 #ifndef TP_COLLECTOR_GPU_H
 #define TP_COLLECTOR_GPU_H
@@ -51,7 +55,7 @@ static inline uint64_t tp_gpu_ext_id(int64_t tid, uint64_t start_ticks)
  * that convert.c notes API records for flows; 0 costs nothing. */
 extern int tp_gpu_flows_on;
 /* API records that start at or after this time (clock ticks) get no
- * number: CUPTI went to another client then (preload/cupti.c).  Written by
+ * number: CUPTI went to another client then (preload/cupti_flush.c).  Written by
  * the flush thread before it drains the rings; UINT64_MAX until then. */
 extern uint64_t tp_gpu_flows_until;
 
@@ -77,8 +81,9 @@ void tp_gpu_reset(void);
  * not be registered (CUPTI's own clock is CLOCK_REALTIME on Linux). */
 void tp_gpu_set_clock_offset(int64_t offset_ns);
 
-/* Parses one CUPTI activity record (a CUpti_Activity *).  Returns 1 when it
- * was kept, 0 when its kind is not one of ours (API records, ...). */
+/* Parses one CUPTI activity record (a CUpti_Activity *; collector/
+ * cupti_decode.c).  Returns 1 when it was kept, 0 when its kind is not one
+ * of ours (driver API records, ...). */
 int tp_gpu_parse_record(const void *record);
 
 /* Events parsed and kept but not yet written or discarded. */

@@ -44,7 +44,7 @@ struct tp_thread {
 	uint64_t capture_pause_until;
 	pid_t tid;
 	/* The low 32 bits of pthread_self(): the thread id CUPTI's API records
-	 * carry (collector/gpu.c maps them back to tid).  Set at creation. */
+	 * carry (collector/gpu_corr.c maps them back to tid).  Set at creation. */
 	uint32_t cupti_thread;
 	/* Set (release) by the key destructor when the thread exits; read
 	 * (acquire) by the flush thread, which then drains and frees the state. */

@@ -163,7 +163,7 @@ static void write_event(struct tp_writer *out, const struct tp_record *r, int64_
 		.ts = start_ns,
 		.end = end_ns,
 		/* Formats that bind arrows to slices (Perfetto) start the
-		 * arrow to this call's GPU work here; collector/gpu.c ends it
+		 * arrow to this call's GPU work here; collector/gpu_write.c ends it
 		 * on each GPU event with the same number. */
 		.flow_out = corr,
 		.args = args,

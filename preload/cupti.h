@@ -1,8 +1,9 @@
-/* CUPTI activity tracing: the GPU timeline (preload/cupti.c).
+/* CUPTI activity tracing: the GPU timeline's capture side (preload/cupti.c
+ * and the files preload/cupti_internal.h lists), as the CUDA wrappers see it.
  *
  * CUPTI is loaded with dlopen only after the program's first successful
  * cuInit, so that a process without a GPU or without CUPTI never pays for
- * it.  Records are parsed on the flush thread (collector/gpu.c).  Any error
+ * it.  Records are decoded on the flush thread (collector/cupti_decode.c).  Any error
  * leaves traceprof in host-only mode with one warning.  TRACEPROF_CUPTI:
  * auto (default), on (load at the first cuInit whatever it returned, and
  * report a failure as an error), off (never load). */

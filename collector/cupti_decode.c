@@ -1,0 +1,137 @@
+/* CUPTI activity records decoded into the GPU timeline (tp_gpu_parse_record(),
+ * collector/gpu.h): kernels, copies, memsets and syncs become pending GPU
+ * events; CUDA event records, external correlations and runtime API records
+ * feed the correlation (collector/gpu_corr.c) and the syncs' wait fields
+ * (collector/gpu_sync.c).
+ *
+ * The one collector file that knows CUPTI's types: it reads the toolkit's
+ * cupti_activity.h, and calls nothing of CUPTI's (preload/cupti*.c loads
+ * CUPTI and hands each record here, on the flush thread), so it is
+ * unit-tested with records built by hand (test_cupti_convert). */
+#include "collector/gpu_internal.h"
+
+#if defined(__has_include)
+#if __has_include(<cupti_activity.h>)
+#include <cupti_activity.h>
+#define TP_GPU_HAVE_CUPTI 1
+#endif
+#endif
+
+/* Everything down to tp_gpu_parse_record() reads CUPTI's records: built
+ * without the toolkit's CUPTI headers (CUDA_HOME without a toolkit), none of
+ * it is used. */
+#ifdef TP_GPU_HAVE_CUPTI
+/* A runtime API record that came without an id of ours is kept for
+ * collector/gpu_corr.c's link to a hidden outer call; one with ours needs
+ * nothing more.  Driver records are never needed: every driver call that
+ * can cause GPU work is interposed and pushes its id, so it is never a
+ * hidden outer call. */
+static int parse_api(const CUpti_ActivityAPI *r)
+{
+	if (r->kind != CUPTI_ACTIVITY_KIND_RUNTIME)
+		return 0;
+	uint64_t dur = r->end > r->start ? r->end - r->start : 0;
+	return tp_gpu_corr_note_outer(r->correlationId, tp_gpu_host_ns(r->start), dur,
+				      r->threadId);
+}
+
+static int parse_kernel(const CUpti_ActivityKernel10 *k)
+{
+	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_KERNEL, k->start, k->end, k->deviceId,
+						  k->contextId, k->streamId, k->correlationId);
+	if (!e)
+		return 0;
+	e->name = tp_gpu_intern_kernel_name(k->name);
+	e->grid[0] = k->gridX;
+	e->grid[1] = k->gridY;
+	e->grid[2] = k->gridZ;
+	e->block[0] = k->blockX;
+	e->block[1] = k->blockY;
+	e->block[2] = k->blockZ;
+	e->regs = k->registersPerThread;
+	e->shared = (uint32_t)(k->staticSharedMemory + k->dynamicSharedMemory);
+	tp_gpu_note_context(k->contextId, k->deviceId);
+	return 1;
+}
+
+static int parse_memcpy(const CUpti_ActivityMemcpy6 *m)
+{
+	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_MEMCPY, m->start, m->end, m->deviceId,
+						  m->contextId, m->streamId, m->correlationId);
+	if (!e)
+		return 0;
+	e->bytes = m->bytes;
+	e->copy_kind = m->copyKind;
+	e->src_kind = m->srcKind;
+	e->dst_kind = m->dstKind;
+	tp_gpu_note_context(m->contextId, m->deviceId);
+	return 1;
+}
+
+static int parse_memset(const CUpti_ActivityMemset4 *m)
+{
+	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_MEMSET, m->start, m->end, m->deviceId,
+						  m->contextId, m->streamId, m->correlationId);
+	if (!e)
+		return 0;
+	e->bytes = m->bytes;
+	e->mem_kind = m->memoryKind;
+	tp_gpu_note_context(m->contextId, m->deviceId);
+	return 1;
+}
+
+static int parse_sync(const CUpti_ActivitySynchronization2 *s)
+{
+	/* The record has no device: the context's, learned from the kernels
+	 * and copies, at write time. */
+	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_SYNC, s->start, s->end, UINT32_MAX,
+						  s->contextId, s->streamId, s->correlationId);
+	if (!e)
+		return 0;
+	e->sync_type = (uint32_t)s->type;
+	e->wait_stream = -1;
+	if (s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ||
+	    s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
+		tp_gpu_sync_wait_on(e, s->cudaEventId);
+	return 1;
+}
+#endif
+
+int tp_gpu_parse_record(const void *record)
+{
+#ifdef TP_GPU_HAVE_CUPTI
+	const CUpti_Activity *a = record;
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+		return parse_kernel(record);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return parse_memcpy(record);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return parse_memset(record);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return parse_sync(record);
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+		/* Every version starts with these fields. */
+		const CUpti_ActivityCudaEvent *c = record;
+		tp_gpu_sync_note_record(c->contextId, c->eventId, c->streamId, c->correlationId);
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		return parse_api(record);
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+		const CUpti_ActivityExternalCorrelation *x = record;
+		if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+			return 0;
+		tp_gpu_corr_note_external(x->correlationId, x->externalId);
+		return 1;
+	}
+	default:
+		return 0;
+	}
+#else
+	(void)record;
+	return 0;
+#endif
+}

@@ -1,0 +1,93 @@
+/* Kernel names for the GPU timeline: CUPTI's mangled name, demangled when
+ * the process has a C++ runtime, interned for the process
+ * (tp_gpu_intern_kernel_name(), collector/gpu.h).  The one place the
+ * collector's GPU side demangles. */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/gpu_internal.h"
+#include "collector/gpu_map.h"
+
+struct kname {
+	char *mangled;
+	char *shown;
+};
+
+/* CUPTI name pointer -> struct kname *. */
+static struct tp_gpu_map names;
+
+/* Frees one name; keeps no entry, so the filter empties the map. */
+static int free_name(uint64_t key, uint64_t val, uint64_t aux, void *ctx)
+{
+	(void)key;
+	(void)aux;
+	(void)ctx;
+	struct kname *k = (struct kname *)(uintptr_t)val;
+	free(k->mangled);
+	if (k->shown != k->mangled)
+		free(k->shown);
+	free(k);
+	return 0;
+}
+
+void tp_gpu_names_reset(void)
+{
+	tp_gpu_map_filter(&names, free_name, NULL);
+	tp_gpu_map_free(&names);
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static char *demangle(const char *s)
+{
+	static int looked;
+	static demangle_fn fn;
+	if (strncmp(s, "_Z", 2))
+		return NULL;
+	if (!looked) {
+		looked = 1;
+		/* Present in every C++ program (PyTorch); absent in plain C ones,
+		 * which then show the mangled name, as nsys does without it. */
+		fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	}
+	if (!fn)
+		return NULL;
+	int status = -1;
+	char *out = fn(s, NULL, NULL, &status);
+	if (status != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+const char *tp_gpu_intern_kernel_name(const char *mangled)
+{
+	if (!mangled)
+		return "kernel";
+	uint64_t key = (uint64_t)(uintptr_t)mangled;
+	uint64_t *v = tp_gpu_map_get(&names, key, NULL);
+	if (v) {
+		struct kname *k = (struct kname *)(uintptr_t)*v;
+		/* CUPTI keeps one name string per kernel; a module unload may reuse
+		 * the address for another one. */
+		if (!strcmp(k->mangled, mangled))
+			return k->shown;
+	}
+	struct kname *k = calloc(1, sizeof(*k));
+	if (!k || !(k->mangled = strdup(mangled))) {
+		free(k);
+		return "kernel";
+	}
+	k->shown = demangle(mangled);
+	if (!k->shown)
+		k->shown = k->mangled;
+	if (v) {
+		/* Replace the stale entry; the old strings stay (rare, tiny). */
+		*v = (uint64_t)(uintptr_t)k;
+	} else if (tp_gpu_map_put(&names, key, (uint64_t)(uintptr_t)k, 0) < 0) {
+		/* Too many distinct kernels to remember: keep it unindexed. */
+	}
+	return k->shown;
+}
