@@ -47,11 +47,6 @@ extern const struct tp_flush_plugin tp_onsave_plugin;	/* onsave.c: TRACEPROF_ON_
 extern const struct tp_flush_plugin tp_sampler_plugin; /* sampler.c: host counters */
 extern const struct tp_flush_plugin tp_stacks_plugin;	/* stacks.c: call stack frames */
 
-/* Adds a plugin after those tp_flush_start() is given; call before it.
- * Returns 0 or -ENOSPC.  Only for a source not yet in the sources table
- * (preload/sources.c says which); the table is the way to add one. */
-int tp_flush_register(const struct tp_flush_plugin *p);
-
 /* Starts the flush thread with signals blocked, with the plugins given (in
  * the order their callbacks run; NULL entries skipped).  Returns 0 or
  * -errno. */

@@ -52,8 +52,7 @@ struct tp_fl {
 extern struct tp_fl tp_fl;
 
 /* plugins.c: the plugins of this run, in the order their callbacks run:
- * the list given (NULL entries skipped), then those tp_flush_register()
- * took.  Returns 0 or -ENOSPC. */
+ * the list given (NULL entries skipped).  Returns 0 or -ENOSPC. */
 int tp_fl_plugins_set(const struct tp_flush_plugin *const *list, int n);
 void tp_fl_plugins_init(const struct tp_config *cfg);
 void tp_fl_plugins_pass(uint64_t now_ns);

@@ -10,24 +10,11 @@
 
 static const struct tp_flush_plugin *plugins[MAX_PLUGINS];
 static int nplugins;
-/* Registered through tp_flush_register() (until every source is in the
- * table); they come after the table's. */
-static const struct tp_flush_plugin *registered[MAX_PLUGINS];
-static int nregistered;
-
-int tp_flush_register(const struct tp_flush_plugin *p)
-{
-	if (nregistered >= MAX_PLUGINS)
-		return -ENOSPC;
-	registered[nregistered++] = p;
-	return 0;
-}
-
 int tp_fl_plugins_set(const struct tp_flush_plugin *const *list, int n)
 {
 	nplugins = 0;
-	for (int i = 0; i < n + nregistered; i++) {
-		const struct tp_flush_plugin *p = i < n ? list[i] : registered[i - n];
+	for (int i = 0; i < n; i++) {
+		const struct tp_flush_plugin *p = list[i];
 		if (!p)
 			continue;
 		if (nplugins == MAX_PLUGINS)

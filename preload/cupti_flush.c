@@ -62,7 +62,7 @@ static void cupti_footer(struct tp_doc *d)
 	tp_doc_end(d);
 }
 
-static const struct tp_flush_plugin cupti_plugin = {
+const struct tp_flush_plugin tp_cupti_plugin = {
 	.name = "cupti",
 	.init = tp_cupti_init,
 	.pass = cupti_pass,
@@ -70,8 +70,3 @@ static const struct tp_flush_plugin cupti_plugin = {
 	.footer = cupti_footer,
 	.device_properties = tp_cupti_device_properties,
 };
-
-__attribute__((constructor(200))) static void cupti_register(void)
-{
-	tp_flush_register(&cupti_plugin);
-}

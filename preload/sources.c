@@ -28,9 +28,7 @@ struct tp_source {
 };
 
 /* Each plugin's callbacks run in this order (for the footer: the order of
- * its members).  CUPTI (preload/cupti.c) still registers its plugin from a
- * constructor of its own with tp_flush_register(), which puts it after
- * these; its row belongs last here once that file exports the plugin. */
+ * its members). */
 static const struct tp_source sources[] = {
 	/* CUDA API calls: the generated wrappers (build/gen/cuda_wrappers.c)
 	 * capture, preload/cuda_events.c decodes. */
@@ -44,6 +42,9 @@ static const struct tp_source sources[] = {
 	/* TRACEPROF_WITH_STACK / TRACEPROF_PYTHON_STACK: the frames the
 	 * events name (preload/stack.c, preload/pystack.c capture). */
 	{ "stacks", NULL, NULL, &tp_stacks_plugin },
+	/* The GPU timeline: CUPTI activity records (preload/cupti*.c capture,
+	 * collector/cupti_decode.c and collector/gpu*.c decode). */
+	{ "cupti", NULL, NULL, &tp_cupti_plugin },
 	/* TRACEPROF_STEP's sources and TRACEPROF_CAPTURE's ranges: steps, no
 	 * events of their own.  Before the flush thread, whose first window
 	 * depends on the capture mode. */

@@ -11,6 +11,8 @@ struct tp_api_decoder;
 
 /* preload/cuda_events.c: CUDA API records as trace events. */
 extern const struct tp_api_decoder tp_cuda_events_decoder;
+/* preload/cupti_flush.c: the GPU timeline's part of each pass and file. */
+extern const struct tp_flush_plugin tp_cupti_plugin;
 
 /* Starts every source of the table, then the flush thread with their
  * plugins (tp_flush_start()).  Called once by the library's constructor
