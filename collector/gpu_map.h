@@ -1,19 +1,17 @@
-/* The GPU timeline's one hash map (collector/gpu_map.c): uint64 key (0 is
- * the empty slot, so callers use nonzero keys) -> two uint64 values.
- *
- * Every map of collector/gpu_*.c goes through these four calls, so that the
- * switch to the shared common/hashmap happens here and nowhere else.  Flush
- * thread only: no locks. */
+/* The GPU timeline's maps (collector/gpu_map.c): common/hashmap.h's struct
+ * tp_map, uint64 key (0 is the empty slot, so callers use nonzero keys) ->
+ * two uint64 values, with one size cap for every map of collector/gpu_*.c.
+ * Flush thread only: no locks. */
 #ifndef TP_COLLECTOR_GPU_MAP_H
 #define TP_COLLECTOR_GPU_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hashmap.h"
+
 struct tp_gpu_map {
-	uint64_t *keys;
-	uint64_t *val, *aux;
-	size_t cap, n;
+	struct tp_map m; /* zeroed: empty (the cap is set on each put) */
 };
 
 /* Frees the table; the map is empty and usable again. */
@@ -27,9 +25,8 @@ int tp_gpu_map_put(struct tp_gpu_map *m, uint64_t k, uint64_t v, uint64_t a);
  * pointers are valid until the next put or filter. */
 uint64_t *tp_gpu_map_get(struct tp_gpu_map *m, uint64_t k, uint64_t **aux);
 
-/* Keeps only the entries keep() accepts (deletion without tombstones; done
- * once per window, never per event).  keep() sees each entry once, and an
- * entry it keeps once more. */
+/* Keeps only the entries keep() accepts; keep() sees each entry once (done
+ * once per window, never per event). */
 void tp_gpu_map_filter(struct tp_gpu_map *m,
 		       int (*keep)(uint64_t k, uint64_t v, uint64_t a, void *ctx), void *ctx);
 

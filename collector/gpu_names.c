@@ -1,13 +1,12 @@
 /* Kernel names for the GPU timeline: CUPTI's mangled name, demangled when
  * the process has a C++ runtime, interned for the process
- * (tp_gpu_intern_kernel_name(), collector/gpu.h).  The one place the
- * collector's GPU side demangles. */
-#include <dlfcn.h>
+ * (tp_gpu_intern_kernel_name(), collector/gpu.h), with common/demangle.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "collector/gpu_internal.h"
 #include "collector/gpu_map.h"
+#include "common/demangle.h"
 
 struct kname {
 	char *mangled;
@@ -37,31 +36,6 @@ void tp_gpu_names_reset(void)
 	tp_gpu_map_free(&names);
 }
 
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-static char *demangle(const char *s)
-{
-	static int looked;
-	static demangle_fn fn;
-	if (strncmp(s, "_Z", 2))
-		return NULL;
-	if (!looked) {
-		looked = 1;
-		/* Present in every C++ program (PyTorch); absent in plain C ones,
-		 * which then show the mangled name, as nsys does without it. */
-		fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-	}
-	if (!fn)
-		return NULL;
-	int status = -1;
-	char *out = fn(s, NULL, NULL, &status);
-	if (status != 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 const char *tp_gpu_intern_kernel_name(const char *mangled)
 {
 	if (!mangled)
@@ -80,7 +54,7 @@ const char *tp_gpu_intern_kernel_name(const char *mangled)
 		free(k);
 		return "kernel";
 	}
-	k->shown = demangle(mangled);
+	k->shown = tp_demangle(mangled);
 	if (!k->shown)
 		k->shown = k->mangled;
 	if (v) {
