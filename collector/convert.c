@@ -5,7 +5,7 @@
 
 #include "collector/annos.h"
 #include "collector/gpu.h"
-#include "collector/nvtx_conv.h"
+#include "collector/nvtx_decode.h"
 #include "collector/stacks.h"
 #include "common/clock.h"
 
@@ -253,7 +253,7 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 		marker_finish(out, t, r, pid);
 		break;
 	case TP_REC_RANGE:
-		/* NVTX: pushes, pops, starts, ends and marks (collector/nvtx_conv.h). */
+		/* NVTX: pushes, pops, starts, ends and marks (collector/nvtx_decode.h). */
 		tp_nvtx_convert(out, t, r, pid);
 		break;
 	case TP_REC_INSTANT:

@@ -31,7 +31,7 @@ struct tp_marker_stack;
 void tp_marker_stack_free(struct tp_marker_stack *s);
 
 /* Writes the event(s) of one record group to out: API calls through the
- * decoder above, markers, and NVTX records (collector/nvtx_conv.h).  A
+ * decoder above, markers, and NVTX records (collector/nvtx_decode.h).  A
  * marker start writes nothing yet: its finish writes the pair. */
 void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid);

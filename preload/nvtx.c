@@ -7,7 +7,7 @@
  * callbacks.  Every image calls it, so it fills the table it is given each
  * time and keeps no other state.
  *
- * The callbacks only write records (TP_REC_RANGE, collector/nvtx_conv.h):
+ * The callbacks only write records (TP_REC_RANGE, collector/nvtx_decode.h):
  * push/pop and start/end are paired on the flush thread, so the program's
  * threads keep no range stack, only one 4-byte nesting counter in
  * initial-exec TLS (NVTX's push and pop return the level). */
@@ -20,7 +20,7 @@
 #include <wchar.h>
 
 #include "collector/emit.h"
-#include "collector/nvtx_conv.h"
+#include "collector/nvtx_decode.h"
 #include "common/log.h"
 #include "preload/export.h"
 #include "preload/init.h"

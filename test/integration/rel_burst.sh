@@ -1,15 +1,14 @@
-# Bursts that outrun the writer (issue 19 item 1): the flush thread moves the
-# rings' records into its store at memory speed and writes them afterwards.
+# Bursts that outrun the writer (issue 19 item 1): each thread's ring holds a
+# whole burst (TRACEPROF_BUFFER_EVENTS, 262,144 records by default), and the
+# flush thread moves the rings' records into its store at memory speed and
+# writes them afterwards.
 #  1. 4 threads x 5 bursts of 100,000 cudaLaunchKernel (the bench's no-op
 #     stand-in runtime), 30 ms apart, default settings, zstd output;
 #  2. 1 thread x 21 bursts of 100,000, 15 ms apart.
 # Each case: written + dropped == produced exactly (every launch is in the
 # files or counted), and the peak memory (VmHWM) is printed.  0 dropped is
-# required where the flush thread can have a core of its own (4 or more
-# CPUs); with fewer, the program's busy threads keep it off the CPUs for tens
-# of milliseconds at a time (measured, see docs/performance.md), so there the
-# test requires fewer drops in the two cases together than the same runs
-# without the store (TRACEPROF_MAX_BUFFER_MB=0).
+# required with default settings.  Under a sanitizer (every call several
+# times slower, the flush thread's too) only the accounting is required.
 . "$TP_TOP/test/lib/common.sh"
 loop="$BUILD/bench/launch_loop"
 [ -x "$loop" ] || skip "$loop not built (make $loop)"
@@ -71,21 +70,13 @@ run() { # NAME THREADS CALLS_PER_THREAD PAUSE_US [VAR=VALUE...]
 	sed -n 's/^DROPPED=//p' "$1.check"
 }
 
-cpus=$(getconf _NPROCESSORS_ONLN)
 d4=$(run four 4 500000 30000 | tail -1) || exit 1
 d1=$(run one 1 2100000 15000 | tail -1) || exit 1
 cat four.check one.check | grep -v DROPPED
-if [ "$cpus" -ge 4 ]; then
+if [ -n "${TP_SANITIZER:-}" ]; then
+	echo "NOTE: $TP_SANITIZER build: drops allowed ($d4 and $d1), the accounting checked"
+else
 	[ "$d4" = 0 ] || die "4 threads x 5 bursts: $d4 dropped with default settings"
 	[ "$d1" = 0 ] || die "1 thread x 21 bursts: $d1 dropped with default settings"
-else
-	echo "NOTE: $cpus CPUs: 0 drops not required; compared with the same runs without the store"
-	d0=$(run four-nostore 4 500000 30000 TRACEPROF_MAX_BUFFER_MB=0 | tail -1) || exit 1
-	d10=$(run one-nostore 1 2100000 15000 TRACEPROF_MAX_BUFFER_MB=0 | tail -1) || exit 1
-	grep -hv DROPPED four-nostore.check one-nostore.check
-	# The sum of both cases: each one alone varies with the machine's load
-	# (0 to 650,000 dropped in case 2 with the store, measured).
-	[ $((d4 + d1)) -lt $((d0 + d10)) ] ||
-		die "the store did not reduce drops: $d4 + $d1 with it, $d0 + $d10 without"
 fi
 echo "PASS"

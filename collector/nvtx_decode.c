@@ -1,4 +1,4 @@
-#include "collector/nvtx_conv.h"
+#include "collector/nvtx_decode.h"
 
 #include <stdatomic.h>
 #include <stddef.h>

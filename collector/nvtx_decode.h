@@ -8,8 +8,8 @@
  * Pairing happens here rather than on the program's threads, so that the
  * producer keeps no range stack: a push/pop pair is matched by thread and
  * level, a start/end pair by range id, whichever thread ends it. */
-#ifndef TP_COLLECTOR_NVTX_CONV_H
-#define TP_COLLECTOR_NVTX_CONV_H
+#ifndef TP_COLLECTOR_NVTX_DECODE_H
+#define TP_COLLECTOR_NVTX_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>
