@@ -76,6 +76,9 @@ $(BUILD)/obj/%.o: %.c $(wildcard */*.h) $(BUILD)/gen/cuda_table.h | preflight
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The options table expands inside config.c (parser, names, visitor).
+$(BUILD)/obj/common/config.o: common/options.def
+
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"

@@ -9,17 +9,14 @@
 
 #include <stdint.h>
 
+#include "common/schedule_spec.h" /* struct tp_schedule */
+
 enum tp_action {
 	TP_ACT_NONE = 0,
 	TP_ACT_WARMUP = 1,
 	TP_ACT_RECORD = 2,
 	TP_ACT_RECORD_AND_SAVE = 3,
 	TP_ACT_EXIT = 4, /* "None" in torch's table: the profiler stops */
-};
-
-struct tp_schedule {
-	int enabled; /* 0: torch's default schedule, RECORD on every step */
-	uint64_t skip_first, wait, warmup, active, repeat;
 };
 
 /* What a transition does, as torch's action_map lists it. */

@@ -5,27 +5,28 @@
 #include <string.h>
 #include <strings.h>
 
+/* tp_schedule_parse(): TRACEPROF_SCHEDULE's text, parsed where the
+ * schedule is interpreted. */
+#include "collector/schedule.h"
 #include "common/clock.h"
 #include "common/log.h"
 
+/* Every variable, in the table's order. */
 const char *const tp_config_names[] = {
-	"TRACEPROF_ENABLE",	  "TRACEPROF_LOG",	     "TRACEPROF_SCHEDULE",
-	"TRACEPROF_FOLDER",	  "TRACEPROF_FILENAME",	     "TRACEPROF_RUN_NAME",
-	"TRACEPROF_NUM_TRACES_TO_KEEP", "TRACEPROF_OVERWRITE", "TRACEPROF_BUFFER_EVENTS",
-	"TRACEPROF_FLUSH_MS",	  "TRACEPROF_MAX_BUFFER_MB", "TRACEPROF_CLOCK",	     "TRACEPROF_STEP",
-	"TRACEPROF_TRIGGER",	  "TRACEPROF_TRIGGER_STEPS", "TRACEPROF_CUPTI",
-	"TRACEPROF_CUDA_CALLS",
-	"TRACEPROF_WITH_STACK",	  "TRACEPROF_STACK_DEPTH",   "TRACEPROF_PYTHON_STACK",
-	"TRACEPROF_FORMAT",	  "TRACEPROF_COMPRESS",
-	"TRACEPROF_ZSTD_LEVEL",	  "TRACEPROF_ZSTD_THREADS",  "TRACEPROF_MAX_FILE_MB",
-	"TRACEPROF_SAMPLE_MS",
-	"TRACEPROF_ON_SAVE",	  "TRACEPROF_FOLLOW_FORK",   "TRACEPROF_FOLLOW_EXEC",
-	"TRACEPROF_PYTORCH",	  "TRACEPROF_CAPTURE",
-	"TRACEPROF_EXIT_TIMEOUT_S",
+#define TP_OPT_BOOL(var, ...) var,
+#define TP_OPT_ENUM(var, ...) var,
+#define TP_OPT_INT(var, ...) var,
+#define TP_OPT_STR(var, ...) var,
+#define TP_OPT_CUSTOM(var, ...) var,
+#include "common/options.def"
+#undef TP_OPT_BOOL
+#undef TP_OPT_ENUM
+#undef TP_OPT_INT
+#undef TP_OPT_STR
+#undef TP_OPT_CUSTOM
 	NULL,
 };
 
-#define DEFAULT_FOLDER "traceprof_traces/{run_name}"
 #define DEFAULT_FILENAME "rank{rank}.step{step}.trace.json"
 /* Level 1 by measurement (bench/bench_compress, CUDA API traces).  Level 2
  * is 19% smaller only when a whole step's JSON is 0.5-1 MiB (level 1's
@@ -153,9 +154,8 @@ static int parse_str(struct parse_ctx *c, const char *name, const char *dflt, in
 	return 0;
 }
 
-static int parse_step(struct parse_ctx *c, struct tp_config *cfg)
+static int parse_step(struct parse_ctx *c, const char *name, struct tp_config *cfg)
 {
-	const char *name = "TRACEPROF_STEP";
 	const char *v = c->get(name, c->env);
 	cfg->step_source = TP_STEP_API;
 	cfg->step_arg[0] = '\0';
@@ -218,10 +218,11 @@ static int parse_step(struct parse_ctx *c, struct tp_config *cfg)
 /* TRACEPROF_PYTORCH: a comma-separated subset of modules, ops, shapes.  The
  * Python side (scripts/pyboot/traceprof_torch.py) acts on it; the library
  * only checks it, so that a typo is one clear line here. */
-static int parse_pytorch(struct parse_ctx *c, struct tp_config *cfg)
+static const char *const pytorch_words[] = { "modules", "ops", "shapes" };
+
+static int parse_pytorch(struct parse_ctx *c, const char *name, struct tp_config *cfg)
 {
-	static const char *const words[] = { "modules", "ops", "shapes" };
-	const char *name = "TRACEPROF_PYTORCH";
+	const char *const *words = pytorch_words;
 	const char *v = c->get(name, c->env);
 	cfg->pytorch = 0;
 	if (!v || !*v)
@@ -270,131 +271,109 @@ static int signal_by_name(const char *v)
 	return 0;
 }
 
-static int parse_trigger(struct parse_ctx *c, struct tp_config *cfg)
+static int parse_trigger(struct parse_ctx *c, const char *name, struct tp_config *cfg)
 {
-	const char *v = c->get("TRACEPROF_TRIGGER", c->env);
+	const char *v = c->get(name, c->env);
 	cfg->trigger_signal = 0;
 	if (!v)
 		return 0;
 	int sig = signal_by_name(v);
 	if (!sig)
-		return fail(c, "TRACEPROF_TRIGGER", v,
+		return fail(c, name, v,
 			    "expected a signal name such as SIGUSR2, SIGUSR1, SIGHUP or SIGRTMIN+N");
 	cfg->trigger_signal = sig;
 	return 0;
 }
 
-int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, char *err,
-		    int errlen)
+static int parse_schedule(struct parse_ctx *c, const char *name, struct tp_config *cfg)
 {
-	struct parse_ctx c = { get, env, err, errlen };
-	static const char *const log_words[] = { "error", "warn", "info", "debug", NULL };
-	static const char *const clock_words[] = { "tsc", "monotonic", NULL };
-	static const char *const cupti_words[] = { "auto", "on", "off", NULL };
-	static const char *const calls_words[] = { "outer", "all", NULL };
-	static const char *const compress_words[] = { "none", "zstd", "gzip", NULL };
-	static const char *const format_words[] = { "json", "perfetto", NULL };
-	int64_t x;
-
-	memset(cfg, 0, sizeof(*cfg));
-	err[0] = '\0';
-	if (parse_bool(&c, "TRACEPROF_ENABLE", 1, &cfg->enable))
+	const char *sched = c->get(name, c->env);
+	char why[300];
+	if (!sched)
+		return 0;
+	if (strlen(sched) >= TP_CONFIG_STR)
+		return fail(c, name, "...", "longer than 511 bytes");
+	if (tp_schedule_parse(sched, &cfg->schedule, why, sizeof(why))) {
+		tp_format(c->err, c->errlen,
+			  "%s: %s; expected 'skip_first=N,wait=N,warmup=N,active=N,repeat=N'", name,
+			  why);
 		return -1;
-	if (parse_enum(&c, "TRACEPROF_LOG", log_words, TP_LOG_WARN, &cfg->log_level))
-		return -1;
-	const char *sched = get("TRACEPROF_SCHEDULE", env);
-	if (sched) {
-		char why[300];
-		if (strlen(sched) >= TP_CONFIG_STR)
-			return fail(&c, "TRACEPROF_SCHEDULE", "...", "longer than 511 bytes");
-		if (tp_schedule_parse(sched, &cfg->schedule, why, sizeof(why))) {
-			tp_format(err, errlen,
-				  "TRACEPROF_SCHEDULE: %s; expected "
-				  "'skip_first=N,wait=N,warmup=N,active=N,repeat=N'",
-				  why);
-			return -1;
-		}
-		strcpy(cfg->schedule_text, sched);
 	}
-	if (parse_str(&c, "TRACEPROF_FOLDER", DEFAULT_FOLDER, 0, cfg->folder) ||
-	    parse_str(&c, "TRACEPROF_FILENAME", DEFAULT_FILENAME, 0, cfg->filename) ||
-	    parse_str(&c, "TRACEPROF_RUN_NAME", "", 0, cfg->run_name))
+	strcpy(cfg->schedule_text, sched);
+	return 0;
+}
+
+static int parse_filename(struct parse_ctx *c, const char *name, struct tp_config *cfg)
+{
+	if (parse_str(c, name, DEFAULT_FILENAME, 0, cfg->filename))
 		return -1;
 	if (strchr(cfg->filename, '/'))
-		return fail(&c, "TRACEPROF_FILENAME", cfg->filename,
+		return fail(c, name, cfg->filename,
 			    "must not contain '/'; put directories in TRACEPROF_FOLDER");
-	if (parse_int(&c, "TRACEPROF_NUM_TRACES_TO_KEEP", -1, 1000000, -1, &cfg->num_traces_to_keep))
-		return -1;
-	if (parse_bool(&c, "TRACEPROF_OVERWRITE", 0, &cfg->overwrite))
-		return -1;
-	if (parse_int(&c, "TRACEPROF_BUFFER_EVENTS", 16, 1 << 24, 1 << 16, &x))
+	return 0;
+}
+
+static int parse_buffer_events(struct parse_ctx *c, const char *name, struct tp_config *cfg)
+{
+	int64_t x;
+	if (parse_int(c, name, 16, 1 << 24, 1 << 16, &x))
 		return -1;
 	if (x & (x - 1))
-		return fail(&c, "TRACEPROF_BUFFER_EVENTS", get("TRACEPROF_BUFFER_EVENTS", env),
-			    "must be a power of two (e.g. 65536)");
+		return fail(c, name, c->get(name, c->env), "must be a power of two (e.g. 65536)");
 	cfg->buffer_events = (uint64_t)x;
-	if (parse_int(&c, "TRACEPROF_FLUSH_MS", 1, 10000, 10, &x))
-		return -1;
-	cfg->flush_ms = (uint64_t)x;
-	if (parse_int(&c, "TRACEPROF_MAX_BUFFER_MB", 0, 1 << 20, 512, &x))
-		return -1;
-	cfg->max_buffer_mb = (uint64_t)x;
-	if (parse_int(&c, "TRACEPROF_EXIT_TIMEOUT_S", 1, 86400, 60, &x))
-		return -1;
-	cfg->exit_timeout_s = (uint64_t)x;
-	if (parse_enum(&c, "TRACEPROF_CLOCK", clock_words, TP_CLOCK_TSC, &cfg->clock))
-		return -1;
-	if (parse_step(&c, cfg) || parse_trigger(&c, cfg))
-		return -1;
-	if (parse_int(&c, "TRACEPROF_TRIGGER_STEPS", 0, 1000000000, 0, &x))
-		return -1;
-	cfg->trigger_steps = (uint64_t)x;
-	if (parse_enum(&c, "TRACEPROF_CUPTI", cupti_words, TP_CUPTI_AUTO, &cfg->cupti))
-		return -1;
-	if (parse_enum(&c, "TRACEPROF_CUDA_CALLS", calls_words, TP_CUDA_CALLS_OUTER, &cfg->cuda_calls))
-		return -1;
-	if (parse_bool(&c, "TRACEPROF_WITH_STACK", 0, &cfg->with_stack))
-		return -1;
-	if (parse_int(&c, "TRACEPROF_STACK_DEPTH", 1, 56, 16, &x))
-		return -1;
-	cfg->stack_depth = (uint64_t)x;
-	if (parse_bool(&c, "TRACEPROF_PYTHON_STACK", 0, &cfg->python_stack))
-		return -1;
-	if (parse_enum(&c, "TRACEPROF_FORMAT", format_words, TP_FORMAT_JSON, &cfg->format))
-		return -1;
-	if (parse_enum(&c, "TRACEPROF_COMPRESS", compress_words, TP_COMPRESS_NONE, &cfg->compress))
-		return -1;
+	return 0;
+}
+
+static int parse_zstd_level(struct parse_ctx *c, const char *name, struct tp_config *cfg)
+{
 	/* Negative levels are zstd's fast ones (zstd --fast=N); 0 would be
 	 * zstd's "default" (3), which the user should name instead. */
 	static const char levels[] = "1 to 19, or -1 to -10 for zstd's fast levels";
-	if (parse_int_in(&c, "TRACEPROF_ZSTD_LEVEL", -10, 19, DEFAULT_ZSTD_LEVEL, levels, &x))
+	int64_t x;
+	if (parse_int_in(c, name, -10, 19, DEFAULT_ZSTD_LEVEL, levels, &x))
 		return -1;
 	if (x == 0) {
 		char why[200];
 		tp_format(why, sizeof(why), "not a level (zstd's 0 means 3: name it); use %s",
 			  levels);
-		return fail(&c, "TRACEPROF_ZSTD_LEVEL", c.get("TRACEPROF_ZSTD_LEVEL", c.env), why);
+		return fail(c, name, c->get(name, c->env), why);
 	}
 	cfg->zstd_level = (int)x;
-	if (parse_int(&c, "TRACEPROF_ZSTD_THREADS", 0, 16, 0, &x))
+	return 0;
+}
+
+/* One function per row shape of common/options.def. */
+#define TP_OPT_BOOL(var, field, dflt, ...)                                                     \
+	if (parse_bool(&c, var, dflt, &cfg->field))                                            \
 		return -1;
-	cfg->zstd_threads = (int)x;
-	if (parse_int(&c, "TRACEPROF_MAX_FILE_MB", 1, 1 << 20, 256, &x))
+#define TP_OPT_ENUM(var, field, dflt, words, ...)                                              \
+	{                                                                                      \
+		static const char *const w[] = { TP_OPT_UNPAREN words, NULL };                 \
+		if (parse_enum(&c, var, w, dflt, &cfg->field))                                 \
+			return -1;                                                             \
+	}
+#define TP_OPT_INT(var, field, lo, hi, dflt, ...)                                              \
+	if (parse_int(&c, var, lo, hi, dflt, &x))                                              \
+		return -1;                                                                     \
+	cfg->field = x;
+#define TP_OPT_STR(var, field, dflt, allow_empty, ...)                                         \
+	if (parse_str(&c, var, dflt, allow_empty, cfg->field))                                 \
 		return -1;
-	cfg->max_file_mb = (uint64_t)x;
-	if (parse_int(&c, "TRACEPROF_SAMPLE_MS", 0, 3600000, 100, &x))
+#define TP_OPT_CUSTOM(var, tag, ...)                                                           \
+	if (parse_##tag(&c, var, cfg))                                                         \
 		return -1;
-	cfg->sample_ms = (uint64_t)x;
-	if (parse_str(&c, "TRACEPROF_ON_SAVE", "", 1, cfg->on_save))
-		return -1;
-	if (parse_bool(&c, "TRACEPROF_FOLLOW_FORK", 1, &cfg->follow_fork) ||
-	    parse_bool(&c, "TRACEPROF_FOLLOW_EXEC", 1, &cfg->follow_exec))
-		return -1;
-	if (parse_pytorch(&c, cfg))
-		return -1;
-	static const char *const capture_words[] = { "none", "cudaProfilerApi", NULL };
-	if (parse_enum(&c, "TRACEPROF_CAPTURE", capture_words, 0, &cfg->capture))
-		return -1;
+#define TP_OPT_UNPAREN(...) __VA_ARGS__
+
+int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, char *err,
+		    int errlen)
+{
+	struct parse_ctx c = { get, env, err, errlen };
+	int64_t x;
+
+	memset(cfg, 0, sizeof(*cfg));
+	err[0] = '\0';
+#include "common/options.def"
+	(void)x;
 	/* The range decides what records; a schedule or a trigger would decide
 	 * it too, and neither answer would be what the user meant. */
 	if (cfg->capture && cfg->schedule.enabled)
@@ -406,6 +385,12 @@ int tp_config_parse(struct tp_config *cfg, tp_config_getenv_fn get, void *env, c
 			    "cannot be combined with TRACEPROF_TRIGGER; unset one of them");
 	return 0;
 }
+
+#undef TP_OPT_BOOL
+#undef TP_OPT_ENUM
+#undef TP_OPT_INT
+#undef TP_OPT_STR
+#undef TP_OPT_CUSTOM
 
 static const char *env_get(const char *name, void *ctx)
 {
@@ -490,73 +475,79 @@ int tp_config_load(struct tp_config *cfg)
 	return 0;
 }
 
-void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *ctx)
+static const char *show_schedule(const struct tp_config *cfg, char *b, int n)
 {
-	static const char *const log_words[] = { "error", "warn", "info", "debug" };
-	static const char *const compress_words[] = { "none", "zstd", "gzip" };
-	static const char *const cupti_words[] = { "auto", "on", "off" };
-	static const char *const step_words[] = { "api", "nvtx", "call", "time" };
-	char b[TP_CONFIG_STR + 64];
+	(void)b;
+	(void)n;
+	return cfg->schedule.enabled ? cfg->schedule_text : "";
+}
 
-	fn("TRACEPROF_ENABLE", cfg->enable ? "1" : "0", ctx);
-	fn("TRACEPROF_LOG", log_words[cfg->log_level & 3], ctx);
-	fn("TRACEPROF_SCHEDULE", cfg->schedule.enabled ? cfg->schedule_text : "", ctx);
-	fn("TRACEPROF_FOLDER", cfg->folder, ctx);
-	fn("TRACEPROF_FILENAME", cfg->filename, ctx);
-	fn("TRACEPROF_RUN_NAME", cfg->run_name, ctx);
-	tp_format(b, sizeof(b), "%lld", (long long)cfg->num_traces_to_keep);
-	fn("TRACEPROF_NUM_TRACES_TO_KEEP", b, ctx);
-	fn("TRACEPROF_OVERWRITE", cfg->overwrite ? "1" : "0", ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->buffer_events);
-	fn("TRACEPROF_BUFFER_EVENTS", b, ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->flush_ms);
-	fn("TRACEPROF_FLUSH_MS", b, ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->max_buffer_mb);
-	fn("TRACEPROF_MAX_BUFFER_MB", b, ctx);
-	fn("TRACEPROF_CLOCK", cfg->clock == TP_CLOCK_TSC ? "tsc" : "monotonic", ctx);
+static const char *show_filename(const struct tp_config *cfg, char *b, int n)
+{
+	(void)b;
+	(void)n;
+	return cfg->filename;
+}
+
+static const char *show_buffer_events(const struct tp_config *cfg, char *b, int n)
+{
+	tp_format(b, n, "%llu", (unsigned long long)cfg->buffer_events);
+	return b;
+}
+
+static const char *show_step(const struct tp_config *cfg, char *b, int n)
+{
+	static const char *const step_words[] = { "api", "nvtx", "call", "time" };
 	if (cfg->step_source == TP_STEP_API)
-		tp_format(b, sizeof(b), "%s", cfg->step_arg[0] ? cfg->step_arg : "api");
+		tp_format(b, n, "%s", cfg->step_arg[0] ? cfg->step_arg : "api");
 	else if (cfg->step_source == TP_STEP_NVTX)
-		tp_format(b, sizeof(b), "nvtx:%s", cfg->step_arg);
+		tp_format(b, n, "nvtx:%s", cfg->step_arg);
 	else if (cfg->step_source == TP_STEP_CALL)
-		tp_format(b, sizeof(b), "call:%s:%llu", cfg->step_arg,
-			  (unsigned long long)cfg->step_every);
+		tp_format(b, n, "call:%s:%llu", cfg->step_arg, (unsigned long long)cfg->step_every);
 	else
-		tp_format(b, sizeof(b), "%s:%llu", step_words[cfg->step_source],
+		tp_format(b, n, "%s:%llu", step_words[cfg->step_source & 3],
 			  (unsigned long long)cfg->step_every);
-	fn("TRACEPROF_STEP", b, ctx);
-	tp_format(b, sizeof(b), "%d", cfg->trigger_signal);
-	fn("TRACEPROF_TRIGGER", cfg->trigger_signal ? b : "", ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->trigger_steps);
-	fn("TRACEPROF_TRIGGER_STEPS", b, ctx);
-	fn("TRACEPROF_CUPTI", cupti_words[cfg->cupti % 3], ctx);
-	fn("TRACEPROF_CUDA_CALLS", cfg->cuda_calls == TP_CUDA_CALLS_ALL ? "all" : "outer", ctx);
-	fn("TRACEPROF_WITH_STACK", cfg->with_stack ? "1" : "0", ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->stack_depth);
-	fn("TRACEPROF_STACK_DEPTH", b, ctx);
-	fn("TRACEPROF_PYTHON_STACK", cfg->python_stack ? "1" : "0", ctx);
-	fn("TRACEPROF_FORMAT", cfg->format == TP_FORMAT_PERFETTO ? "perfetto" : "json", ctx);
-	fn("TRACEPROF_COMPRESS", compress_words[cfg->compress % 3], ctx);
-	tp_format(b, sizeof(b), "%d", cfg->zstd_level);
-	fn("TRACEPROF_ZSTD_LEVEL", b, ctx);
-	tp_format(b, sizeof(b), "%d", cfg->zstd_threads);
-	fn("TRACEPROF_ZSTD_THREADS", b, ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->max_file_mb);
-	fn("TRACEPROF_MAX_FILE_MB", b, ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->sample_ms);
-	fn("TRACEPROF_SAMPLE_MS", b, ctx);
-	fn("TRACEPROF_ON_SAVE", cfg->on_save, ctx);
-	fn("TRACEPROF_FOLLOW_FORK", cfg->follow_fork ? "1" : "0", ctx);
-	fn("TRACEPROF_FOLLOW_EXEC", cfg->follow_exec ? "1" : "0", ctx);
-	static const char *const pytorch_words[] = { "modules", "ops", "shapes" };
-	int n = 0;
+	return b;
+}
+
+static const char *show_trigger(const struct tp_config *cfg, char *b, int n)
+{
+	tp_format(b, n, "%d", cfg->trigger_signal);
+	return cfg->trigger_signal ? b : "";
+}
+
+static const char *show_zstd_level(const struct tp_config *cfg, char *b, int n)
+{
+	tp_format(b, n, "%d", cfg->zstd_level);
+	return b;
+}
+
+static const char *show_pytorch(const struct tp_config *cfg, char *b, int n)
+{
+	int len = 0;
 	b[0] = '\0';
 	for (unsigned i = 0; i < 3; i++)
 		if (cfg->pytorch & (1u << i))
-			n += tp_format(b + n, (int)sizeof(b) - n, "%s%s", n ? "," : "",
-				       pytorch_words[i]);
-	fn("TRACEPROF_PYTORCH", b, ctx);
-	fn("TRACEPROF_CAPTURE", cfg->capture ? "cudaProfilerApi" : "none", ctx);
-	tp_format(b, sizeof(b), "%llu", (unsigned long long)cfg->exit_timeout_s);
-	fn("TRACEPROF_EXIT_TIMEOUT_S", b, ctx);
+			len += tp_format(b + len, n - len, "%s%s", len ? "," : "", pytorch_words[i]);
+	return b;
+}
+
+/* The effective value of each row as text, as the variable would spell it. */
+#define TP_OPT_BOOL(var, field, ...) fn(var, cfg->field ? "1" : "0", ctx);
+#define TP_OPT_ENUM(var, field, dflt, words, ...)                                              \
+	{                                                                                      \
+		static const char *const w[] = { TP_OPT_UNPAREN words };                       \
+		int i = cfg->field;                                                            \
+		fn(var, w[i >= 0 && i < (int)(sizeof(w) / sizeof(w[0])) ? i : 0], ctx);       \
+	}
+#define TP_OPT_INT(var, field, ...)                                                            \
+	tp_format(b, sizeof(b), "%lld", (long long)cfg->field);                                \
+	fn(var, b, ctx);
+#define TP_OPT_STR(var, field, ...) fn(var, cfg->field, ctx);
+#define TP_OPT_CUSTOM(var, tag, ...) fn(var, show_##tag(cfg, b, sizeof(b)), ctx);
+
+void tp_config_visit(const struct tp_config *cfg, tp_config_visit_fn fn, void *ctx)
+{
+	char b[TP_CONFIG_STR + 64];
+#include "common/options.def"
 }

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "collector/schedule.h"
+#include "common/schedule_spec.h"
 
 /* TRACEPROF_FORMAT: the writer (format/writer.h) of every trace file. */
 enum tp_format_kind { TP_FORMAT_JSON = 0, TP_FORMAT_PERFETTO = 1 };

@@ -7,10 +7,11 @@ T="$BUILD/traceprof"
 
 [ "$("$T" --version)" = "traceprof $(cat "$TP_TOP/VERSION")" ] || die "--version: $("$T" --version)"
 
-# Every variable of common/config.c has an option, named in --help with its default.
+# Every variable of the library (a row of common/options.def, which
+# config.c's parser is made from) has an option, named in --help with its default.
 "$T" run --help | tr -s " \n" "  " >help.txt
-vars=$(sed -n '/tp_config_names\[\] = {/,/NULL/p' "$TP_TOP/common/config.c" | grep -o '"TRACEPROF_[A-Z_]*"' | tr -d '"')
-[ -n "$vars" ] || die "cannot read tp_config_names"
+vars=$(grep -o '^TP_OPT_[A-Z]*("TRACEPROF_[A-Z_]*"' "$TP_TOP/common/options.def" | grep -o 'TRACEPROF_[A-Z_]*')
+[ -n "$vars" ] || die "cannot read the rows of common/options.def"
 for v in $vars; do
 	grep -q "$v; default:" help.txt || die "run --help has no option for $v"
 done
