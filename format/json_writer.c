@@ -172,11 +172,7 @@ static void jw_span(struct jw *jw, const struct tp_event *e)
 	struct tp_json *j = &t->j;
 	unsigned n = e->nargs < TP_EV_MAX_ARGS ? e->nargs : TP_EV_MAX_ARGS;
 	size_t first = JW_TAIL_ROOM + (n ? 8 + (size_t)e->args[0].klen + 4 + JW_VAL_MAX : 0);
-	char *d = e->kind == TP_EV_SLICE
-			  ? tp_trace_complete_head(t, e->cat, e->name, e->name_len, e->pid, e->tid,
-						   e->ts, e->end, first)
-			  : tp_trace_instant_head(t, e->cat, e->name, e->name_len, e->pid, e->tid,
-						  e->ts, first);
+	char *d = tp_trace_event_head(t, e, first);
 	if (!d)
 		return;
 	char *lim = j->buf + j->cap;
