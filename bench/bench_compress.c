@@ -139,9 +139,18 @@ static const char *const bc_kernels[] = {
 
 enum bc_kind { BC_LAUNCH, BC_MEMCPY, BC_DRV_LAUNCH, BC_SYNC, BC_EVENT };
 
-static const char *const bc_api_names[] = { "cudaLaunchKernel", "cudaMemcpyAsync",
-					    "cuLaunchKernel", "cudaStreamSynchronize",
-					    "cudaEventRecord" };
+/* Names with their lengths, as preload/cuda_events.c has them (the generated
+ * function table's name_len): measuring strlen() is not the writer's cost. */
+struct bc_name {
+	const char *s;
+	uint32_t len;
+};
+#define BC_NAME(s) { s, sizeof(s) - 1 }
+static const struct bc_name bc_api_names[] = { BC_NAME("cudaLaunchKernel"),
+					       BC_NAME("cudaMemcpyAsync"),
+					       BC_NAME("cuLaunchKernel"),
+					       BC_NAME("cudaStreamSynchronize"),
+					       BC_NAME("cudaEventRecord") };
 
 /* One host call: what a record holds, once decoded. */
 struct bc_op {
@@ -213,7 +222,7 @@ static void bc_write_op(struct tp_writer *w, struct bc_state *s, const struct bc
 {
 	struct tp_arg args[1 + TP_API_ARGS_MAX];
 	unsigned n = 0;
-	const char *name = bc_api_names[o->kind];
+	const struct bc_name *name = &bc_api_names[o->kind];
 	args[n++] = TP_ARG(i64, "result", 0);
 	switch (o->kind) {
 	case BC_LAUNCH:
@@ -233,14 +242,15 @@ static void bc_write_op(struct tp_writer *w, struct bc_state *s, const struct bc
 		.kind = TP_EV_SLICE,
 		.name_stable = 1,
 		.nargs = (uint16_t)n,
-		.name_len = (uint32_t)strlen(name),
+		.name_len = name->len,
 		.cat = o->kind == BC_DRV_LAUNCH ? "cuda_driver" : "cuda_runtime",
-		.name = name,
+		.name = name->s,
 		.pid = s->pid,
 		.tid = s->tid,
 		.ts = s->ns,
 		.end = s->ns + dur,
 		.args = args,
+		TP_EV_NO_EXTRAS,
 	};
 	tp_writer_event(w, &e);
 	s->ns += dur + 500 + bc_rand() % 4000;
@@ -285,24 +295,27 @@ static void bc_step_event(struct tp_writer *w, struct bc_state *s)
 /* The smallest API event: its result is its only arg. */
 static void bc_result_event(struct tp_writer *w, struct bc_state *s)
 {
-	static const char *const names[] = { "cudaLaunchKernel", "cudaMemcpyAsync",
-					     "cudaStreamSynchronize", "cudaEventRecord" };
+	static const struct bc_name names[] = { BC_NAME("cudaLaunchKernel"),
+						BC_NAME("cudaMemcpyAsync"),
+						BC_NAME("cudaStreamSynchronize"),
+						BC_NAME("cudaEventRecord") };
 	uint64_t r = bc_rand();
-	const char *name = names[r % 4];
+	const struct bc_name *name = &names[r % 4];
 	uint64_t dur = 2000 + (r >> 20) % 3000;
 	struct tp_arg result = TP_ARG(i64, "result", 0);
 	struct tp_event e = {
 		.kind = TP_EV_SLICE,
 		.name_stable = 1,
 		.nargs = 1,
-		.name_len = (uint32_t)strlen(name),
+		.name_len = name->len,
 		.cat = "cuda_runtime",
-		.name = name,
+		.name = name->s,
 		.pid = s->pid,
 		.tid = s->tid,
 		.ts = s->ns,
 		.end = s->ns + dur,
 		.args = &result,
+		TP_EV_NO_EXTRAS,
 	};
 	tp_writer_event(w, &e);
 	s->ns += dur + 500 + bc_rand() % 4000;

@@ -161,6 +161,43 @@ void tp_json_us(struct tp_json *j, int64_t ns)
 		tp_json_commit(j, tp_json_put_us(d, ns));
 }
 
+#if defined(__SSE2__) && defined(__x86_64__)
+/* All 16 digits at once: the bytes most significant first, each split into
+ * its two nibbles, '0' added, and 39 more to the nibbles of 10 and above
+ * ('a' - '0' - 10); then the significant ones copied.  A digit pair per
+ * step costs about three times the instructions for a 12-digit pointer. */
+char *tp_json_put_hex(char *d, uint64_t v)
+{
+	unsigned bits = v ? 64 - (unsigned)__builtin_clzll(v) : 1;
+	unsigned n = (bits + 3) / 4; /* hex digits, at least one */
+	const __m128i nib = _mm_set1_epi8(0x0f);
+	__m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+	__m128i b = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi64(x, 4), nib),
+				      _mm_and_si128(x, nib));
+	__m128i ten = _mm_and_si128(_mm_cmpgt_epi8(b, _mm_set1_epi8(9)), _mm_set1_epi8(39));
+	char w[16];
+	_mm_storeu_si128((__m128i *)(void *)w,
+			 _mm_add_epi8(_mm_add_epi8(b, _mm_set1_epi8('0')), ten));
+	const char *s = w + 16 - n;
+	d[0] = '"';
+	d[1] = '0';
+	d[2] = 'x';
+	/* The last n of the 16 digits, by two overlapping fixed-size copies. */
+	if (n >= 8) {
+		memcpy(d + 3, s, 8);
+		memcpy(d + 3 + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d + 3, s, 4);
+		memcpy(d + 3 + n - 4, s + n - 4, 4);
+	} else {
+		d[3] = s[0];
+		d[3 + n / 2] = s[n / 2];
+		d[3 + n - 1] = s[n - 1];
+	}
+	d[3 + n] = '"';
+	return d + 4 + n;
+}
+#else
 /* "00" "01" ... "ff": a pointer is written a byte (two digits) per step
  * instead of a digit per step. */
 static const char js_hex2[513] =
@@ -191,6 +228,7 @@ char *tp_json_put_hex(char *d, uint64_t v)
 	d[3 + n] = '"';
 	return d + 4 + n;
 }
+#endif
 
 void tp_json_hex(struct tp_json *j, uint64_t v)
 {

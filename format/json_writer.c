@@ -33,80 +33,61 @@ static struct tp_json_strcache jw_names;
 
 /* ---- typed values --------------------------------------------------------- */
 
-/* Worst-case bytes of ,"key":value for the args written with one
- * reservation; 0 for those written by the general functions (doubles,
- * arrays, long or uncached strings). */
-static inline __attribute__((always_inline)) size_t jw_arg_room(const struct tp_arg *a, const struct tp_json_cached **cached)
+/* The most a bounded value takes: a 64-bit number or handle (20), a bool
+ * (5), three 32-bit numbers in brackets (34). */
+#define JW_VAL_MAX 34
+
+/* ,"args":{ and },"sf":N}: what a slice or instant adds after its head
+ * besides its args (sf: 7 bytes of key, at most 10 digits). */
+#define JW_TAIL_ROOM 32
+
+/* Strings up to this length are escaped into the event's room; longer ones
+ * by tp_json_strn(), which escapes huge strings in pieces. */
+#define JW_STR_INLINE_MAX 4096
+
+/* Copies a key of n bytes (n < 256) without a call: most keys are 3 to 16
+ * bytes, and a variable-length memcpy() is a libc call of about 15
+ * instructions.  Two overlapping fixed-size copies never read past the
+ * key. */
+static inline __attribute__((always_inline)) char *jw_put_key_text(char *d, const char *s,
+								   size_t n)
 {
-	size_t k = (size_t)a->klen + 4;
-	*cached = NULL;
-	switch (a->type) {
-	case TP_VAL_U64:
-	case TP_VAL_I64:
-	case TP_VAL_HEX:
-		return k + 22;
-	case TP_VAL_BOOL:
-		return k + 5;
-	case TP_VAL_DIM3:
-		return k + 3 * 10 + 4;
-	case TP_VAL_STR:
-		/* Short strings ("HtoD") are escaped faster than looked up. */
-		if (a->stable && a->n > JW_INLINE_STR &&
-		    (*cached = tp_json_strcache_get(&jw_names, a->s)))
-			return k + (*cached)->len;
-		return a->n <= 256 ? k + tp_json_strn_max(a->n) : 0;
-	default:
-		return 0;
+	if (n >= 8) {
+		if (n > 16)
+			return tp_json_put_raw(d, s, n);
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
 	}
+	return d + n;
 }
 
-static inline __attribute__((always_inline)) char *jw_put_key(char *d, const struct tp_arg *a, int first)
+/* sep"key": where sep is '{' before the first arg and ',' before the
+ * others. */
+static inline __attribute__((always_inline)) char *jw_put_key(char *d, const struct tp_arg *a,
+							      char sep)
 {
-	if (!first)
-		*d++ = ',';
-	*d++ = '"';
-	d = tp_json_put_raw(d, a->key, a->klen);
-	*d++ = '"';
-	*d++ = ':';
-	return d;
-}
-
-static inline __attribute__((always_inline)) char *jw_put_arg(char *d, const struct tp_arg *a, const struct tp_json_cached *cached,
-			int first)
-{
-	d = jw_put_key(d, a, first);
-	switch (a->type) {
-	case TP_VAL_U64:
-		return tp_json_put_u64(d, a->u);
-	case TP_VAL_I64:
-		return tp_json_put_i64(d, a->i);
-	case TP_VAL_HEX:
-		return tp_json_put_hex(d, a->u);
-	case TP_VAL_BOOL:
-		return a->u ? tp_json_put_raw(d, "true", 4) : tp_json_put_raw(d, "false", 5);
-	case TP_VAL_DIM3:
-		*d++ = '[';
-		d = tp_json_put_u64(d, a->v3[0]);
-		*d++ = ',';
-		d = tp_json_put_u64(d, a->v3[1]);
-		*d++ = ',';
-		d = tp_json_put_u64(d, a->v3[2]);
-		*d++ = ']';
-		return d;
-	default: /* TP_VAL_STR */
-		if (cached)
-			return tp_json_put_raw(d, cached->json, cached->len);
-		return tp_json_put_strn(d, a->s, a->n);
-	}
+	d[0] = sep;
+	d[1] = '"';
+	d = jw_put_key_text(d + 2, a->key, a->klen);
+	d[0] = '"';
+	d[1] = ':';
+	return d + 2;
 }
 
 /* The general path, for values of unbounded size. */
-static void jw_write_arg_slow(struct tp_json *j, const struct tp_arg *a, int first)
+static void jw_write_arg_slow(struct tp_json *j, const struct tp_arg *a, char sep)
 {
 	char *d = tp_json_reserve(j, (size_t)a->klen + 4);
 	if (!d)
 		return;
-	tp_json_commit(j, jw_put_key(d, a, first));
+	tp_json_commit(j, jw_put_key(d, a, sep));
 	switch (a->type) {
 	case TP_VAL_F64:
 		tp_json_double(j, a->f);
@@ -137,33 +118,6 @@ static void jw_write_arg_slow(struct tp_json *j, const struct tp_arg *a, int fir
 	}
 }
 
-/* After the first `done` args were written: the rest of ,"args":{...}, runs
- * of bounded args with one reservation each, the others one by one, and the
- * closing brace. */
-static void jw_write_args_rest(struct tp_json *j, const struct tp_arg *args, unsigned n,
-			       unsigned done, const size_t *room,
-			       const struct tp_json_cached *const *cached)
-{
-	unsigned i = done;
-	while (i < n) {
-		if (!room[i]) {
-			jw_write_arg_slow(j, &args[i], i == 0);
-			i++;
-			continue;
-		}
-		size_t need = 0;
-		for (unsigned k = i; k < n && room[k]; k++)
-			need += room[k];
-		char *d = tp_json_reserve(j, need);
-		if (!d)
-			return;
-		for (; i < n && room[i]; i++)
-			d = jw_put_arg(d, &args[i], cached[i], i == 0);
-		tp_json_commit(j, d);
-	}
-	tp_json_char(j, '}');
-}
-
 /* ---- events ---------------------------------------------------------------- */
 
 static void jw_flow(struct jw *jw, const struct tp_event *e)
@@ -186,54 +140,109 @@ static void jw_flow(struct jw *jw, const struct tp_event *e)
 	tp_json_char(j, '}');
 }
 
-/* ,"args":{ and },"sf":N}: what a slice or instant adds after its head
- * besides its args (sf: 7 bytes of key, at most 10 digits). */
-#define JW_TAIL_ROOM 32
+/* Commits what was written up to d and makes room for `need` more bytes;
+ * *lim is then the end of the buffer.  NULL after an error. */
+static __attribute__((noinline)) char *jw_more(struct tp_json *j, char *d, size_t need,
+					       char **lim)
+{
+	tp_json_commit(j, d);
+	d = tp_json_reserve(j, need);
+	*lim = d ? j->buf + j->cap : NULL;
+	return d;
+}
 
-/* A slice or an instant: the head and the leading bounded args (on a CUDA
- * API event, all of them) written with one reservation, as the event a
- * trace has most of deserves. */
+/* Writes an arg of unbounded size by the general functions, then makes room
+ * for the event's tail again. */
+static __attribute__((noinline)) char *jw_arg_slow(struct tp_json *j, char *d,
+						   const struct tp_arg *a, char sep, char **lim)
+{
+	tp_json_commit(j, d);
+	jw_write_arg_slow(j, a, sep);
+	return jw_more(j, j->buf + j->len, JW_TAIL_ROOM, lim);
+}
+
+/* A slice or an instant, written in one pass: the head with room for the
+ * first arg, then each arg after one check of the room left (the buffer's
+ * end, not a reservation per arg: most events need no second reservation),
+ * its key copied and its value formatted in place.  This is the event a
+ * trace has most of. */
 static void jw_span(struct jw *jw, const struct tp_event *e)
 {
-	static const char open[] = ",\"args\":{";
 	struct tp_trace *t = &jw->t;
-	const struct tp_json_cached *cached[TP_EV_MAX_ARGS];
-	size_t room[TP_EV_MAX_ARGS];
-	unsigned n = e->nargs < TP_EV_MAX_ARGS ? e->nargs : TP_EV_MAX_ARGS, lead = 0;
-	size_t need = JW_TAIL_ROOM;
-	for (unsigned i = 0; i < n; i++) {
-		room[i] = jw_arg_room(&e->args[i], &cached[i]);
-		if (lead == i && room[i]) {
-			lead++;
-			need += room[i];
-		}
-	}
-	char *d = e->kind == TP_EV_SLICE
-			  ? tp_trace_complete_head(t, e->cat, e->name, e->name_len, e->pid, e->tid,
-						   e->ts, e->end, need)
-			  : tp_trace_instant_head(t, e->cat, e->name, e->name_len, e->pid, e->tid,
-						  e->ts, need);
+	struct tp_json *j = &t->j;
+	unsigned n = e->nargs < TP_EV_MAX_ARGS ? e->nargs : TP_EV_MAX_ARGS;
+	size_t first = JW_TAIL_ROOM + (n ? 8 + (size_t)e->args[0].klen + 4 + JW_VAL_MAX : 0);
+	char *d = tp_trace_event_head(t, e, first);
 	if (!d)
 		return;
+	char *lim = j->buf + j->cap;
 	if (n) {
-		d = tp_json_put_raw(d, open, sizeof(open) - 1);
-		for (unsigned i = 0; i < lead; i++)
-			d = jw_put_arg(d, &e->args[i], cached[i], i == 0);
-		if (lead < n) {
-			tp_json_commit(&t->j, d);
-			jw_write_args_rest(&t->j, e->args, n, lead, room, cached);
-			if (!(d = tp_json_reserve(&t->j, JW_TAIL_ROOM)))
+		char sep = '{';
+		d = tp_json_put_raw(d, ",\"args\":", 8);
+		for (unsigned i = 0; i < n; i++, sep = ',') {
+			const struct tp_arg *a = &e->args[i];
+			size_t need = (size_t)a->klen + 4 + JW_VAL_MAX + JW_TAIL_ROOM;
+			if (__builtin_expect((size_t)(lim - d) < need, 0) &&
+			    !(d = jw_more(j, d, need, &lim)))
 				return;
-		} else {
-			*d++ = '}';
+			switch (a->type) {
+			case TP_VAL_U64:
+				d = tp_json_put_u64(jw_put_key(d, a, sep), a->u);
+				break;
+			case TP_VAL_I64:
+				d = tp_json_put_i64(jw_put_key(d, a, sep), a->i);
+				break;
+			case TP_VAL_HEX:
+				d = tp_json_put_hex(jw_put_key(d, a, sep), a->u);
+				break;
+			case TP_VAL_BOOL:
+				d = jw_put_key(d, a, sep);
+				d = a->u ? tp_json_put_raw(d, "true", 4) : tp_json_put_raw(d, "false", 5);
+				break;
+			case TP_VAL_DIM3:
+				d = jw_put_key(d, a, sep);
+				*d++ = '[';
+				d = tp_json_put_u64(d, a->v3[0]);
+				*d++ = ',';
+				d = tp_json_put_u64(d, a->v3[1]);
+				*d++ = ',';
+				d = tp_json_put_u64(d, a->v3[2]);
+				*d++ = ']';
+				break;
+			case TP_VAL_STR: {
+				/* Long stable strings (kernel names) are escaped once;
+				 * short ones ("HtoD") are escaped faster than looked up. */
+				const struct tp_json_cached *c =
+					a->stable && a->n > JW_INLINE_STR
+						? tp_json_strcache_get(&jw_names, a->s)
+						: NULL;
+				size_t len = c ? c->len : tp_json_strn_max(a->n);
+				if (!c && a->n > JW_STR_INLINE_MAX) {
+					if (!(d = jw_arg_slow(j, d, a, sep, &lim)))
+						return;
+					break;
+				}
+				need += len;
+				if ((size_t)(lim - d) < need && !(d = jw_more(j, d, need, &lim)))
+					return;
+				d = jw_put_key(d, a, sep);
+				d = c ? tp_json_put_raw(d, c->json, c->len) : tp_json_put_strn(d, a->s, a->n);
+				break;
+			}
+			default: /* doubles and arrays */
+				if (!(d = jw_arg_slow(j, d, a, sep, &lim)))
+					return;
+				break;
+			}
 		}
+		*d++ = '}';
 	}
 	if (e->sf) {
 		d = tp_json_put_raw(d, ",\"sf\":", 6);
 		d = tp_json_put_u64(d, e->sf);
 	}
 	*d++ = '}';
-	tp_json_commit(&t->j, d);
+	tp_json_commit(j, d);
 }
 
 static void jw_event(struct tp_writer *w, const struct tp_event *e)

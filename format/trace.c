@@ -200,6 +200,38 @@ static const uint64_t tr_pow5[20] = {
 	19073486328125ull,
 };
 
+/* The `places` digits of f, zero-padded (3 <= places <= 19, f < 10^places):
+ * eight-digit groups of 32-bit pairs (tp_json__put8) into a scratch buffer,
+ * then copied by two overlapping fixed-size moves.  Digit pairs taken from a
+ * 64-bit value one division at a time cost twice as much, and this runs for
+ * every slice. */
+static char *tr_put_places(char *d, uint64_t f, unsigned places)
+{
+	char tmp[24];
+	tp_json__put8(tmp + 16, (uint32_t)(f % 100000000));
+	if (places > 8) {
+		uint64_t hi = f / 100000000;
+		tp_json__put8(tmp + 8, (uint32_t)(hi % 100000000));
+		if (places > 16)
+			tp_json__put8(tmp, (uint32_t)(hi / 100000000));
+	}
+	const char *s = tmp + sizeof(tmp) - places;
+	if (places >= 16) {
+		memcpy(d, s, 16);
+		memcpy(d + places - 16, s + places - 16, 16);
+	} else if (places >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + places - 8, s + places - 8, 8);
+	} else if (places >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + places - 4, s + places - 4, 4);
+	} else {
+		memcpy(d, s, 2);
+		memcpy(d + places - 2, s + places - 2, 2);
+	}
+	return d + places;
+}
+
 /* m * 2^-k exactly, with at least 3 and at most k places (k <= 24). */
 static char *tr_put_dyadic(char *d, uint64_t m, unsigned k)
 {
@@ -208,20 +240,12 @@ static char *tr_put_dyadic(char *d, uint64_t m, unsigned k)
 	*d++ = '.';
 	if (k <= 19) {
 		/* frac / 2^k = frac * 5^k / 10^k: the k digits of one integer,
-		 * written right to left two at a time, then trailing zeros cut. */
+		 * then trailing zeros cut. */
 		uint64_t f = frac * tr_pow5[k];
 		unsigned places = k < 3 ? 3 : k;
 		if (k < 3)
 			f *= k == 0 ? 1000 : k == 1 ? 100 : 10;
-		char *e = d + places;
-		char *p = e;
-		while (p - d >= 2) {
-			p -= 2;
-			memcpy(p, tp_json_digits2 + 2 * (f % 100), 2);
-			f /= 100;
-		}
-		if (p > d)
-			*d = (char)('0' + f % 10);
+		char *e = tr_put_places(d, f, places);
 		while (e - d > 3 && e[-1] == '0')
 			e--;
 		return e;
@@ -304,10 +328,12 @@ static char *tr_dur(const struct tp_trace *t, char *d, uint64_t start_ns, uint64
 
 /* {PH CAT","name":NAME,"pid":P,"tid":T,"ts":TS where ph is the literal
  * opening the event up to the category's opening quote.  Returns where the
- * head ends, with `extra` more bytes reserved after it; NULL after an error. */
-static char *tr_head(struct tp_trace *t, const char *ph, size_t phlen, const char *cat,
-		     const char *name, size_t nlen, int64_t pid, int64_t tid, uint64_t ts_ns,
-		     size_t extra)
+ * head ends, with `extra` more bytes reserved after it; NULL after an error.
+ * Inlined into each caller: a call with ten arguments costs about as much as
+ * the head's fixed text. */
+static inline __attribute__((always_inline)) char *
+tr_head(struct tp_trace *t, const char *ph, size_t phlen, const char *cat, const char *name,
+	size_t nlen, int64_t pid, int64_t tid, uint64_t ts_ns, size_t extra)
 {
 	if (cat != t->cat) {
 		t->cat = cat;
@@ -351,6 +377,17 @@ char *tp_trace_instant_head(struct tp_trace *t, const char *cat, const char *nam
 			    int64_t pid, int64_t tid, uint64_t ts_ns, size_t extra)
 {
 	return tr_head(t, tr_ph_i, sizeof(tr_ph_i) - 1, cat, name, nlen, pid, tid, ts_ns, extra);
+}
+
+char *tp_trace_event_head(struct tp_trace *t, const struct tp_event *e, size_t extra)
+{
+	if (e->kind == TP_EV_SLICE) {
+		char *d = tr_head(t, tr_ph_x, sizeof(tr_ph_x) - 1, e->cat, e->name, e->name_len,
+				  e->pid, e->tid, e->ts, extra);
+		return d ? tr_dur(t, d, e->ts, e->end) : NULL;
+	}
+	return tr_head(t, tr_ph_i, sizeof(tr_ph_i) - 1, e->cat, e->name, e->name_len, e->pid,
+		       e->tid, e->ts, extra);
 }
 
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,

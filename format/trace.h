@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "format/event.h"
 #include "format/json.h"
 
 /* Room for the text ,"pid":P,"tid":T: two keys of 7 bytes and two numbers
@@ -104,6 +105,11 @@ char *tp_trace_complete_head(struct tp_trace *t, const char *cat, const char *na
 			     size_t extra);
 char *tp_trace_instant_head(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t ts_ns, size_t extra);
+/* The head of a slice (TP_EV_SLICE, as tp_trace_complete_head()) or of an
+ * instant (any other kind, as tp_trace_instant_head()) from the event
+ * itself: the JSON writer's path, with three arguments to pass instead of
+ * nine. */
+char *tp_trace_event_head(struct tp_trace *t, const struct tp_event *e, size_t extra);
 void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *name, size_t nlen,
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns);
 

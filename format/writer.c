@@ -32,6 +32,8 @@ void tp_writer_slice(struct tp_writer *w, const char *cat, const char *name, siz
 		.ts = start_ns,
 		.end = end_ns,
 		.args = args,
+		.name_stable = 0,
+		TP_EV_NO_EXTRAS,
 	};
 	tp_writer_event(w, &e);
 }
@@ -51,6 +53,8 @@ void tp_writer_instant(struct tp_writer *w, const char *cat, const char *name, s
 		.ts = ts_ns,
 		.end = ts_ns,
 		.args = args,
+		.name_stable = 0,
+		TP_EV_NO_EXTRAS,
 	};
 	tp_writer_event(w, &e);
 }
@@ -70,6 +74,8 @@ void tp_writer_counter(struct tp_writer *w, const char *name, size_t nlen, const
 		.ts = ts_ns,
 		.end = ts_ns,
 		.args = &a,
+		.name_stable = 0,
+		TP_EV_NO_EXTRAS,
 	};
 	tp_writer_event(w, &e);
 }

@@ -167,6 +167,11 @@ static void write_event(struct tp_writer *out, const struct tp_record *r, int64_
 		 * on each GPU event with the same number. */
 		.flow_out = corr,
 		.args = args,
+		/* Every field named: see TP_EV_NO_EXTRAS. */
+		.id = 0,
+		.flow_in = 0,
+		.sf = 0,
+		.nargs = 0,
 	};
 	args[n++] = TP_ARG(i64, "result", r->result);
 	if (corr)
