@@ -316,10 +316,10 @@ static int parse_filename(struct parse_ctx *c, const char *name, struct tp_confi
 static int parse_buffer_events(struct parse_ctx *c, const char *name, struct tp_config *cfg)
 {
 	int64_t x;
-	if (parse_int(c, name, 16, 1 << 24, 1 << 16, &x))
+	if (parse_int(c, name, 16, 1 << 24, 1 << 18, &x))
 		return -1;
 	if (x & (x - 1))
-		return fail(c, name, c->get(name, c->env), "must be a power of two (e.g. 65536)");
+		return fail(c, name, c->get(name, c->env), "must be a power of two (e.g. 262144)");
 	cfg->buffer_events = (uint64_t)x;
 	return 0;
 }

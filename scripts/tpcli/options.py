@@ -27,7 +27,7 @@ RUN_OPTIONS = [
      "--on-save)"),
     ("--overwrite", "TRACEPROF_OVERWRITE", "0", "bool",
      "replace an existing file of the same name (else a unique suffix is added)"),
-    ("--buffer-events", "TRACEPROF_BUFFER_EVENTS", "65536", "str",
+    ("--buffer-events", "TRACEPROF_BUFFER_EVENTS", "262144", "str",
      "per-thread ring size in events (a power of two)"),
     ("--flush-ms", "TRACEPROF_FLUSH_MS", "10", "str",
      "flush thread period in ms"),

@@ -40,7 +40,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(c.filename, "rank{rank}.step{step}.trace.json");
 	ck_assert_int_eq(c.num_traces_to_keep, -1);
 	ck_assert_int_eq(c.overwrite, 0);
-	ck_assert_uint_eq(c.buffer_events, 65536);
+	ck_assert_uint_eq(c.buffer_events, 262144);
 	ck_assert_int_eq(c.step_source, TP_STEP_API);
 	ck_assert_int_eq(c.compress, TP_COMPRESS_NONE);
 	ck_assert_int_eq(c.zstd_level, 1);
