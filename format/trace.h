@@ -1,4 +1,4 @@
-/* The Chrome / Kineto trace layout (see ../shared/reference/trace-format.md):
+/* The Chrome / Kineto trace layout (docs/trace-format.md):
  *
  *   {"schemaVersion":1,"traceName":...,"displayTimeUnit":"ms",
  *    "baseTimeNanoseconds":...,"distributedInfo":{...},"deviceProperties":[...],

@@ -16,6 +16,7 @@ cd "$TP_TOP"
 	{ grep -q "fuzzer" "$TP_TMP/cc.err" && skip "clang cannot build libFuzzer targets here"; cat "$TP_TMP/cc.err"; die "fuzz_json does not build"; }
 # shellcheck disable=SC2086
 "$CLANG" $flags test/fuzz/fuzz_config.c common/config.c common/log.c collector/schedule.c \
+	common/procfs.c common/fd.c \
 	format/template.c -o "$TP_TMP/fuzz_config" || die "fuzz_config does not build"
 cd "$TP_TMP"
 for t in json config; do
