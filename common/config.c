@@ -352,7 +352,7 @@ static int parse_zstd_level(struct parse_ctx *c, const char *name, struct tp_con
 		if (parse_enum(&c, var, w, dflt, &cfg->field))                                 \
 			return -1;                                                             \
 	}
-#define TP_OPT_INT(var, field, lo, hi, dflt, ...)                                              \
+#define TP_OPT_INT(var, field, type, lo, hi, dflt, ...)                                              \
 	if (parse_int(&c, var, lo, hi, dflt, &x))                                              \
 		return -1;                                                                     \
 	cfg->field = x;

@@ -27,42 +27,30 @@ enum tp_step_source {
 
 #define TP_CONFIG_STR 512
 
+/* One field per row of common/options.def, in its order, then those the
+ * TP_OPT_CUSTOM rows' parsers (common/config.c) fill. */
 struct tp_config {
-	int enable;
-	int log_level;
-	struct tp_schedule schedule;
-	char schedule_text[TP_CONFIG_STR];
-	char folder[TP_CONFIG_STR];   /* template, not yet expanded */
-	char filename[TP_CONFIG_STR]; /* template */
-	char run_name[TP_CONFIG_STR]; /* TRACEPROF_RUN_NAME or "" */
-	int64_t num_traces_to_keep;   /* -1: keep all */
-	int overwrite;
-	uint64_t buffer_events; /* ring slots per thread, a power of two */
-	uint64_t flush_ms;
-	uint64_t max_buffer_mb; /* the flush thread's store of raw records; 0: none */
-	uint64_t exit_timeout_s; /* the longest the exiting thread waits for the final save */
-	int clock; /* enum tp_clock_source */
-	int step_source;
+#define TP_OPT_BOOL(var, field, ...) int field;
+#define TP_OPT_ENUM(var, field, ...) int field;
+#define TP_OPT_INT(var, field, type, ...) type field;
+#define TP_OPT_STR(var, field, ...) char field[TP_CONFIG_STR];
+#define TP_OPT_CUSTOM(var, tag, ...)
+#include "common/options.def"
+#undef TP_OPT_BOOL
+#undef TP_OPT_ENUM
+#undef TP_OPT_INT
+#undef TP_OPT_STR
+#undef TP_OPT_CUSTOM
+	struct tp_schedule schedule;	   /* TRACEPROF_SCHEDULE */
+	char schedule_text[TP_CONFIG_STR]; /* its text, as given */
+	char filename[TP_CONFIG_STR];	   /* TRACEPROF_FILENAME: a template */
+	uint64_t buffer_events;		   /* ring slots per thread, a power of two */
+	int step_source;		   /* TRACEPROF_STEP: enum tp_step_source */
 	char step_arg[TP_CONFIG_STR];
 	uint64_t step_every;
-	int trigger_signal; /* 0: none */
-	uint64_t trigger_steps; /* 0: warmup + active of the schedule */
-	int cupti;
-	int cuda_calls; /* enum tp_cuda_calls */
-	int with_stack;
-	uint64_t stack_depth;
-	int python_stack; /* TRACEPROF_PYTHON_STACK */
-	int format; /* enum tp_format_kind */
-	int compress;
+	int trigger_signal; /* TRACEPROF_TRIGGER: 0, none */
 	int zstd_level;
-	int zstd_threads; /* zstd's own compression threads; 0: the flush thread */
-	uint64_t max_file_mb;
-	uint64_t sample_ms;
-	char on_save[TP_CONFIG_STR];
-	int follow_fork;
-	int follow_exec;
 	unsigned pytorch; /* TRACEPROF_PYTORCH: bit 0 modules, 1 ops, 2 shapes */
-	int capture;	  /* TRACEPROF_CAPTURE: 0 none, 1 cudaProfilerApi */
 };
 
 /* Fills cfg from the environment (getenv).  Returns 0, or -1 after logging one
