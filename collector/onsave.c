@@ -105,7 +105,8 @@ static char *onsave_filtered_preload(const char *value)
 	if (!out)
 		return NULL;
 	memcpy(out, "LD_PRELOAD=", 11);
-	if (tp_preload_env_filter(value, onsave_self_base(), out + 11, vlen + 1) <= 0) {
+	if (tp_preload_env_filter(value, onsave_self_base(), TP_PRELOAD_ENV_SANITIZER, out + 11,
+				  vlen + 1) <= 0) {
 		free(out);
 		return NULL;
 	}

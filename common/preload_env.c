@@ -23,7 +23,7 @@ static int pe_prefix(const char *b, size_t blen, const char *prefix)
 	return blen >= n && !memcmp(b, prefix, n);
 }
 
-int tp_preload_env_is_ours(const char *p, size_t len, const char *self_base)
+int tp_preload_env_is_ours(const char *p, size_t len, const char *self_base, int flags)
 {
 	/* The entry's file name: what follows its last '/'. */
 	const char *b = p + len;
@@ -34,20 +34,23 @@ int tp_preload_env_is_ours(const char *p, size_t len, const char *self_base)
 	if (slen && blen == slen && !memcmp(b, self_base, slen))
 		return 1;
 #ifdef PE_SAN_RUNTIME
-	if (pe_prefix(b, blen, PE_SAN_RUNTIME))
+	if ((flags & TP_PRELOAD_ENV_SANITIZER) && pe_prefix(b, blen, PE_SAN_RUNTIME))
 		return 1;
+#else
+	(void)flags;
 #endif
 	return pe_prefix(b, blen, "libtraceprof");
 }
 
-ssize_t tp_preload_env_filter(const char *value, const char *self_base, char *out, size_t size)
+ssize_t tp_preload_env_filter(const char *value, const char *self_base, int flags, char *out,
+			      size_t size)
 {
 	size_t n = 0;
 	if (!size)
 		return -1;
 	for (const char *p = value ? value : ""; *p;) {
 		size_t len = strcspn(p, ": ");
-		if (len && !tp_preload_env_is_ours(p, len, self_base)) {
+		if (len && !tp_preload_env_is_ours(p, len, self_base, flags)) {
 			if (n + (n ? 1 : 0) + len + 1 > size) {
 				out[0] = '\0';
 				return -1;

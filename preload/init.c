@@ -182,7 +182,7 @@ static void strip_from_ld_preload(void)
 	/* The result is never longer than the list (common/preload_env.h). */
 	size_t size = strlen(pre) + 1;
 	char *out = malloc(size);
-	ssize_t n = out ? tp_preload_env_filter(pre, base, out, size) : -1;
+	ssize_t n = out ? tp_preload_env_filter(pre, base, 0, out, size) : -1;
 	if (n < 0)
 		tp_log(TP_LOG_WARN, "TRACEPROF_FOLLOW_EXEC=0: out of memory editing LD_PRELOAD; "
 				    "programs this one starts may be traced");

@@ -11,13 +11,18 @@
 
 #include "test/unit/check_main.h"
 
-static const char *filt(const char *value, const char *self)
+static const char *filt_flags(const char *value, const char *self, int flags)
 {
 	static char out[512];
-	ssize_t n = tp_preload_env_filter(value, self, out, sizeof(out));
+	ssize_t n = tp_preload_env_filter(value, self, flags, out, sizeof(out));
 	ck_assert_int_ge(n, 0);
 	ck_assert_uint_eq(strlen(out), (size_t)n);
 	return out;
+}
+
+static const char *filt(const char *value, const char *self)
+{
+	return filt_flags(value, self, 0);
 }
 
 START_TEST(test_self_by_file_name)
@@ -52,21 +57,24 @@ START_TEST(test_other_copies_and_renamed_self)
 	/* Self unknown (dladdr failed): the libtraceprof rule still applies. */
 	ck_assert_str_eq(filt("libtraceprof.so:libfoo.so", ""), "libfoo.so");
 	ck_assert_str_eq(filt("libtraceprof.so:libfoo.so", NULL), "libfoo.so");
-	ck_assert_int_eq(tp_preload_env_is_ours("/a/libtraceprof.so", 18, NULL), 1);
-	ck_assert_int_eq(tp_preload_env_is_ours("/a/libtraceprof.so:x", 3, NULL), 0);
+	ck_assert_int_eq(tp_preload_env_is_ours("/a/libtraceprof.so", 18, NULL, 0), 1);
+	ck_assert_int_eq(tp_preload_env_is_ours("/a/libtraceprof.so:x", 3, NULL, 0), 0);
 }
 END_TEST
 
 START_TEST(test_sanitizer_runtime)
 {
-	/* Only a sanitizer build removes its runtime; this test is built
-	 * with the same flags as the library. */
+	/* Only a sanitizer build removes its runtime, and only when asked
+	 * (the on-save command); this test is built with the library's flags. */
 	const char *v = "/usr/lib/x86_64-linux-gnu/libtsan.so.2:/b/libtraceprof.so";
 #if defined(__SANITIZE_THREAD__)
-	ck_assert_str_eq(filt(v, "libtraceprof.so"), "");
+	ck_assert_str_eq(filt_flags(v, "libtraceprof.so", TP_PRELOAD_ENV_SANITIZER), "");
 #else
-	ck_assert_str_eq(filt(v, "libtraceprof.so"), "/usr/lib/x86_64-linux-gnu/libtsan.so.2");
+	ck_assert_str_eq(filt_flags(v, "libtraceprof.so", TP_PRELOAD_ENV_SANITIZER),
+			 "/usr/lib/x86_64-linux-gnu/libtsan.so.2");
 #endif
+	/* A program's exec'd children (TRACEPROF_FOLLOW_EXEC=0) keep it. */
+	ck_assert_str_eq(filt(v, "libtraceprof.so"), "/usr/lib/x86_64-linux-gnu/libtsan.so.2");
 }
 END_TEST
 
@@ -74,16 +82,16 @@ START_TEST(test_small_buffer)
 {
 	char out[8];
 	/* "libfoo.so" needs 10 bytes. */
-	ck_assert_int_eq(tp_preload_env_filter("libfoo.so:libtraceprof.so", "libtraceprof.so", out,
+	ck_assert_int_eq(tp_preload_env_filter("libfoo.so:libtraceprof.so", "libtraceprof.so", 0, out,
 					       sizeof(out)),
 			 -1);
 	ck_assert_str_eq(out, "");
 	/* strlen(value) + 1 always suffices. */
 	const char *v = "a.so:b.so";
 	char exact[10];
-	ck_assert_int_eq(tp_preload_env_filter(v, "x.so", exact, strlen(v) + 1), 9);
+	ck_assert_int_eq(tp_preload_env_filter(v, "x.so", 0, exact, strlen(v) + 1), 9);
 	ck_assert_str_eq(exact, v);
-	ck_assert_int_eq(tp_preload_env_filter(v, "x.so", exact, 0), -1);
+	ck_assert_int_eq(tp_preload_env_filter(v, "x.so", 0, exact, 0), -1);
 }
 END_TEST
 
