@@ -12,7 +12,7 @@
 #include "collector/gpu_internal.h"
 #include "common/log.h"
 
-int tp_gpu_flows_on;
+_Atomic int tp_gpu_flows_on;
 uint64_t tp_gpu_flows_until = UINT64_MAX;
 
 /* At most this many parsed events wait for their window (about 100 MB);

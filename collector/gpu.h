@@ -26,6 +26,7 @@
 #ifndef TP_COLLECTOR_GPU_H
 #define TP_COLLECTOR_GPU_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "format/writer.h"
@@ -51,9 +52,14 @@ static inline uint64_t tp_gpu_ext_id(int64_t tid, uint64_t start_ticks)
 	       (start_ticks & ((1ull << TP_GPU_EXT_TICK_BITS) - 1));
 }
 
-/* Set (once, before the first window is written) when CUPTI is active, so
- * that convert.c notes API records for flows; 0 costs nothing. */
-extern int tp_gpu_flows_on;
+/* Set once CUPTI records, so that convert.c numbers the API records that
+ * can cause GPU work; 0 costs nothing.  The CUPTI loader sets it on the
+ * thread whose cuInit turned CUPTI on, before any wrapper pushes an id
+ * (release); convert.c's acquire load runs after the ring handed over the
+ * records that thread wrote later, so none of them goes unnumbered.  (The
+ * flush thread used to set it in its pass, which a drain could precede:
+ * under load, a short run's launches were written without numbers.) */
+extern _Atomic int tp_gpu_flows_on;
 /* API records that start at or after this time (clock ticks) get no
  * number: CUPTI went to another client then (preload/cupti_flush.c).  Written by
  * the flush thread before it drains the rings; UINT64_MAX until then. */

@@ -128,9 +128,14 @@ static void load_locked(void)
 		tp_cupti_give_up(err);
 		return;
 	}
+	/* Before any wrapper can push an id (the kinds set tp_cupti_corr_on);
+	 * pairs with the acquire load in tp_convert_record() (collector/gpu.h). */
+	atomic_store_explicit(&tp_gpu_flows_on, 1, memory_order_release);
 	/* Every kind once, so that a CUPTI that refuses one says so now. */
-	if (tp_cupti_kinds_set_locked(1) < 0)
+	if (tp_cupti_kinds_set_locked(1) < 0) {
+		atomic_store_explicit(&tp_gpu_flows_on, 0, memory_order_relaxed);
 		return;
+	}
 	tp_format(status, sizeof(status), "active");
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);

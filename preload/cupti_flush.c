@@ -21,7 +21,6 @@ static void cupti_pass(uint64_t now_ns)
 	int st = atomic_load_explicit(&tp_cupti_state, memory_order_acquire);
 	if (!has_records(st))
 		return;
-	tp_gpu_flows_on = 1;
 	if (st == TP_CUPTI_ST_ACTIVE)
 		tp_cupti_follow_schedule();
 	/* Calls after a yield pushed no id: no number for them. */
