@@ -7,7 +7,6 @@
 . "$TP_TOP/test/lib/common.sh"
 T="$TP_TOP/scripts/traceprof"
 PROTO=${TP_PERFETTO_PROTO:-$(dirname "$TP_TOP")/shared/clients/perfetto_trace.proto}
-[ -f "$PROTO" ] || PROTO=/work/shared/clients/perfetto_trace.proto
 [ -f "$PROTO" ] || skip "Perfetto's schema not found ($PROTO)"
 command -v protoc >/dev/null || skip "protoc not installed (Debian: protobuf-compiler)"
 
