@@ -9,11 +9,12 @@
 # fails.  And HTA's rank pattern reads the rank of merged files: each rank's
 # windows merged into one file, the folder of those files read as 4 ranks.
 #
-# HTA is the package in ../shared/clients/hta (or $TRACEPROF_HTA_DIR/hta),
+# HTA is the package in the shared folder's clients/hta (test/run-all finds
+# it: ../shared or /work/shared; or $TRACEPROF_HTA_DIR/hta),
 # run with Debian's Python and pandas, plotly and networkx
 # (scripts/install-deps --with-optional); without them the test is skipped.
 . "$TP_TOP/test/lib/common.sh"
-HTA_DIR="${TRACEPROF_HTA_DIR:-$TP_TOP/../shared/clients}"
+HTA_DIR="${TRACEPROF_HTA_DIR:-${TP_SHARED:-$TP_TOP/../shared}/clients}"
 [ -d "$HTA_DIR/hta" ] || skip "no Holistic Trace Analysis package at $HTA_DIR/hta"
 HPY=/usr/bin/python3
 "$HPY" -c 'import pandas, plotly, networkx' 2>/dev/null ||
