@@ -179,14 +179,13 @@ void tp_cupti_buffers_wait_parsing(void)
 
 void tp_cupti_buffers_copy_out(void)
 {
-	struct node *b = list_take(&done);
-	/* Oldest first; flats is a stack, so push the newest first. */
-	struct buf *order[4 * MAX_BUFS];
-	int n = 0;
-	for (; b && n < (int)(sizeof(order) / sizeof(order[0])); b = b->next)
-		order[n++] = (struct buf *)b;
-	while (n-- > 0)
-		flatten(order[n]);
+	/* Oldest first onto the flats stack, so that list_take() gives them
+	 * back oldest first to parse_flats(), as parse_done() parses. */
+	for (struct node *n = list_take(&done); n;) {
+		struct node *next = n->next;
+		flatten((struct buf *)n);
+		n = next;
+	}
 }
 
 void tp_cupti_buffers_forget(void)
