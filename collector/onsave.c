@@ -43,6 +43,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sched.h>
@@ -60,6 +61,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/preload_env.h"
+#include "format/sink.h"
 
 /* How long process exit waits for uploads still running. */
 #define TP_ONSAVE_FINAL_WAIT_S 30
@@ -334,6 +336,11 @@ static void onsave_check_subreaper(void)
 
 static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
 {
+	/* The command runs in the program's working directory of the moment,
+	 * which a chdir() may have moved away from the folder's anchor: it
+	 * gets the file's absolute path. */
+	char full[PATH_MAX];
+	path = tp_sink_abs_path(path, full, sizeof(full));
 	char *cmd = onsave_expand(S.cmd, path);
 	char *extra = NULL;
 	char **env = onsave_child_env(&extra);

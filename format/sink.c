@@ -114,6 +114,15 @@ int tp_sink_anchor(void)
 	return rc;
 }
 
+const char *tp_sink_abs_path(const char *path, char *buf, size_t size)
+{
+	if (path[0] == '/' || !sk_base_abs[0])
+		return path;
+	size_t len = strlen(sk_base_abs);
+	int n = snprintf(buf, size, "%s%s%s", sk_base_abs, sk_base_abs[len - 1] == '/' ? "" : "/",
+			 path);
+	return n > 0 && (size_t)n < size ? buf : path;
+}
 
 int tp_sink_mkdirs(const char *folder)
 {

@@ -25,6 +25,12 @@ struct tp_sink;
  * the working directory.  Returns 0 or -errno. */
 int tp_sink_anchor(void);
 
+/* path (a file under a folder given to tp_sink_open()) as the program's
+ * other processes can use it whatever their working directory: a relative
+ * path joined to the anchor's absolute path (into buf), else path itself
+ * (absolute already, no anchor, or too long for buf). */
+const char *tp_sink_abs_path(const char *path, char *buf, size_t size);
+
 /* Creates folder (and its parents, mode 0755 under the umask) if missing.
  * Returns 0 or -errno (ENOTDIR when a component is a file). */
 int tp_sink_mkdirs(const char *folder);

@@ -1,7 +1,8 @@
 # Issue 17 item 2: a relative TRACEPROF_FOLDER is resolved once, at start;
 # after the program's chdir() into a folder that holds a file of the same
 # relative name, traces still go to the first folder and rotation (keep 1,
-# or keep 0 after a TRACEPROF_ON_SAVE command) deletes only its own files.
+# or keep 0 after a TRACEPROF_ON_SAVE command) deletes only its own files,
+# and a TRACEPROF_ON_SAVE command gets the saved file's absolute path.
 . "$TP_TOP/test/lib/common.sh"
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
@@ -28,4 +29,16 @@ left=$(ls "$TP_TMP/keep1/start/out")
 run keep0 TRACEPROF_NUM_TRACES_TO_KEEP=0 'TRACEPROF_ON_SAVE=sleep 0.5'
 left=$(ls -A "$TP_TMP/keep0/start/out")
 [ -z "$left" ] || die "keep0: uploaded files not deleted: $left"
+# The command gets the file's absolute path: it runs in the program's
+# working directory of the moment (../other after the chdir), where the
+# relative path out/rank0.step0.trace.json names the program's own file.
+mkdir -p "$TP_TMP/copies"
+run copy "COPIES=$TP_TMP/copies" 'TRACEPROF_ON_SAVE=cp {path} "$COPIES/" && echo {path} >>"$COPIES.paths"'
+[ -s "$TP_TMP/copies.paths" ] || die "copy: the command never ran: $(cat "$TP_TMP/copy.err")"
+grep -v '^/' "$TP_TMP/copies.paths" && die "copy: the command got a relative path"
+saved=$(ls "$TP_TMP/copy/start/out")
+[ "$(ls "$TP_TMP/copies")" = "$saved" ] || die "copy: copied $(ls "$TP_TMP/copies"), saved $saved"
+for f in $saved; do
+	cmp -s "$TP_TMP/copies/$f" "$TP_TMP/copy/start/out/$f" || die "copy: $f is not the saved trace"
+done
 echo ok
