@@ -226,8 +226,7 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 		uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
 		/* Correlation and flows to GPU events: see collector/gpu.h. */
 		uint64_t corr = 0;
-		if (atomic_load_explicit(&tp_gpu_flows_on, memory_order_acquire) &&
-		    r->start < tp_gpu_flows_until &&
+		if (tp_gpu_flows_at(r->start) &&
 		    (!api_decoder || !api_decoder->correlates || api_decoder->correlates(r)))
 			corr = tp_gpu_note_api(t->tid, r->start, b, e);
 		if (api_decoder) {

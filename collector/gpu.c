@@ -12,8 +12,34 @@
 #include "collector/gpu_internal.h"
 #include "common/log.h"
 
-_Atomic int tp_gpu_flows_on;
-uint64_t tp_gpu_flows_until = UINT64_MAX;
+/* See tp_gpu_flows_start() (collector/gpu.h).  Release stores by the
+ * thread that changes CUPTI's state; relaxed loads on the flush thread,
+ * ordered after them by its acquire of the ring that carried the record. */
+static _Atomic int flows_on;
+static _Atomic uint64_t flows_until = UINT64_MAX;
+
+void tp_gpu_flows_start(void)
+{
+	atomic_store_explicit(&flows_until, UINT64_MAX, memory_order_relaxed);
+	atomic_store_explicit(&flows_on, 1, memory_order_release);
+}
+
+void tp_gpu_flows_stop(uint64_t ticks)
+{
+	atomic_store_explicit(&flows_until, ticks, memory_order_release);
+}
+
+void tp_gpu_flows_off(void)
+{
+	atomic_store_explicit(&flows_on, 0, memory_order_release);
+	atomic_store_explicit(&flows_until, UINT64_MAX, memory_order_relaxed);
+}
+
+int tp_gpu_flows_at(uint64_t start_ticks)
+{
+	return atomic_load_explicit(&flows_on, memory_order_relaxed) &&
+	       start_ticks < atomic_load_explicit(&flows_until, memory_order_relaxed);
+}
 
 /* At most this many parsed events wait for their window (about 100 MB);
  * beyond it the oldest are lost and counted. */

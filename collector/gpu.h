@@ -52,18 +52,25 @@ static inline uint64_t tp_gpu_ext_id(int64_t tid, uint64_t start_ticks)
 	       (start_ticks & ((1ull << TP_GPU_EXT_TICK_BITS) - 1));
 }
 
-/* Set once CUPTI records, so that convert.c numbers the API records that
- * can cause GPU work; 0 costs nothing.  The CUPTI loader sets it on the
- * thread whose cuInit turned CUPTI on, before any wrapper pushes an id
- * (release); convert.c's acquire load runs after the ring handed over the
- * records that thread wrote later, so none of them goes unnumbered.  (The
- * flush thread used to set it in its pass, which a drain could precede:
- * under load, a short run's launches were written without numbers.) */
-extern _Atomic int tp_gpu_flows_on;
-/* API records that start at or after this time (clock ticks) get no
- * number: CUPTI went to another client then (preload/cupti_flush.c).  Written by
- * the flush thread before it drains the rings; UINT64_MAX until then. */
-extern uint64_t tp_gpu_flows_until;
+/* Which API records get a correlation number (convert.c): those that can
+ * cause GPU work and start while CUPTI records for us.  Both switches are
+ * thrown by the program's thread that changes CUPTI's state, before the
+ * change takes effect, and never by the flush thread's pass: a drain that
+ * ran before that pass numbered nothing (a short run's launches under load)
+ * or numbered the launches after a yield.  The ring orders them: a record
+ * the thread writes after the switch reaches the flush thread (its acquire
+ * of the ring) after the switch; records of other threads around it follow
+ * the wrappers' own relaxed view of tp_cupti_corr_on (preload/cupti.h).
+ *   tp_gpu_flows_start(): CUPTI records from now on (the loader, before any
+ *     wrapper can push an id);
+ *   tp_gpu_flows_stop(ticks): records that start at or after ticks get no
+ *     number (another client took CUPTI);
+ *   tp_gpu_flows_off(): no numbers at all (a forked child; unit tests). */
+void tp_gpu_flows_start(void);
+void tp_gpu_flows_stop(uint64_t ticks);
+void tp_gpu_flows_off(void);
+/* Whether an API record that started at start_ticks gets a number. */
+int tp_gpu_flows_at(uint64_t start_ticks);
 
 /* What one device looks like, as Kineto's deviceProperties lists it. */
 struct tp_gpu_device {

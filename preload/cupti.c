@@ -47,7 +47,6 @@ static int other_client; /* under client_mu: another client registered */
  * (release; the footer's acquire load pairs with it). */
 static char yield_status[200];
 static _Atomic int yielded;
-static _Atomic uint64_t yield_ticks; /* when, on the records' clock */
 
 /* ---- callbacks ---------------------------------------------------------- */
 
@@ -128,12 +127,12 @@ static void load_locked(void)
 		tp_cupti_give_up(err);
 		return;
 	}
-	/* Before any wrapper can push an id (the kinds set tp_cupti_corr_on);
-	 * pairs with the acquire load in tp_convert_record() (collector/gpu.h). */
-	atomic_store_explicit(&tp_gpu_flows_on, 1, memory_order_release);
+	/* Before any wrapper can push an id (the kinds set tp_cupti_corr_on):
+	 * see collector/gpu.h. */
+	tp_gpu_flows_start();
 	/* Every kind once, so that a CUPTI that refuses one says so now. */
 	if (tp_cupti_kinds_set_locked(1) < 0) {
-		atomic_store_explicit(&tp_gpu_flows_on, 0, memory_order_relaxed);
+		tp_gpu_flows_off();
 		return;
 	}
 	tp_format(status, sizeof(status), "active");
@@ -174,9 +173,10 @@ static void yield(void)
 	tp_format(yield_status, sizeof(yield_status),
 		  "yielded at step %llu: another CUPTI client registered its activity callbacks",
 		  step);
-	atomic_store_explicit(&yield_ticks, tp_clock_now(), memory_order_relaxed);
-	/* Release pairs with the acquire loads of the footer and of
-	 * tp_cupti_yielded_at(): the text and the time before the flag. */
+	/* Before this thread's next record: see collector/gpu.h. */
+	tp_gpu_flows_stop(tp_clock_now());
+	/* Release pairs with the footer's acquire load: the text before the
+	 * flag. */
 	atomic_store_explicit(&yielded, 1, memory_order_release);
 	/* Release pairs with the flush thread's acquire loads: it parses what
 	 * the flush above handed over, and calls CUPTI no more. */
@@ -283,6 +283,7 @@ static void after_fork_child(void)
 	tp_cupti_buffers_forget();
 	atomic_store_explicit(&yielded, 0, memory_order_relaxed);
 	tp_gpu_reset();
+	tp_gpu_flows_off();
 	tp_format(status, sizeof(status), "off in forked child");
 }
 
@@ -300,15 +301,6 @@ void tp_cupti_follow_schedule(void)
 			tp_cupti_kinds_set_locked(want);
 		pthread_mutex_unlock(&client_mu);
 	}
-}
-
-int tp_cupti_yielded_at(uint64_t *ticks)
-{
-	/* Acquire pairs with yield()'s release store: the time before the flag. */
-	if (!atomic_load_explicit(&yielded, memory_order_acquire))
-		return 0;
-	*ticks = atomic_load_explicit(&yield_ticks, memory_order_relaxed);
-	return 1;
 }
 
 /* `status` is written only while loading (state TP_CUPTI_ST_LOADING), before

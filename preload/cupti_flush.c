@@ -23,10 +23,6 @@ static void cupti_pass(uint64_t now_ns)
 		return;
 	if (st == TP_CUPTI_ST_ACTIVE)
 		tp_cupti_follow_schedule();
-	/* Calls after a yield pushed no id: no number for them. */
-	uint64_t ticks;
-	if (tp_cupti_yielded_at(&ticks))
-		tp_gpu_flows_until = ticks;
 	/* Completed buffers only; CUPTI fills one before handing it over, and a
 	 * window forces the rest out when it closes. */
 	if (st == TP_CUPTI_ST_ACTIVE && now_ns - last_flush_ns > 500000000ull) {

@@ -53,10 +53,6 @@ void tp_cupti_give_up(const char *why);
  * wants (TRACEPROF_STEPS), while CUPTI is ours. */
 void tp_cupti_follow_schedule(void);
 
-/* Whether another client took CUPTI; then *ticks is when (the records'
- * clock), and API records after it get no correlation number. */
-int tp_cupti_yielded_at(uint64_t *ticks);
-
 /* The footer's status text and CUPTI's version (0: not known). */
 const char *tp_cupti_status_text(void);
 uint32_t tp_cupti_version(void);

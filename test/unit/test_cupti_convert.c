@@ -332,9 +332,9 @@ START_TEST(test_convert_writes_the_pair)
 	r.start = 1000000;
 	r.end = 1002000;
 	r.id = 3;
-	tp_gpu_flows_on = 1;
+	tp_gpu_flows_start();
 	tp_convert_record(tr, &th, &r, HOST_PID);
-	tp_gpu_flows_on = 0;
+	tp_gpu_flows_off();
 	HAS("\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
 	uint64_t b = tp_clock_to_ns(r.start);
 	ext_corr(77, tp_gpu_ext_id(HOST_TID, r.start));
