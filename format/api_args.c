@@ -32,10 +32,15 @@ void tp_api_args_launch(struct tp_arg *args, unsigned *n, const struct tp_api_la
 void tp_api_args_memcpy(struct tp_arg *args, unsigned *n, uint64_t bytes, unsigned kind,
 			uint64_t dst, uint64_t src, int async, uint64_t stream)
 {
-	static const char *const kinds[] = { "HtoH", "HtoD", "DtoH", "DtoD", "Default" };
-	const char *k = kind < 5 ? kinds[kind] : "unknown";
+	/* With their lengths: no strlen() per call. */
+	static const struct {
+		const char *s;
+		uint32_t len;
+	} kinds[] = { { "HtoH", 4 }, { "HtoD", 4 }, { "DtoH", 4 }, { "DtoD", 4 },
+		      { "Default", 7 }, { "unknown", 7 } };
+	unsigned k = kind < 5 ? kind : 5;
 	args[(*n)++] = TP_ARG(u64, "bytes", bytes);
-	args[(*n)++] = TP_ARG(str, "kind", k, strlen(k), 1);
+	args[(*n)++] = TP_ARG(str, "kind", kinds[k].s, kinds[k].len, 1);
 	args[(*n)++] = TP_ARG(hex, "dst", dst);
 	args[(*n)++] = TP_ARG(hex, "src", src);
 	aa_stream_async(args, n, async, stream);
