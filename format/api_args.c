@@ -45,7 +45,7 @@ void tp_api_args_launch(struct tp_arg *args, unsigned *n, const struct tp_api_la
 	if (a->name) {
 		AA_SET(p, "kernel", TP_VAL_STR, 0);
 		p->s = a->name;
-		p->n = (uint32_t)strlen(a->name);
+		p->n = a->name_len ? a->name_len : (uint32_t)strlen(a->name);
 		p->stable = 1;
 	} else {
 		AA_SET(p, "kernel", TP_VAL_HEX, a->handle);
