@@ -214,7 +214,7 @@ static void jw_span(struct jw *jw, const struct tp_event *e)
 				 * short ones ("HtoD") are escaped faster than looked up. */
 				const struct tp_json_cached *c =
 					a->stable && a->n > JW_INLINE_STR
-						? tp_json_strcache_get(&jw_names, a->s)
+						? tp_json_strcache_getn(&jw_names, a->s, a->n)
 						: NULL;
 				size_t len = c ? c->len : tp_json_strn_max(a->n);
 				if (!c && a->n > JW_STR_INLINE_MAX) {
