@@ -127,6 +127,17 @@ static const char *const bc_kernels[] = {
 	"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
 };
 #define BC_NKERNELS (sizeof(bc_kernels) / sizeof(bc_kernels[0]))
+
+/* Kernel i's name and its length, as the registry (preload/cuda_kernels.c)
+ * hands them to preload/cuda_events.c: measured once. */
+static const char *bc_kernel(unsigned i, uint32_t *len)
+{
+	static uint32_t lens[BC_NKERNELS];
+	if (!lens[i])
+		lens[i] = (uint32_t)strlen(bc_kernels[i]);
+	*len = lens[i];
+	return bc_kernels[i];
+}
 #define BC_FLASH 6 /* the kernel the driver launches */
 
 /* A created stream and device memory, as cudaStreamCreate and the caching
@@ -169,11 +180,13 @@ static void bc_draw(struct bc_op *o)
 	memset(o, 0, sizeof(*o));
 	o->stream = (r >> 50) & 1 ? BC_STREAM : 0;
 	if (pick < 60) {
-		const char *k = bc_kernels[(r >> 8) % BC_NKERNELS];
+		uint32_t klen;
+		const char *k = bc_kernel((unsigned)((r >> 8) % BC_NKERNELS), &klen);
 		o->kind = BC_LAUNCH;
 		o->dur = 2000 + (r >> 20) % 3000;
 		o->launch = (struct tp_api_launch){
 			.name = k,
+			.name_len = klen,
 			.grid = { (uint32_t)(1 + (r >> 24) % 4096), (uint32_t)(1 + (r >> 36) % 8), 1 },
 			.block = { 128u << ((r >> 40) % 3), 1, 1 },
 			.shared = (r >> 44) % 4 == 0 ? 49152 : 0,
@@ -187,11 +200,13 @@ static void bc_draw(struct bc_op *o)
 		o->dst = BC_DEVMEM + ((r >> 8) % (1u << 20)) * 512;
 		o->src = BC_DEVMEM + ((r >> 28) % (1u << 20)) * 512;
 	} else if (pick < 85) {
-		const char *k = bc_kernels[BC_FLASH];
+		uint32_t klen;
+		const char *k = bc_kernel(BC_FLASH, &klen);
 		o->kind = BC_DRV_LAUNCH;
 		o->dur = 1500 + (r >> 20) % 2000;
 		o->launch = (struct tp_api_launch){
 			.name = k,
+			.name_len = klen,
 			.grid = { (uint32_t)(1 + (r >> 24) % 1024), 16, 1 },
 			.block = { 128, 1, 1 },
 			.shared = 49152,

@@ -86,6 +86,8 @@ static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, i
 		args[n++] = TP_ARG(bool, "unfinished", 1);
 	struct tp_event e = {
 		.kind = TP_EV_SLICE,
+		.name_stable = 0,
+		.nargs = 0,
 		.name_len = (uint32_t)len,
 		.cat = "user_annotation",
 		.name = name,
@@ -94,6 +96,7 @@ static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, i
 		.ts = start_ns,
 		.end = end_ns,
 		.args = args,
+		TP_EV_NO_EXTRAS, /* every field named: no `rep stos` (format/event.h) */
 	};
 	if (stack)
 		e.sf = tp_stacks_args(out, stack, &buf, args, &n);
@@ -201,13 +204,17 @@ static void cv_instant(struct tp_writer *out, struct tp_thread *t, const struct 
 	const char *s = tp_record_string(r, &len);
 	struct tp_event e = {
 		.kind = TP_EV_INSTANT,
+		.name_stable = 0,
+		.nargs = 0,
 		.name_len = (uint32_t)len,
 		.cat = "user_annotation",
 		.name = s,
 		.pid = pid,
 		.tid = t->tid,
 		.ts = tp_clock_to_ns(r->start),
+		.end = 0,
 		.args = args,
+		TP_EV_NO_EXTRAS, /* every field named: no `rep stos` (format/event.h) */
 	};
 	e.end = e.ts;
 	e.sf = tp_stacks_args(out, r, &buf, args, &n);

@@ -66,12 +66,20 @@ void tp_gpu_write_event(struct tp_writer *out, const struct tp_gpu_event *e, uin
 	int64_t grid[3], block[3];
 	struct tp_event ev = {
 		.kind = TP_EV_SLICE,
+		.name_stable = 0,
+		.nargs = 0,
+		.name_len = 0,
+		.cat = NULL,
 		.name = name,
 		.pid = TP_GPU_PID(dev),
 		.tid = (int32_t)e->stream,
 		.ts = e->start,
 		.end = e->end,
+		/* Every field named: no `rep stos` (format/event.h). */
+		.id = 0,
+		.flow_out = 0,
 		.flow_in = corr,
+		.sf = 0,
 		.args = args,
 	};
 	switch (e->kind) {
@@ -119,6 +127,7 @@ void tp_gpu_write_flow(struct tp_writer *out, int kind, uint64_t id, int64_t pid
 	struct tp_event e = {
 		.kind = (uint8_t)kind,
 		.name_stable = 1,
+		.nargs = 0,
 		.name_len = 4,
 		.cat = "ac2g",
 		.name = "ac2g",
@@ -127,6 +136,11 @@ void tp_gpu_write_flow(struct tp_writer *out, int kind, uint64_t id, int64_t pid
 		.ts = ts,
 		.end = ts,
 		.id = id,
+		/* Every field named: no `rep stos` (format/event.h). */
+		.flow_out = 0,
+		.flow_in = 0,
+		.sf = 0,
+		.args = NULL,
 	};
 	tp_writer_event(out, &e);
 }

@@ -23,6 +23,8 @@ struct tp_api_launch {
 	 * marked stable, which a writer may intern); NULL: the handle is
 	 * written as "kernel":"0x...". */
 	const char *name;
+	/* name's length when known (the registry keeps it); 0: strlen(). */
+	uint32_t name_len;
 	uint64_t handle;
 	uint32_t grid[3], block[3];
 	uint64_t shared; /* dynamic shared memory, bytes */

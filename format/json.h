@@ -231,6 +231,7 @@ struct tp_json_cached {
 	char *src;	 /* a copy of the string, to check hits */
 	char *json;	 /* the quoted, escaped string (NUL-terminated) */
 	uint32_t len;	 /* bytes of json, quotes included */
+	uint32_t src_len; /* bytes of src, its NUL not included */
 };
 
 struct tp_json_strcache {
@@ -245,6 +246,10 @@ struct tp_json_strcache {
 /* The escaped form of s, valid until the next call; NULL when s is NULL, too
  * long, or memory ran out: the caller then writes s with tp_json_str(). */
 const struct tp_json_cached *tp_json_strcache_get(struct tp_json_strcache *c, const char *s);
+/* The same for the n bytes at s (a string arg's s and n): checked by length
+ * and memcmp(), no strlen() or strcmp(). */
+const struct tp_json_cached *tp_json_strcache_getn(struct tp_json_strcache *c, const char *s,
+						   size_t n);
 void tp_json_strcache_free(struct tp_json_strcache *c);
 
 /* Writes a cached string. */

@@ -15,6 +15,10 @@ struct jw_frame {
 	char *name, *category;
 };
 
+/* Keys up to this many bytes are counted in JW_ARG_MAX (all the sources'
+ * keys are); a longer key checks the room for itself. */
+#define JW_KEY_MAX 28
+
 struct jw {
 	struct tp_writer w; /* first: the writer interface */
 	struct tp_trace t;
@@ -81,13 +85,9 @@ static inline __attribute__((always_inline)) char *jw_put_key(char *d, const str
 	return d + 2;
 }
 
-/* The general path, for values of unbounded size. */
-static void jw_write_arg_slow(struct tp_json *j, const struct tp_arg *a, char sep)
+/* The general path, for values of unbounded size (the key is written). */
+static void jw_write_value_slow(struct tp_json *j, const struct tp_arg *a)
 {
-	char *d = tp_json_reserve(j, (size_t)a->klen + 4);
-	if (!d)
-		return;
-	tp_json_commit(j, jw_put_key(d, a, sep));
 	switch (a->type) {
 	case TP_VAL_F64:
 		tp_json_double(j, a->f);
@@ -151,56 +151,64 @@ static __attribute__((noinline)) char *jw_more(struct tp_json *j, char *d, size_
 	return d;
 }
 
-/* Writes an arg of unbounded size by the general functions, then makes room
- * for the event's tail again. */
-static __attribute__((noinline)) char *jw_arg_slow(struct tp_json *j, char *d,
-						   const struct tp_arg *a, char sep, char **lim)
+/* Writes a value of unbounded size (its key written up to d) by the general
+ * functions, then makes room for `rest` more bytes. */
+static __attribute__((noinline)) char *jw_value_slow(struct tp_json *j, char *d,
+						     const struct tp_arg *a, size_t rest,
+						     char **lim)
 {
 	tp_json_commit(j, d);
-	jw_write_arg_slow(j, a, sep);
-	return jw_more(j, j->buf + j->len, JW_TAIL_ROOM, lim);
+	jw_write_value_slow(j, a);
+	return jw_more(j, j->buf + j->len, rest, lim);
 }
 
-/* A slice or an instant, written in one pass: the head with room for the
- * first arg, then each arg after one check of the room left (the buffer's
- * end, not a reservation per arg: most events need no second reservation),
- * its key copied and its value formatted in place.  This is the event a
- * trace has most of. */
+/* The most one arg with a key of up to JW_KEY_MAX bytes and a bounded value
+ * takes: sep"key":value. */
+#define JW_ARG_MAX (JW_KEY_MAX + 4 + JW_VAL_MAX)
+
+/* A slice or an instant, written in one pass: the head with room for all its
+ * args of bounded size (JW_ARG_MAX each), then each arg's key copied and its
+ * value formatted in place.  Only strings, values of unbounded size and long
+ * keys check the room left (and then make room for every arg after them):
+ * most events make one reservation and no check per arg.  This is the event
+ * a trace has most of. */
 static void jw_span(struct jw *jw, const struct tp_event *e)
 {
 	struct tp_trace *t = &jw->t;
 	struct tp_json *j = &t->j;
 	unsigned n = e->nargs < TP_EV_MAX_ARGS ? e->nargs : TP_EV_MAX_ARGS;
-	size_t first = JW_TAIL_ROOM + (n ? 8 + (size_t)e->args[0].klen + 4 + JW_VAL_MAX : 0);
-	char *d = tp_trace_event_head(t, e, first);
+	/* 8: ,"args": */
+	char *d = tp_trace_event_head(t, e, JW_TAIL_ROOM + (n ? 8 + n * JW_ARG_MAX : 0));
 	if (!d)
 		return;
-	char *lim = j->buf + j->cap;
 	if (n) {
+		char *lim = j->buf + j->cap;
 		char sep = '{';
 		d = tp_json_put_raw(d, ",\"args\":", 8);
+		/* Here: room for JW_ARG_MAX for each arg from i on, and the tail. */
 		for (unsigned i = 0; i < n; i++, sep = ',') {
 			const struct tp_arg *a = &e->args[i];
-			size_t need = (size_t)a->klen + 4 + JW_VAL_MAX + JW_TAIL_ROOM;
-			if (__builtin_expect((size_t)(lim - d) < need, 0) &&
-			    !(d = jw_more(j, d, need, &lim)))
-				return;
+			if (__builtin_expect(a->klen > JW_KEY_MAX, 0)) {
+				size_t need = (size_t)a->klen + 4 + (size_t)(n - i) * JW_ARG_MAX +
+					      JW_TAIL_ROOM;
+				if ((size_t)(lim - d) < need && !(d = jw_more(j, d, need, &lim)))
+					return;
+			}
+			d = jw_put_key(d, a, sep);
 			switch (a->type) {
 			case TP_VAL_U64:
-				d = tp_json_put_u64(jw_put_key(d, a, sep), a->u);
+				d = tp_json_put_u64(d, a->u);
 				break;
 			case TP_VAL_I64:
-				d = tp_json_put_i64(jw_put_key(d, a, sep), a->i);
+				d = tp_json_put_i64(d, a->i);
 				break;
 			case TP_VAL_HEX:
-				d = tp_json_put_hex(jw_put_key(d, a, sep), a->u);
+				d = tp_json_put_hex(d, a->u);
 				break;
 			case TP_VAL_BOOL:
-				d = jw_put_key(d, a, sep);
 				d = a->u ? tp_json_put_raw(d, "true", 4) : tp_json_put_raw(d, "false", 5);
 				break;
 			case TP_VAL_DIM3:
-				d = jw_put_key(d, a, sep);
 				*d++ = '[';
 				d = tp_json_put_u64(d, a->v3[0]);
 				*d++ = ',';
@@ -214,23 +222,24 @@ static void jw_span(struct jw *jw, const struct tp_event *e)
 				 * short ones ("HtoD") are escaped faster than looked up. */
 				const struct tp_json_cached *c =
 					a->stable && a->n > JW_INLINE_STR
-						? tp_json_strcache_get(&jw_names, a->s)
+						? tp_json_strcache_getn(&jw_names, a->s, a->n)
 						: NULL;
-				size_t len = c ? c->len : tp_json_strn_max(a->n);
+				size_t rest = (size_t)(n - i - 1) * JW_ARG_MAX + JW_TAIL_ROOM;
 				if (!c && a->n > JW_STR_INLINE_MAX) {
-					if (!(d = jw_arg_slow(j, d, a, sep, &lim)))
+					if (!(d = jw_value_slow(j, d, a, rest, &lim)))
 						return;
 					break;
 				}
-				need += len;
+				size_t need = (c ? c->len : tp_json_strn_max(a->n)) + rest;
 				if ((size_t)(lim - d) < need && !(d = jw_more(j, d, need, &lim)))
 					return;
-				d = jw_put_key(d, a, sep);
 				d = c ? tp_json_put_raw(d, c->json, c->len) : tp_json_put_strn(d, a->s, a->n);
 				break;
 			}
 			default: /* doubles and arrays */
-				if (!(d = jw_arg_slow(j, d, a, sep, &lim)))
+				if (!(d = jw_value_slow(j, d, a,
+							(size_t)(n - i - 1) * JW_ARG_MAX + JW_TAIL_ROOM,
+							&lim)))
 					return;
 				break;
 			}

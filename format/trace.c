@@ -200,6 +200,55 @@ static const uint64_t tr_pow5[20] = {
 	19073486328125ull,
 };
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The eight digits of v < 10^8, zero-padded, as the bytes of a word (the
+ * first digit in the lowest byte), computed in registers: 2 and 4 digits per
+ * lane by multiply-shift divisions (10486 / 2^20 and 103 / 2^10 divide
+ * exactly by 100 and 10 in these ranges).  Checked against tp_json__put8()
+ * for all 10^8 values. */
+static inline uint64_t tr_digits8(uint32_t v)
+{
+	uint64_t x = v;
+	uint64_t merged = (x / 10000) | ((x % 10000) << 32);
+	uint64_t top = ((merged * 10486ull) >> 20) & ((0x7Full << 32) | 0x7Full);
+	uint64_t hundreds = ((merged - 100ull * top) << 16) + top;
+	uint64_t tens = ((hundreds * 103ull) >> 10) & 0x000F000F000F000Full;
+	tens += (hundreds - 10ull * tens) << 8;
+	return tens + 0x3030303030303030ull;
+}
+
+/* The `places` digits of f, zero-padded (3 <= places <= 19, f < 10^places),
+ * stored as whole 8-byte words from registers, left to right so that each
+ * word overwrites the excess of the one before it.  Up to 5 bytes past the
+ * digits are written (places < 8): TR_HEAD_MAX's room has more slack than
+ * that, and what follows overwrites them.  Digits formatted into a scratch buffer and copied out with
+ * wider loads stalled on store forwarding (the copy waits for the byte-pair
+ * stores to retire), every slice; pairs taken from a 64-bit value one
+ * division at a time cost twice the instructions. */
+static char *tr_put_places(char *d, uint64_t f, unsigned places)
+{
+	uint64_t w;
+	if (places <= 8) {
+		w = tr_digits8((uint32_t)f) >> (8 * (8 - places));
+		memcpy(d, &w, 8);
+		return d + places;
+	}
+	uint64_t hi = f / 100000000;
+	if (places <= 16) {
+		w = tr_digits8((uint32_t)hi) >> (8 * (16 - places));
+	} else {
+		w = tr_digits8((uint32_t)(hi / 100000000)) >> (8 * (24 - places));
+		memcpy(d, &w, 8);
+		w = tr_digits8((uint32_t)(hi % 100000000));
+		d += places - 16;
+		places = 16;
+	}
+	memcpy(d, &w, 8);
+	w = tr_digits8((uint32_t)(f % 100000000));
+	memcpy(d + places - 8, &w, 8);
+	return d + places;
+}
+#else
 /* The `places` digits of f, zero-padded (3 <= places <= 19, f < 10^places):
  * eight-digit groups of 32-bit pairs (tp_json__put8) into a scratch buffer,
  * then copied by two overlapping fixed-size moves.  Digit pairs taken from a
@@ -231,6 +280,7 @@ static char *tr_put_places(char *d, uint64_t f, unsigned places)
 	}
 	return d + places;
 }
+#endif
 
 /* m * 2^-k exactly, with at least 3 and at most k places (k <= 24). */
 static char *tr_put_dyadic(char *d, uint64_t m, unsigned k)

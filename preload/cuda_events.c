@@ -59,12 +59,15 @@ static void launch_args(struct tp_arg *args, unsigned *n, const struct tp_cuda_f
 			const uint64_t *a)
 {
 	const void *key = (const void *)(uintptr_t)a[0];
-	const char *name = fn->dec == TP_CUDA_DEC_LAUNCH_DRV ? tp_cuda_kernels_driver_name(key)
-							    : tp_cuda_kernels_name(key);
+	uint32_t len = 0;
+	const char *name = fn->dec == TP_CUDA_DEC_LAUNCH_DRV
+				   ? tp_cuda_kernels_driver_name_len(key, &len)
+				   : tp_cuda_kernels_name_len(key, &len);
 	if (!name && fn->dec == TP_CUDA_DEC_LAUNCH_RT && a[0])
-		name = tp_cuda_kernels_driver_name(key); /* a cudaKernel_t is a CUkernel */
+		name = tp_cuda_kernels_driver_name_len(key, &len); /* a cudaKernel_t is a CUkernel */
 	struct tp_api_launch l = {
 		.name = name,
+		.name_len = name ? len : 0,
 		.handle = a[0],
 		.grid = { (uint32_t)a[1], (uint32_t)(a[1] >> 32) & 0xffffu, (uint32_t)(a[1] >> 48) },
 		.block = { (uint32_t)a[2] & 0x7ffu, (uint32_t)(a[2] >> 11) & 0x7ffu,

@@ -79,6 +79,7 @@ void tp_cuda_kernels_alias(const void *kernel, const void *host_fun)
 struct shown {
 	char *demangled; /* the display name, or NULL: the mangled one */
 	int tried;
+	uint32_t len;	 /* bytes of the name shown, once tried */
 };
 
 static struct {
@@ -108,7 +109,7 @@ static void index_entry(uint32_t idx)
 	 * the name shown for the earlier one is not needed any more. */
 	if (!created && s->val - 1 < F.shown_cap) {
 		free(F.shown[s->val - 1].demangled);
-		F.shown[s->val - 1] = (struct shown){ NULL, 0 };
+		F.shown[s->val - 1] = (struct shown){ NULL, 0, 0 };
 	}
 	s->val = (uint64_t)idx + 1;
 }
@@ -141,6 +142,11 @@ static struct shown *shown_at(uint32_t idx)
 
 const char *tp_cuda_kernels_name(const void *key)
 {
+	return tp_cuda_kernels_name_len(key, NULL);
+}
+
+const char *tp_cuda_kernels_name_len(const void *key, uint32_t *len)
+{
 	int64_t i = lookup(key);
 	if (i >= 0 && entry_at((uint32_t)i)->host)
 		i = lookup(entry_at((uint32_t)i)->host); /* alias: kernel handle -> stub */
@@ -150,12 +156,18 @@ const char *tp_cuda_kernels_name(const void *key)
 	if (!e->name)
 		return NULL;
 	struct shown *s = shown_at((uint32_t)i);
-	if (!s)
+	if (!s) {
+		if (len)
+			*len = (uint32_t)strlen(e->name);
 		return e->name;
+	}
 	if (!s->tried) {
 		s->tried = 1;
 		s->demangled = tp_demangle(e->name);
+		s->len = (uint32_t)strlen(s->demangled ? s->demangled : e->name);
 	}
+	if (len)
+		*len = s->len;
 	return s->demangled ? s->demangled : e->name;
 }
 
@@ -194,8 +206,18 @@ static const char *driver_name(const void *f)
 
 const char *tp_cuda_kernels_driver_name(const void *f)
 {
-	const char *n = tp_cuda_kernels_name(f);
-	return n ? n : (f ? driver_name(f) : NULL);
+	return tp_cuda_kernels_driver_name_len(f, NULL);
+}
+
+const char *tp_cuda_kernels_driver_name_len(const void *f, uint32_t *len)
+{
+	const char *n = tp_cuda_kernels_name_len(f, len);
+	if (n || !f)
+		return n;
+	n = driver_name(f);
+	if (n && len)
+		*len = (uint32_t)strlen(n);
+	return n;
 }
 
 uint64_t tp_cuda_kernels_dropped(void)
