@@ -34,8 +34,7 @@ static int pf_open(struct tp_procfs_file *f, const char *path)
 	size_t len = strlen(path);
 	if (len >= sizeof(f->path))
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || tp_fd_adopt(&f->fd, fd) < 0)
+	if (tp_fd_open_at(&f->fd, AT_FDCWD, path, O_RDONLY, 0) < 0)
 		return -1;
 	memcpy(f->path, path, len + 1);
 	f->pid = getpid();
