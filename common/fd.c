@@ -63,20 +63,15 @@ int tp_fd_adopt(struct tp_fd *f, int fd)
 	return 0;
 }
 
-/* Moves fd (just opened from dirfd/path) high, into f.  Returns 0, -EAGAIN
- * when fd is not (or no longer) the file path names: the program closed our
- * number and opened a file of its own on it, which is left open; or
- * -errno. */
-static int fd_adopt_checked(struct tp_fd *f, int fd, int dirfd, const char *path, int at_flags)
+/* Moves fd (just opened from dirfd/path) high, into f, checked against want
+ * (the identity of the file path names).  Returns 0, or -EAGAIN when fd is
+ * not (or no longer) that file: the program closed our number and opened a
+ * file of its own on it, which is left open. */
+static int fd_adopt_checked(struct tp_fd *f, int fd, const struct stat *want)
 {
-	struct stat want, st;
+	struct stat st;
 	f->fd = -1;
-	if (fstatat(dirfd, path, &want, at_flags) != 0) {
-		/* Nothing to compare with (the name went at once): the plain
-		 * move. */
-		return tp_fd_adopt(f, fd);
-	}
-	/*A*/ if (fstat(fd, &st) != 0 || !fd_same(&st, &want))
+	/*A*/ if (fstat(fd, &st) != 0 || !fd_same(&st, want))
 		return -EAGAIN;
 	int hi = -1, floor = fd_floor();
 	if (fd < floor)
@@ -85,22 +80,22 @@ static int fd_adopt_checked(struct tp_fd *f, int fd, int dirfd, const char *path
 		/* Already high, or no room up there: keep the number, still
 		 * checked before each use. */
 		f->fd = fd;
-		f->dev = want.st_dev;
-		f->ino = want.st_ino;
+		f->dev = want->st_dev;
+		f->ino = want->st_ino;
 		return 0;
 	}
-	/*B*/ if (fstat(hi, &st) != 0 || !fd_same(&st, &want)) {
+	/*B*/ if (fstat(hi, &st) != 0 || !fd_same(&st, want)) {
 		/* The program's file took the number between A and the move:
 		 * hi is our copy of it, closing that leaves the program's
 		 * descriptor open. */
 		close(hi);
 		return -EAGAIN;
 	}
-	/*C*/ if (fstat(fd, &st) == 0 && fd_same(&st, &want))
+	/*C*/ if (fstat(fd, &st) == 0 && fd_same(&st, want))
 		close(fd); /* the instant between C and here is the window left */
 	f->fd = hi;
-	f->dev = want.st_dev;
-	f->ino = want.st_ino;
+	f->dev = want->st_dev;
+	f->ino = want->st_ino;
 	return 0;
 }
 
@@ -112,13 +107,25 @@ int tp_fd_open_at(struct tp_fd *f, int dirfd, const char *path, int oflags, mode
 	 * between our open and our check; a fourth time is not worth waiting
 	 * for. */
 	for (int tries = 0; tries < 3; tries++) {
+		/* The file's identity is taken after the open (a file we
+		 * create has none before), or before it when the name is gone
+		 * by then (a thread's /proc entry when the thread ended).
+		 * Neither: nothing tells whether the number is still ours (the
+		 * program closed our folder's descriptor, most likely with all
+		 * the others): it is left open, never closed blindly. */
+		struct stat pre, want;
+		int have_pre = fstatat(dirfd, path, &pre, at_flags) == 0;
 		int fd = openat(dirfd, path, oflags | O_CLOEXEC, mode);
 		if (fd < 0)
 			return -errno;
-		int rc = fd_adopt_checked(f, fd, dirfd, path, at_flags);
+		int rc = -EAGAIN;
+		if (fstatat(dirfd, path, &want, at_flags) == 0)
+			rc = fd_adopt_checked(f, fd, &want);
+		else if (have_pre)
+			rc = fd_adopt_checked(f, fd, &pre);
 		if (rc != -EAGAIN)
 			return rc;
-		tp_fd_lost("a file being opened", fd);
+		tp_fd_lost("a file just opened", fd);
 		/* The file exists now, created by us. */
 		oflags &= ~(O_CREAT | O_EXCL | O_TRUNC);
 	}

@@ -2,6 +2,7 @@
  * their identity, and one the program closed and reused is never used or
  * closed by traceprof (issue 17 item 1). */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,8 +87,9 @@ END_TEST
  * three moments of an open: right after openat() (before the check), just
  * before the move (F_DUPFD_CLOEXEC), just after it (before the low number's
  * close).  Unarmed, they are the system calls. */
-enum { RACE_NONE, RACE_AFTER_OPEN, RACE_BEFORE_MOVE, RACE_AFTER_MOVE };
+enum { RACE_NONE, RACE_AFTER_OPEN, RACE_BEFORE_MOVE, RACE_AFTER_MOVE, RACE_ALL_AFTER_OPEN };
 static int race_at;
+static int race_dir = -1; /* RACE_ALL_AFTER_OPEN: our folder, closed too */
 static int race_file = -1; /* the program's file, put on our number */
 static int race_victim = -1; /* the number it took */
 
@@ -105,7 +107,9 @@ int openat(int dirfd, const char *path, int flags, ...)
 	mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 	va_end(ap);
 	int fd = (int)syscall(SYS_openat, dirfd, path, flags, mode);
-	if (fd >= 0 && race_at == RACE_AFTER_OPEN)
+	if (fd >= 0 && race_at == RACE_ALL_AFTER_OPEN)
+		close(race_dir); /* the program closes all: our folder too */
+	if (fd >= 0 && (race_at == RACE_AFTER_OPEN || race_at == RACE_ALL_AFTER_OPEN))
 		race_take(fd);
 	return fd;
 }
@@ -181,6 +185,42 @@ START_TEST(test_open_race_after_move)
 }
 END_TEST
 
+/* The program closes everything, the folder we open in included, and takes
+ * the number: nothing tells what the number is now, so it is not closed (our
+ * file is gone anyway); the open fails, as the folder is gone. */
+START_TEST(test_open_race_folder_closed)
+{
+	char dir[] = "/tmp/tp-fd-race-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char prog_path[64];
+	snprintf(prog_path, sizeof(prog_path), "%s/program-data", dir);
+	race_file = open(prog_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	ck_assert_int_ge(race_file, 0);
+	ck_assert_int_eq(write(race_file, "program data\n", 13), 13);
+	race_dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(race_dir, 0);
+	race_at = RACE_ALL_AFTER_OPEN;
+	struct tp_fd f;
+	ck_assert_int_eq(tp_fd_open_at(&f, race_dir, "trace.tmp", O_WRONLY | O_CREAT | O_EXCL,
+				       0600), -EBADF);
+	ck_assert_int_eq(race_at, RACE_NONE);
+	ck_assert_int_eq(f.fd, -1);
+	struct stat st, prog;
+	ck_assert_int_eq(stat(prog_path, &prog), 0);
+	ck_assert_int_eq(fstat(race_victim, &st), 0);
+	ck_assert_msg(st.st_ino == prog.st_ino, "fd %d: not the program's file any more",
+		      race_victim);
+	ck_assert_int_eq(lseek(race_victim, 0, SEEK_CUR), 13);
+	close(race_victim);
+	close(race_file);
+	char ours[64];
+	snprintf(ours, sizeof(ours), "%s/trace.tmp", dir);
+	unlink(ours);
+	unlink(prog_path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *fd_suite(void)
 {
 	Suite *s = suite_create("fd");
@@ -192,6 +232,7 @@ static Suite *fd_suite(void)
 	tcase_add_test(tc, test_open_race_after_open);
 	tcase_add_test(tc, test_open_race_before_move);
 	tcase_add_test(tc, test_open_race_after_move);
+	tcase_add_test(tc, test_open_race_folder_closed);
 	suite_add_tcase(s, tc);
 	return s;
 }
