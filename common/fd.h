@@ -47,8 +47,11 @@ int tp_fd_adopt(struct tp_fd *f, int fd);
  * and closed only while it is that file.  When the program took the number
  * between our open and our move, its file is left alone and path is opened
  * again (without O_CREAT, O_EXCL, O_TRUNC: the file is ours already);
- * bounded to three tries.  Returns 0, or -errno (f->fd is then -1; -EBADF
- * when the program took the number every time). */
+ * bounded to three tries.  A number that cannot be checked (the name gone
+ * and never seen before the open, or dirfd closed under us) is left open,
+ * never closed blindly.  Returns 0, or -errno (f->fd is then -1; -EBADF
+ * when the program took the number every time or it could not be
+ * checked). */
 int tp_fd_open_at(struct tp_fd *f, int dirfd, const char *path, int oflags, mode_t mode);
 
 /* 1 when f->fd still refers to the file it referred to at adopt time. */
