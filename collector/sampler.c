@@ -39,7 +39,10 @@ static struct {
 	uint64_t last_cpu;    /* process CPU time then, ns */
 	struct sm_sample *buf; /* ring of SM_MAX_SAMPLES */
 	size_t first, n;
-} M;
+	/* Kept open across samples: no descriptor opened per sample (see
+	 * struct tp_procfs_file). */
+	struct tp_procfs_file stat, statm;
+} M = { .stat = TP_PROCFS_FILE_INIT, .statm = TP_PROCFS_FILE_INIT };
 
 /* /proc/self/stat: utime is field 14, stime 15 (clock ticks), num_threads
  * 20.  Returns 0 or -1. */
@@ -47,7 +50,7 @@ static int sm_stat(uint64_t *ticks, uint64_t *threads)
 {
 	char buf[1024];
 	uint64_t utime, stime;
-	if (tp_procfs_read("/proc/self/stat", buf, sizeof(buf)) < 0 ||
+	if (tp_procfs_pread(&M.stat, "/proc/self/stat", buf, sizeof(buf)) < 0 ||
 	    tp_procfs_stat_u64(buf, 14, &utime) || tp_procfs_stat_u64(buf, 15, &stime) ||
 	    tp_procfs_stat_u64(buf, 20, threads))
 		return -1;
@@ -59,7 +62,7 @@ static int sm_stat(uint64_t *ticks, uint64_t *threads)
 static int sm_rss_pages(uint64_t *pages)
 {
 	char buf[256];
-	if (tp_procfs_read("/proc/self/statm", buf, sizeof(buf)) < 0)
+	if (tp_procfs_pread(&M.statm, "/proc/self/statm", buf, sizeof(buf)) < 0)
 		return -1;
 	return tp_procfs_word_u64(buf, 2, pages);
 }

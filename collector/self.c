@@ -32,15 +32,20 @@ void tp_fl_refresh_thread_name(struct tp_thread *t)
 		tp_format(t->name, sizeof(t->name), "thread %d", (int)t->tid);
 }
 
+/* Read every 100 ms for the life of the process: kept open (see struct
+ * tp_procfs_file).  Flush thread only. */
+static struct tp_procfs_file self_main_stat = TP_PROCFS_FILE_INIT;
+static struct tp_procfs_file self_status = TP_PROCFS_FILE_INIT;
+
 int tp_fl_alone(void)
 {
 	char path[64], buf[2048];
 	tp_format(path, sizeof(path), "/proc/self/task/%lld/stat", (long long)tp_fl.pid);
-	tp_procfs_read_text(path, buf, sizeof(buf), 0);
+	tp_procfs_pread(&self_main_stat, path, buf, sizeof(buf));
 	char state = tp_procfs_stat_state(buf);
 	if (state != 'Z' && state != 'X')
 		return 0; /* the main thread runs: the common case, one read */
-	tp_procfs_read_text("/proc/self/status", buf, sizeof(buf), 0);
+	tp_procfs_pread(&self_status, "/proc/self/status", buf, sizeof(buf));
 	uint64_t n;
 	/* the zombie main thread and us */
 	return tp_procfs_field_u64(buf, "Threads:", &n) == 0 && n <= 2;

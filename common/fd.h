@@ -13,6 +13,12 @@
  *     was closed by the program, and may be reused by it; traceprof stops
  *     using it and never closes it (tp_fd_close() checks first).
  * A failed move keeps the low number (still checked before each use).
+ * Opening is the one moment a descriptor of ours sits on a low number (the
+ * kernel hands out the lowest free one): tp_fd_open_at() compares it with
+ * the file its path names before moving it and before closing the low
+ * number, so that a program that closed it and opened a file of its own on
+ * it in the meantime keeps that file.  What is left is the instant between
+ * the last check and close() (see tp_fd_open_at()).
  * Descriptors without an identity of their own (eventfd and other anonymous
  * inodes share one) are not used: the flush thread is woken with a futex. */
 #ifndef TP_COMMON_FD_H
@@ -35,6 +41,19 @@ struct tp_fd {
  * and f->fd is -1). */
 int tp_fd_adopt(struct tp_fd *f, int fd);
 
+/* Opens path (relative to dirfd, as openat) with oflags | O_CLOEXEC and
+ * adopts it as tp_fd_adopt() does, checked against the file path names
+ * (fstatat; O_NOFOLLOW in oflags: the link itself): the low number is moved
+ * and closed only while it is that file.  When the program took the number
+ * between our open and our move, its file is left alone and path is opened
+ * again (without O_CREAT, O_EXCL, O_TRUNC: the file is ours already);
+ * bounded to three tries.  A number that cannot be checked (the name gone
+ * and never seen before the open, or dirfd closed under us) is left open,
+ * never closed blindly.  Returns 0, or -errno (f->fd is then -1; -EBADF
+ * when the program took the number every time or it could not be
+ * checked). */
+int tp_fd_open_at(struct tp_fd *f, int dirfd, const char *path, int oflags, mode_t mode);
+
 /* 1 when f->fd still refers to the file it referred to at adopt time. */
 int tp_fd_ours(const struct tp_fd *f);
 
@@ -53,8 +72,9 @@ void tp_fd_forget(struct tp_fd *f);
 unsigned long tp_fd_lost(const char *what, int fd);
 
 /* Reads a small file (e.g. under /proc) into buf, NUL-terminated; returns
- * the length read or -1.  The transient descriptor is closed only after
- * fstat() shows it is still the one opened. */
+ * the length read or -1.  The transient descriptor is opened with
+ * tp_fd_open_at(), read with pread() (never moving a file offset), and
+ * closed with tp_fd_close(). */
 ssize_t tp_fd_read_small(const char *path, char *buf, size_t size);
 
 #endif

@@ -1,8 +1,11 @@
 /* /proc readers; see common/procfs.h. */
 #include "common/procfs.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fd.h"
 
@@ -13,6 +16,66 @@ ssize_t tp_procfs_read(const char *path, char *buf, size_t size)
 	/* One read: /proc's files hand out at least a page per read, and the
 	 * readers here want the head of a file, never more than a page. */
 	return tp_fd_read_small(path, buf, size);
+}
+
+void tp_procfs_file_close(struct tp_procfs_file *f)
+{
+	/* A descriptor opened by another process (the parent, before fork) is
+	 * our copy in this one; closed like ours when it still is. */
+	if (f->fd.fd >= 0 && tp_fd_ours(&f->fd))
+		close(f->fd.fd);
+	tp_fd_forget(&f->fd);
+	f->path[0] = '\0';
+}
+
+/* Opens path into f (moved high, identity kept).  Returns 0 or -1. */
+static int pf_open(struct tp_procfs_file *f, const char *path)
+{
+	size_t len = strlen(path);
+	if (len >= sizeof(f->path))
+		return -1;
+	if (tp_fd_open_at(&f->fd, AT_FDCWD, path, O_RDONLY, 0) < 0)
+		return -1;
+	memcpy(f->path, path, len + 1);
+	f->pid = getpid();
+	return 0;
+}
+
+ssize_t tp_procfs_pread(struct tp_procfs_file *f, const char *path, char *buf, size_t size)
+{
+	if (!size)
+		return -1;
+	buf[0] = '\0';
+	if (f->fd.fd >= 0) {
+		if (f->pid != getpid() || strcmp(f->path, path)) {
+			/* A forked child, or another file (a new main thread's
+			 * task/PID/stat after fork): not this descriptor. */
+			tp_procfs_file_close(f);
+		} else if (!tp_fd_ours(&f->fd)) {
+			/* The program closed our number (and may have reused
+			 * it): never read or close it again. */
+			tp_fd_lost("a /proc file", f->fd.fd);
+			tp_fd_forget(&f->fd);
+		}
+	}
+	/* Two tries: a read may fail on a descriptor whose file went stale
+	 * (ESRCH: its task is gone); a fresh open says whether the path still
+	 * exists.  Bounded: the second failure is the answer. */
+	for (int tries = 0; tries < 2; tries++) {
+		if (f->fd.fd < 0 && pf_open(f, path) < 0)
+			return -1;
+		ssize_t n;
+		do
+			n = pread(f->fd.fd, buf, size - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n > 0) {
+			buf[n] = '\0';
+			return n;
+		}
+		buf[0] = '\0';
+		tp_procfs_file_close(f);
+	}
+	return -1;
 }
 
 ssize_t tp_procfs_read_text(const char *path, char *buf, size_t size, int nul_to_space)

@@ -10,9 +10,38 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/fd.h"
+
 /* Reads path into buf (at most size - 1 bytes, NUL-terminated; size > 0).
  * Returns the length read, or -1 (buf is then ""). */
 ssize_t tp_procfs_read(const char *path, char *buf, size_t size);
+
+/* A /proc file read again and again (the sampler's /proc/self/stat and
+ * statm, the flush thread's "alone" check): opened once, moved high and
+ * identity-checked (common/fd.h), and re-read with pread(fd, buf, n, 0),
+ * which makes the kernel generate the file's contents afresh.  Opening it
+ * at each read would hand out a low descriptor number at every pass: a
+ * program that closes every descriptor and opens its own files could get
+ * that number between our open() and our move or close, and lose its file
+ * to our close() (test/integration/rel_own_fds.sh).
+ * The file is reopened only when the program took its number (the identity
+ * check fails), when the path changes, when a read fails, and in a forked
+ * child (/proc/self was resolved at open time: the parent's descriptor names
+ * the parent's process).  One thread at a time per struct. */
+struct tp_procfs_file {
+	struct tp_fd fd;
+	pid_t pid;      /* the process that opened fd */
+	char path[64];  /* the path fd was opened from */
+};
+
+#define TP_PROCFS_FILE_INIT { TP_FD_NONE, 0, "" }
+
+/* Reads path (under 64 bytes) through f into buf, as tp_procfs_read().
+ * Returns the length read, or -1 (buf is then ""). */
+ssize_t tp_procfs_pread(struct tp_procfs_file *f, const char *path, char *buf, size_t size);
+
+/* Closes f's descriptor if it is still ours and this process opened it. */
+void tp_procfs_file_close(struct tp_procfs_file *f);
 
 /* tp_procfs_read() for text: trailing newlines and NULs removed, and with
  * nul_to_space every NUL inside turned into a space (/proc/.../cmdline's

@@ -87,8 +87,7 @@ static int sk_base_fd(void)
 		tp_fd_forget(&sk_base);
 	}
 	struct tp_fd again;
-	int fd = open(sk_base_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || tp_fd_adopt(&again, fd) < 0)
+	if (tp_fd_open_at(&again, AT_FDCWD, sk_base_abs, O_PATH | O_DIRECTORY, 0) < 0)
 		return -1;
 	/* The same directory as at start, or nothing: never a new one that
 	 * took its name. */
@@ -107,8 +106,7 @@ int tp_sink_anchor(void)
 		sk_base_abs[0] = '\0';
 		return -err;
 	}
-	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int rc = fd < 0 ? -errno : tp_fd_adopt(&sk_base, fd);
+	int rc = tp_fd_open_at(&sk_base, AT_FDCWD, ".", O_PATH | O_DIRECTORY, 0);
 	if (rc < 0)
 		sk_base_abs[0] = '\0';
 	return rc;
@@ -197,8 +195,7 @@ static int sk_dir(struct tp_sink *s)
 	if (!s->dir_abs)
 		return -1;
 	struct tp_fd again;
-	int fd = open(s->dir_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || tp_fd_adopt(&again, fd) < 0)
+	if (tp_fd_open_at(&again, AT_FDCWD, s->dir_abs, O_PATH | O_DIRECTORY, 0) < 0)
 		return -1;
 	if (again.dev != s->dir.dev || again.ino != s->dir.ino) {
 		tp_fd_close(&again);
@@ -223,8 +220,7 @@ static int sk_file(struct tp_sink *s)
 	if (dfd < 0 || !s->tmp[0])
 		return -1;
 	struct tp_fd again;
-	int fd = openat(dfd, s->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || tp_fd_adopt(&again, fd) < 0)
+	if (tp_fd_open_at(&again, dfd, s->tmp, O_WRONLY | O_NOFOLLOW, 0) < 0)
 		return -1;
 	if (again.dev != s->file.dev || again.ino != s->file.ino ||
 	    lseek(again.fd, (off_t)s->bytes_out, SEEK_SET) != (off_t)s->bytes_out) {
@@ -275,12 +271,9 @@ static int sk_open_dir(struct tp_sink *s, const char *folder)
 		return -ENOENT;
 	/* O_PATH needs no read permission on the folder and is enough for the
 	 * *at() calls; plain O_RDONLY is the fallback for kernels without it. */
-	int fd = openat(base, folder, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 && errno == EINVAL)
-		fd = openat(base, folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int rc = tp_fd_adopt(&s->dir, fd);
+	int rc = tp_fd_open_at(&s->dir, base, folder, O_PATH | O_DIRECTORY, 0);
+	if (rc == -EINVAL)
+		rc = tp_fd_open_at(&s->dir, base, folder, O_RDONLY | O_DIRECTORY, 0);
 	if (rc < 0)
 		return rc;
 	/* The kernel's name for it: absolute, whatever the working directory
@@ -360,7 +353,7 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 	 * rename stays within one file system), unique per process and sink.
 	 * O_EXCL|O_NOFOLLOW: never open something planted at that name.  A long
 	 * final name is shortened here only; the counter keeps it unique. */
-	int fd = -1;
+	rc = -EEXIST;
 	for (int tries = 0; tries < 16; tries++) {
 		char tail[64];
 		int tl = tp_format(tail, sizeof(tail), ".tmp.%ld.%u", (long)getpid(),
@@ -371,19 +364,19 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 		s->tmp[0] = '.';
 		memcpy(s->tmp + 1, s->final, keep);
 		memcpy(s->tmp + 1 + keep, tail, (size_t)tl + 1);
-		fd = openat(s->dir.fd, s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0644);
-		if (fd >= 0 || errno != EEXIST)
+		rc = tp_fd_open_at(&s->file, s->dir.fd, s->tmp,
+				   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+		if (rc != -EEXIST)
 			break;
 	}
-	if (fd < 0) {
-		rc = -errno;
-		s->tmp[0] = '\0'; /* nothing of ours to remove */
+	if (rc) {
+		/* -EBADF: created, but the program took the number every time
+		 * (tp_fd_open_at()): the file is ours to remove.  Otherwise
+		 * nothing of ours is there. */
+		if (rc != -EBADF)
+			s->tmp[0] = '\0';
 		goto fail;
 	}
-	rc = tp_fd_adopt(&s->file, fd);
-	if (rc)
-		goto fail;
 	rc = sk_init_codec(s, zstd_level);
 	if (rc)
 		goto fail;
