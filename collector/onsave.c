@@ -59,6 +59,7 @@
 #include "collector/flush.h"
 #include "collector/rotate.h"
 #include "common/clock.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "common/preload_env.h"
 #include "format/sink.h"
@@ -70,7 +71,10 @@ extern char **environ;
 
 struct onsave_child {
 	pid_t pid;
-	int status_fd; /* read end of the status pipe, non-blocking */
+	/* Read end of the status pipe, non-blocking; moved high and checked
+	 * before each read (common/fd.h): a program that closes every
+	 * descriptor may reuse the number. */
+	struct tp_fd pipe;
 	char *path;
 	uint64_t started_ns;
 	char status[16]; /* "N\n" as the outer shell writes it */
@@ -173,7 +177,7 @@ static char *onsave_expand(const char *cmd, const char *path)
 	return out;
 }
 
-static int onsave_remember(pid_t pid, int status_fd, const char *path)
+static int onsave_remember(pid_t pid, const struct tp_fd *status, const char *path)
 {
 	if (S.nkids == S.capkids) {
 		size_t cap = S.capkids ? S.capkids * 2 : 8;
@@ -187,7 +191,7 @@ static int onsave_remember(pid_t pid, int status_fd, const char *path)
 	if (!copy)
 		return -ENOMEM;
 	S.kids[S.nkids++] = (struct onsave_child){ .pid = pid,
-						   .status_fd = status_fd,
+						   .pipe = *status,
 						   .path = copy,
 						   .started_ns = tp_clock_monotonic_ns() };
 	return 0;
@@ -239,13 +243,15 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave
 	 * an upload short. */
 	syscall(SYS_setpgid, 0L, 0L);
 	/* Not close-on-exec: it may be 0 itself, when the program closed its
-	 * stdin. */
+	 * stdin.  Closed before the status pipe goes to 3, which it may be
+	 * itself (the program's low numbers are free). */
 	long fd = syscall(SYS_openat, (long)AT_FDCWD, "/dev/null", (long)O_RDONLY);
-	if (fd < 0 || (fd != 0 && syscall(SYS_dup3, fd, 0L, 0L) < 0) ||
-	    syscall(SYS_dup3, (long)x->status_wr, 3L, 0L) < 0)
+	if (fd < 0 || (fd != 0 && syscall(SYS_dup3, fd, 0L, 0L) < 0))
 		goto fail;
 	if (fd > 0)
 		syscall(SYS_close, fd);
+	if (syscall(SYS_dup3, (long)x->status_wr, 3L, 0L) < 0)
+		goto fail;
 	uint64_t none = 0;
 	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &none, NULL, sizeof(none));
 	syscall(SYS_execve, "/bin/sh", x->argv, x->env);
@@ -334,7 +340,7 @@ static void onsave_check_subreaper(void)
 		"the upload shells are reparented to it, so its wait() can see them");
 }
 
-static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
+static int onsave_spawn(const char *path, pid_t *pid, struct tp_fd *status)
 {
 	/* The command runs in the program's working directory of the moment,
 	 * which a chdir() may have moved away from the folder's anchor: it
@@ -346,39 +352,41 @@ static int onsave_spawn(const char *path, pid_t *pid, int *status_fd)
 	char **env = onsave_child_env(&extra);
 	int rc = -ENOMEM;
 	int pfd[2] = { -1, -1 };
-	*status_fd = -1;
+	struct tp_fd rd = TP_FD_NONE, wr = TP_FD_NONE;
+	status->fd = -1;
 	if (!cmd || !env)
 		goto out;
 	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0) {
 		rc = -errno;
 		goto out;
 	}
-	/* The write end must not be fd 3 itself: dup3(3, 3) would fail, and
-	 * would leave it close-on-exec anyway. */
-	if (pfd[1] <= 3) {
-		int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
-		if (moved < 0) {
-			rc = -errno;
-			goto out;
-		}
-		close(pfd[1]);
-		pfd[1] = moved;
+	/* Both ends high (never fd 3 itself, which the child's dup3(wr, 3)
+	 * needs to differ) and with their identities, so that neither a
+	 * close nor a read ever reaches a number the program reused. */
+	if ((rc = tp_fd_adopt(&rd, pfd[0])) < 0 || (rc = tp_fd_adopt(&wr, pfd[1])) < 0) {
+		if (rd.fd < 0)
+			close(pfd[1]);
+		goto out;
+	}
+	if (wr.fd <= 3) {
+		rc = -EMFILE; /* no room up there: not worth a special case */
+		goto out;
 	}
 	char *argv[] = { "sh", "-c", ONSAVE_OUTER, cmd, (char *)path, NULL };
-	struct onsave_exec x = { .argv = argv, .env = env, .status_wr = pfd[1] };
+	struct onsave_exec x = { .argv = argv, .env = env, .status_wr = wr.fd };
 	onsave_check_subreaper();
 	pid_t p = onsave_clone(&x);
 	rc = p < 0 ? (int)p : 0;
 	if (rc == 0) {
 		*pid = p;
-		*status_fd = pfd[0];
-		pfd[0] = -1;
+		*status = rd;
+		rd.fd = -1;
 	}
 out:
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
+	if (rd.fd >= 0)
+		tp_fd_close(&rd);
+	if (wr.fd >= 0)
+		tp_fd_close(&wr);
 	free(cmd);
 	free(env);
 	free(extra);
@@ -420,7 +428,7 @@ static void onsave_finished(size_t i, int code)
 			k->path, fate);
 	}
 	/* Nothing to reap: the shell is not our child (see the top). */
-	close(k->status_fd);
+	tp_fd_close(&k->pipe); /* checked first; a lost one is counted */
 	free(k->path);
 	S.kids[i] = S.kids[--S.nkids];
 }
@@ -432,7 +440,15 @@ static size_t onsave_reap(void)
 	for (size_t i = 0; i < S.nkids;) {
 		struct onsave_child *k = &S.kids[i];
 		char buf[16];
-		ssize_t n = read(k->status_fd, buf, sizeof(buf));
+		if (!tp_fd_ours(&k->pipe)) {
+			/* The program closed our pipe (and may have reused the
+			 * number): the command's status is lost, its file kept. */
+			tp_fd_lost("an on-save status pipe", k->pipe.fd);
+			tp_fd_forget(&k->pipe);
+			onsave_finished(i, -1);
+			continue;
+		}
+		ssize_t n = read(k->pipe.fd, buf, sizeof(buf));
 		if (n > 0) {
 			size_t room = sizeof(k->status) - 1 - k->slen;
 			size_t take = (size_t)n < room ? (size_t)n : room;
@@ -489,18 +505,18 @@ static void onsave_saved(const char *path)
 		return;
 	}
 	pid_t pid = -1;
-	int fd;
-	int rc = onsave_spawn(path, &pid, &fd);
+	struct tp_fd status = TP_FD_NONE;
+	int rc = onsave_spawn(path, &pid, &status);
 	if (rc < 0) {
 		tp_warn("TRACEPROF_ON_SAVE: cannot start /bin/sh for %s: %s; the file is kept", path,
 			strerror(-rc));
 		return;
 	}
 	tp_debug("TRACEPROF_ON_SAVE: started pid %d for %s", (int)pid, path);
-	if (onsave_remember(pid, fd, path) < 0) {
+	if (onsave_remember(pid, &status, path) < 0) {
 		tp_warn("TRACEPROF_ON_SAVE: out of memory; pid %d for %s will not be followed",
 			(int)pid, path);
-		close(fd);
+		tp_fd_close(&status);
 		return;
 	}
 	/* Rotation must not delete the file under the command reading it. */

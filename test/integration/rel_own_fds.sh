@@ -32,6 +32,17 @@ for sched in "" "active=3"; do
 		fi
 	done
 done
+# Upload commands running across the program's close_range: their status
+# pipes' read ends are traceprof's, high and checked; the program's files
+# opened on low numbers are never read or closed by traceprof (the pipes
+# the program closed cost their commands' statuses, counted and logged).
+d="$TP_TMP/run-onsave"
+mkdir -p "$d"
+out=$(env TRACEPROF_SCHEDULE=active=2 TRACEPROF_ON_SAVE='sleep 0.05' TRACEPROF_FOLDER="$d/tr" \
+	LD_PRELOAD="$TP_PRELOAD" "$prog" fds 20 "$d" 2>"$d/err") || die "on-save: exit $?: $out $(cat "$d/err")"
+[ "$out" = ok ] || die "program saw traceprof (on-save): $out"
+check_data "$d"
+[ "$(ls "$d/tr" | wc -l)" -ge 5 ] || die "on-save: $(ls "$d/tr" | wc -l) traces"
 # Every step recorded: the file holds all 20 steps' events, less those
 # counted as dropped (a slow flush thread, e.g. under a sanitizer).
 "$PYTHON" - "$TP_TMP/run-whole-none/tr" <<'PY'
