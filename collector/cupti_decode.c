@@ -135,3 +135,41 @@ int tp_gpu_parse_record(const void *record)
 	return 0;
 #endif
 }
+
+size_t tp_gpu_record_size(const void *record)
+{
+#ifdef TP_GPU_HAVE_CUPTI
+	size_t n;
+	switch (((const CUpti_Activity *)record)->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+		n = sizeof(CUpti_ActivityKernel10);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		n = sizeof(CUpti_ActivityMemcpy6);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		n = sizeof(CUpti_ActivityMemset4);
+		break;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		n = sizeof(CUpti_ActivitySynchronization2);
+		break;
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		n = sizeof(CUpti_ActivityExternalCorrelation);
+		break;
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+		n = sizeof(CUpti_ActivityCudaEvent);
+		break;
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		n = sizeof(CUpti_ActivityAPI);
+		break;
+	default:
+		return 0;
+	}
+	return (n + 7) & ~(size_t)7;
+#else
+	(void)record;
+	return 0;
+#endif
+}

@@ -1,10 +1,12 @@
 /* The GPU timeline's pending events and windows (collector/gpu.h): GPU
  * events wait here, as collector/cupti_decode.c made them, until the window
  * that holds them or their launching call is written; then come their
- * flows, gpu_user_annotation spans and track names.  Flush thread only: no
- * locks.  The other parts are listed in collector/gpu_internal.h. */
+ * flows, gpu_user_annotation spans and track names.  Flush thread only, no
+ * locks; except the correlation switches (tp_gpu_flows_*()), atomics thrown
+ * by the thread that changes CUPTI's state.  The other parts are listed in collector/gpu_internal.h. */
 #include "collector/gpu.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -26,7 +26,7 @@
 #ifndef TP_COLLECTOR_GPU_H
 #define TP_COLLECTOR_GPU_H
 
-#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/writer.h"
@@ -98,6 +98,12 @@ void tp_gpu_set_clock_offset(int64_t offset_ns);
  * cupti_decode.c).  Returns 1 when it was kept, 0 when its kind is not one
  * of ours (driver API records, ...). */
 int tp_gpu_parse_record(const void *record);
+
+/* The bytes of a record tp_gpu_parse_record() reads, rounded up to 8 (so
+ * that records copied one after another stay aligned); 0 for a kind it
+ * does not decode.  For copying records out of CUPTI's buffers at exit
+ * (preload/cupti_buffers.c): the list of kinds lives here only. */
+size_t tp_gpu_record_size(const void *record);
 
 /* Events parsed and kept but not yet written or discarded. */
 uint64_t tp_gpu_pending(void);

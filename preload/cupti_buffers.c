@@ -30,7 +30,7 @@ struct buf {
 _Static_assert(sizeof(struct buf) <= BUF_HEADER, "header fits before the data");
 
 /* Records copied out of CUPTI's buffers at exit, packed one after another
- * at 8-byte boundaries (record_size()). */
+ * at 8-byte boundaries (tp_gpu_record_size()). */
 struct flat {
 	struct node link; /* first */
 	size_t len;
@@ -69,42 +69,6 @@ static struct node *list_take(_Atomic(struct node *) *list)
 		n = next;
 	}
 	return rev;
-}
-
-/* The bytes of a record parse_flats() needs (0: not one of ours), rounded up
- * to keep the next one aligned. */
-static size_t record_size(const CUpti_Activity *rec)
-{
-	size_t n;
-	switch (rec->kind) {
-	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-	case CUPTI_ACTIVITY_KIND_KERNEL:
-		n = sizeof(CUpti_ActivityKernel10);
-		break;
-	case CUPTI_ACTIVITY_KIND_MEMCPY:
-		n = sizeof(CUpti_ActivityMemcpy6);
-		break;
-	case CUPTI_ACTIVITY_KIND_MEMSET:
-		n = sizeof(CUpti_ActivityMemset4);
-		break;
-	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-		n = sizeof(CUpti_ActivitySynchronization2);
-		break;
-	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-		n = sizeof(CUpti_ActivityExternalCorrelation);
-		break;
-	case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
-		n = sizeof(CUpti_ActivityCudaEvent);
-		break;
-	case CUPTI_ACTIVITY_KIND_DRIVER:
-	case CUPTI_ACTIVITY_KIND_RUNTIME:
-		/* collector/gpu_corr.c links GPU events through them. */
-		n = sizeof(CUpti_ActivityAPI);
-		break;
-	default:
-		return 0;
-	}
-	return (n + 7) & ~(size_t)7;
 }
 
 void CUPTIAPI tp_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -151,13 +115,13 @@ static void flatten(struct buf *b)
 	size_t total = 0;
 	CUpti_Activity *rec = NULL;
 	while (tp_cupti_fn.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS)
-		total += record_size(rec);
+		total += tp_gpu_record_size(rec);
 	struct flat *f = malloc(sizeof(*f) + total);
 	if (f) {
 		f->len = 0;
 		rec = NULL;
 		while (tp_cupti_fn.GetNextRecord(data, b->valid, &rec) == CUPTI_SUCCESS) {
-			size_t sz = record_size(rec);
+			size_t sz = tp_gpu_record_size(rec);
 			if (!sz || f->len + sz > total)
 				continue;
 			/* The record's own size may be less than sz (padding). */
@@ -227,7 +191,7 @@ static void parse_flats(void)
 		for (size_t off = 0; off < f->len;) {
 			const CUpti_Activity *rec = (const CUpti_Activity *)(void *)(f->data + off);
 			tp_gpu_parse_record(rec);
-			off += record_size(rec);
+			off += tp_gpu_record_size(rec);
 		}
 		free(f);
 		n = next;
