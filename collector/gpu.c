@@ -3,7 +3,8 @@
  * that holds them or their launching call is written; then come their
  * flows, gpu_user_annotation spans and track names.  Flush thread only, no
  * locks; except the correlation switches (tp_gpu_flows_*()), atomics thrown
- * by the thread that changes CUPTI's state.  The other parts are listed in collector/gpu_internal.h. */
+ * by the thread that changes CUPTI's state.  The other parts are listed in
+ * collector/gpu_internal.h. */
 #include "collector/gpu.h"
 
 #include <stdatomic.h>

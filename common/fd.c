@@ -172,21 +172,27 @@ unsigned long tp_fd_lost(const char *what, int fd)
 	return n;
 }
 
+ssize_t tp_fd_pread_text(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
 ssize_t tp_fd_read_small(const char *path, char *buf, size_t size)
 {
 	buf[0] = '\0';
 	struct tp_fd f;
 	if (tp_fd_open_at(&f, AT_FDCWD, path, O_RDONLY, 0) < 0)
 		return -1;
-	ssize_t n;
-	do
-		n = pread(f.fd, buf, size - 1, 0);
-	while (n < 0 && errno == EINTR);
+	ssize_t n = tp_fd_pread_text(f.fd, buf, size);
 	tp_fd_close(&f);
-	if (n <= 0) {
-		buf[0] = '\0';
-		return -1;
-	}
-	buf[n] = '\0';
 	return n;
 }

@@ -71,6 +71,11 @@ void tp_fd_forget(struct tp_fd *f);
  * always counts.  Returns the count so far. */
 unsigned long tp_fd_lost(const char *what, int fd);
 
+/* Reads fd from offset 0 (its offset untouched) into buf, at most size - 1
+ * bytes (size > 0), NUL-terminated; returns the length read, or -1 on an
+ * error or an empty file (buf is then ""). */
+ssize_t tp_fd_pread_text(int fd, char *buf, size_t size);
+
 /* Reads a small file (e.g. under /proc) into buf, NUL-terminated; returns
  * the length read or -1.  The transient descriptor is opened with
  * tp_fd_open_at(), read with pread() (never moving a file offset), and

@@ -1,7 +1,6 @@
 /* /proc readers; see common/procfs.h. */
 #include "common/procfs.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +63,9 @@ ssize_t tp_procfs_pread(struct tp_procfs_file *f, const char *path, char *buf, s
 	for (int tries = 0; tries < 2; tries++) {
 		if (f->fd.fd < 0 && pf_open(f, path) < 0)
 			return -1;
-		ssize_t n;
-		do
-			n = pread(f->fd.fd, buf, size - 1, 0);
-		while (n < 0 && errno == EINTR);
-		if (n > 0) {
-			buf[n] = '\0';
+		ssize_t n = tp_fd_pread_text(f->fd.fd, buf, size);
+		if (n > 0)
 			return n;
-		}
-		buf[0] = '\0';
 		tp_procfs_file_close(f);
 	}
 	return -1;

@@ -18,11 +18,7 @@ static inline void aa_set(struct tp_arg *a, const char *key, size_t klen, unsign
 
 static void aa_dim3(struct tp_arg *a, const char *key, size_t klen, const uint32_t v[3])
 {
-	a->key = key;
-	a->klen = (uint8_t)klen;
-	a->type = TP_VAL_DIM3;
-	a->stable = 0;
-	a->n = 0;
+	aa_set(a, key, klen, TP_VAL_DIM3, 0);
 	memcpy(a->v3, v, sizeof(a->v3));
 }
 

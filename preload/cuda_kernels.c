@@ -204,11 +204,6 @@ static const char *driver_name(const void *f)
 	return copy;
 }
 
-const char *tp_cuda_kernels_driver_name(const void *f)
-{
-	return tp_cuda_kernels_driver_name_len(f, NULL);
-}
-
 const char *tp_cuda_kernels_driver_name_len(const void *f, uint32_t *len)
 {
 	const char *n = tp_cuda_kernels_name_len(f, len);
