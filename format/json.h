@@ -187,8 +187,35 @@ static inline char *tp_json_put_i64(char *d, int64_t v)
 	return tp_json_put_u64(d, u);
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The eight digits of v < 10^8, zero-padded, as the bytes of a word (the
+ * first digit in the lowest byte), computed in registers: 2 and 4 digits per
+ * lane by multiply-shift divisions (10486 / 2^20 and 103 / 2^10 divide
+ * exactly by 100 and 10 in these ranges).  Checked against tp_json__put8()
+ * for all 10^8 values (test_json).  Stored as a whole word, the digits need
+ * no scratch buffer: digits built with narrow stores and copied out with a
+ * wide load stall on store forwarding. */
+static inline uint64_t tp_json__digits8(uint32_t v)
+{
+	uint64_t x = v;
+	uint64_t merged = (x / 10000) | ((x % 10000) << 32);
+	uint64_t top = ((merged * 10486ull) >> 20) & ((0x7Full << 32) | 0x7Full);
+	uint64_t hundreds = ((merged - 100ull * top) << 16) + top;
+	uint64_t tens = ((hundreds * 103ull) >> 10) & 0x000F000F000F000Full;
+	tens += (hundreds - 10ull * tens) << 8;
+	return tens + 0x3030303030303030ull;
+}
+#endif
+
 /* A time in nanoseconds as microseconds with exactly 3 decimals: at most 22
- * bytes (sign, 16 digits of INT64_MIN / 1000, the point, three decimals). */
+ * bytes (sign, 16 digits of INT64_MIN / 1000, the point, three decimals),
+ * and it may write up to 19 bytes from d whatever its length.
+ *
+ * Every event's ts goes through here, almost always with 9 to 16 digits of
+ * ns (0.1 s to 115 days after the trace's base; Kineto's base is at most
+ * 90 days back): those are formatted as two words of 8 digits in
+ * registers, stored whole, the integer part's leading zeros cut by a shift
+ * (about 40 instructions against 90 for digit pairs). */
 static inline char *tp_json_put_us(char *d, int64_t ns)
 {
 	uint64_t u = (uint64_t)ns;
@@ -196,6 +223,33 @@ static inline char *tp_json_put_us(char *d, int64_t ns)
 		*d++ = '-';
 		u = 0 - u;
 	}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (u - 100000000ull < 10000000000000000ull - 100000000ull) {
+		uint64_t hi = tp_json__digits8((uint32_t)(u / 100000000));
+		uint64_t lo = tp_json__digits8((uint32_t)(u % 100000000));
+		/* 16 digits (11.6 days after the base and later): a branch
+		 * that is predicted, so that where the next bytes go does not
+		 * wait for the digits.  Else u >= 10^8: hi has a non-zero
+		 * digit after z leading zeros. */
+		if (__builtin_expect(u >= 1000000000000000ull, 1)) {
+			memcpy(d, &hi, 8);
+			d += 8;
+		} else {
+			unsigned z = (unsigned)__builtin_ctzll(hi ^ 0x3030303030303030ull) / 8;
+			hi >>= 8 * z;
+			memcpy(d, &hi, 8);
+			d += 8 - z;
+		}
+		/* lo's first 5 digits end the integer part, its last 3 are the
+		 * decimals: the point overwrites the 6th, the decimals follow
+		 * it (one byte more is written and overwritten by the caller). */
+		memcpy(d, &lo, 8);
+		d[5] = '.';
+		uint32_t frac = (uint32_t)(lo >> 40);
+		memcpy(d + 6, &frac, 4);
+		return d + 9;
+	}
+#endif
 	uint32_t frac = (uint32_t)(u % 1000);
 	d = tp_json_put_u64(d, u / 1000);
 	d[0] = '.';

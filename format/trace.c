@@ -21,7 +21,8 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	t->events = 0;
 	t->nfirst = 0;
 	t->ids_len = 0;
-	t->cat = NULL;
+	t->pre_ph = NULL;
+	t->pre_cat = NULL;
 	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n");
 	if (h->trace_name) {
 		tp_json_lit(j, "  \"traceName\": ");
@@ -201,22 +202,6 @@ static const uint64_t tr_pow5[20] = {
 };
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* The eight digits of v < 10^8, zero-padded, as the bytes of a word (the
- * first digit in the lowest byte), computed in registers: 2 and 4 digits per
- * lane by multiply-shift divisions (10486 / 2^20 and 103 / 2^10 divide
- * exactly by 100 and 10 in these ranges).  Checked against tp_json__put8()
- * for all 10^8 values. */
-static inline uint64_t tr_digits8(uint32_t v)
-{
-	uint64_t x = v;
-	uint64_t merged = (x / 10000) | ((x % 10000) << 32);
-	uint64_t top = ((merged * 10486ull) >> 20) & ((0x7Full << 32) | 0x7Full);
-	uint64_t hundreds = ((merged - 100ull * top) << 16) + top;
-	uint64_t tens = ((hundreds * 103ull) >> 10) & 0x000F000F000F000Full;
-	tens += (hundreds - 10ull * tens) << 8;
-	return tens + 0x3030303030303030ull;
-}
-
 /* The `places` digits of f, zero-padded (3 <= places <= 19, f < 10^places),
  * stored as whole 8-byte words from registers, left to right so that each
  * word overwrites the excess of the one before it.  Up to 5 bytes past the
@@ -229,22 +214,22 @@ static char *tr_put_places(char *d, uint64_t f, unsigned places)
 {
 	uint64_t w;
 	if (places <= 8) {
-		w = tr_digits8((uint32_t)f) >> (8 * (8 - places));
+		w = tp_json__digits8((uint32_t)f) >> (8 * (8 - places));
 		memcpy(d, &w, 8);
 		return d + places;
 	}
 	uint64_t hi = f / 100000000;
 	if (places <= 16) {
-		w = tr_digits8((uint32_t)hi) >> (8 * (16 - places));
+		w = tp_json__digits8((uint32_t)hi) >> (8 * (16 - places));
 	} else {
-		w = tr_digits8((uint32_t)(hi / 100000000)) >> (8 * (24 - places));
+		w = tp_json__digits8((uint32_t)(hi / 100000000)) >> (8 * (24 - places));
 		memcpy(d, &w, 8);
-		w = tr_digits8((uint32_t)(hi % 100000000));
+		w = tp_json__digits8((uint32_t)(hi % 100000000));
 		d += places - 16;
 		places = 16;
 	}
 	memcpy(d, &w, 8);
-	w = tr_digits8((uint32_t)(f % 100000000));
+	w = tp_json__digits8((uint32_t)(f % 100000000));
 	memcpy(d + places - 8, &w, 8);
 	return d + places;
 }
@@ -295,10 +280,16 @@ static char *tr_put_dyadic(char *d, uint64_t m, unsigned k)
 		unsigned places = k < 3 ? 3 : k;
 		if (k < 3)
 			f *= k == 0 ? 1000 : k == 1 ? 100 : 10;
-		char *e = tr_put_places(d, f, places);
-		while (e - d > 3 && e[-1] == '0')
-			e--;
-		return e;
+		tr_put_places(d, f, places);
+		/* f = frac * 5^k has exactly ctz(frac) trailing decimal zeros
+		 * (frac < 2^k has fewer than k factors of 2, and f has k of
+		 * 5), so the length is known without reading the digits back:
+		 * a loop over them mispredicts its exit on most slices, and
+		 * only once the digits are computed. */
+		if (k < 3 || !frac)
+			return d + 3;
+		unsigned keep = k - (unsigned)__builtin_ctzll(frac);
+		return d + (keep < 3 ? 3 : keep);
 	}
 	unsigned n = 0;
 	while (n < 3 || (frac && n < k)) {
@@ -376,6 +367,23 @@ static char *tr_dur(const struct tp_trace *t, char *d, uint64_t start_ns, uint64
 	return tr_put_dur(d, s, e);
 }
 
+/* Caches the prefix for ph and cat (see tp_trace.pre). */
+static __attribute__((noinline)) void tr_prefix(struct tp_trace *t, const char *ph, size_t phlen,
+						const char *cat)
+{
+	size_t clen = strlen(cat);
+	t->pre_ph = ph;
+	t->pre_cat = cat;
+	t->pre_clen = clen;
+	t->pre_len = 0;
+	if (phlen + clen + 9 > TP_TRACE_PRE_MAX)
+		return;
+	char *d = tp_json_put_raw(t->pre, ph, phlen);
+	d = tp_json_put_raw(d, cat, clen);
+	d = tp_json_put_raw(d, "\",\"name\":", 9);
+	t->pre_len = (size_t)(d - t->pre);
+}
+
 /* {PH CAT","name":NAME,"pid":P,"tid":T,"ts":TS where ph is the literal
  * opening the event up to the category's opening quote.  Returns where the
  * head ends, with `extra` more bytes reserved after it; NULL after an error.
@@ -385,19 +393,23 @@ static inline __attribute__((always_inline)) char *
 tr_head(struct tp_trace *t, const char *ph, size_t phlen, const char *cat, const char *name,
 	size_t nlen, int64_t pid, int64_t tid, uint64_t ts_ns, size_t extra)
 {
-	if (cat != t->cat) {
-		t->cat = cat;
-		t->cat_len = strlen(cat);
-	}
-	size_t clen = t->cat_len;
+	if (ph != t->pre_ph || cat != t->pre_cat)
+		tr_prefix(t, ph, phlen, cat);
+	/* pre_len 0: the prefix did not fit the block. */
+	size_t pre_room = t->pre_len ? TP_TRACE_PRE_MAX : phlen + t->pre_clen + 9;
 	int inline_name = nlen <= TR_NAME_INLINE_MAX;
-	char *d = tr_begin(t, TR_HEAD_MAX + phlen + clen + extra +
+	char *d = tr_begin(t, TR_HEAD_MAX + pre_room + extra +
 				      (inline_name ? tp_json_strn_max(nlen) : 0));
 	if (!d)
 		return NULL;
-	d = tp_json_put_raw(d, ph, phlen);
-	d = tp_json_put_raw(d, cat, clen);
-	d = tp_json_put_raw(d, "\",\"name\":", 9);
+	if (__builtin_expect(t->pre_len != 0, 1)) {
+		memcpy(d, t->pre, TP_TRACE_PRE_MAX);
+		d += t->pre_len;
+	} else {
+		d = tp_json_put_raw(d, ph, phlen);
+		d = tp_json_put_raw(d, cat, t->pre_clen);
+		d = tp_json_put_raw(d, "\",\"name\":", 9);
+	}
 	if (inline_name) {
 		d = tp_json_put_strn(d, name, nlen);
 	} else {

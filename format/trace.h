@@ -22,6 +22,11 @@
  * of at most 20, rounded up to whole words (it is copied as one block). */
 #define TP_TRACE_IDS_MAX 56
 
+/* Room for an event's fixed prefix "ph":"X","cat":"CAT","name": (copied as
+ * one block): 16 to 24 bytes of ph, 9 of the name's key, and a category of
+ * up to 31 bytes (all of traceprof's are). */
+#define TP_TRACE_PRE_MAX 64
+
 struct tp_trace {
 	struct tp_json j;
 	/* base (wall-clock ns) minus the wall-clock offset of the monotonic
@@ -37,11 +42,16 @@ struct tp_trace {
 	int64_t ids_pid, ids_tid;
 	size_t ids_len;
 	char ids[TP_TRACE_IDS_MAX];
-	/* The length of the last category written: categories are a few
-	 * constant strings, so strlen() runs once per change of pointer
-	 * instead of once per event.  cat NULL: nothing cached. */
-	const char *cat;
-	size_t cat_len;
+	/* The text "ph":PH,"cat":"CAT","name": of the last event written
+	 * through the head writers, for its ph literal and category pointer:
+	 * categories are a few constant strings and events come in runs of
+	 * one source, so it is built once per change and copied as one block
+	 * (a fixed-size copy is a few moves; the three copies it replaces
+	 * include one of variable size, a libc call).  pre_len 0: nothing
+	 * cached; a prefix longer than the block is not cached. */
+	const char *pre_ph, *pre_cat;
+	size_t pre_clen, pre_len; /* the category's length; the prefix's */
+	char pre[TP_TRACE_PRE_MAX];
 	/* deviceProperties was written in the header (its value was known when
 	 * the file began); else tp_trace_device_properties() writes it last. */
 	int devprops_done;

@@ -340,6 +340,59 @@ START_TEST(test_us)
 }
 END_TEST
 
+/* Every digit count, both sides of each power of ten (10^8 and 10^16 ns
+ * bound the word-at-a-time path), and random values, against snprintf;
+ * the bytes after the number are overwritten, never relied on. */
+static void us_check(struct tp_json *j, int64_t ns)
+{
+	char want[40];
+	uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	snprintf(want, sizeof(want), "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", u / 1000,
+		 u % 1000);
+	jreset(j);
+	tp_json_us(j, ns);
+	ck_assert_str_eq(jout(j), want);
+}
+START_TEST(test_us_every_width)
+{
+	struct tp_json j;
+	ck_assert_int_eq(tp_json_init(&j, NULL), 0);
+	uint64_t p = 1;
+	for (int e = 0; e <= 18; e++, p *= 10) {
+		for (int64_t dlt = -3; dlt <= 3; dlt++) {
+			int64_t v = (int64_t)p + dlt;
+			us_check(&j, v);
+			us_check(&j, -v);
+		}
+	}
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* A random number of digits, then a random value with them. */
+		us_check(&j, (int64_t)((x >> 8) % (1ull << (x % 56))));
+	}
+	tp_json_free(&j);
+}
+END_TEST
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The word-at-a-time digits equal the digit pairs' for all 10^8 inputs. */
+START_TEST(test_digits8_all)
+{
+	for (uint32_t v = 0; v < 100000000; v++) {
+		char a[8], b[8];
+		uint64_t w = tp_json__digits8(v);
+		memcpy(a, &w, 8);
+		tp_json__put8(b, v);
+		if (memcmp(a, b, 8))
+			ck_abort_msg("%u: %.8s, not %.8s", v, a, b);
+	}
+}
+END_TEST
+#endif
+
 /* A JSON number per RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static int is_json_number(const char *s)
 {
@@ -605,6 +658,10 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, test_long_strings);
 	tcase_add_test(tc, test_integers);
 	tcase_add_test(tc, test_us);
+	tcase_add_test(tc, test_us_every_width);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	tcase_add_test(tc, test_digits8_all);
+#endif
 	tcase_add_test(tc, test_double);
 	tcase_add_test(tc, test_hex_and_raw);
 	tcase_add_test(tc, test_hex_every_width);

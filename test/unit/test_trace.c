@@ -177,6 +177,78 @@ START_TEST(test_dur_sums_to_end)
 }
 END_TEST
 
+/* Past the first minutes after the base, dur is the exact decimal of
+ * double(end) - double(ts) and its shortest: no digit cut (the value read
+ * back is exactly that difference) and no trailing zero past 3 places.
+ * Times from 5 minutes to 100 days after the base, durations from 1 ns to
+ * 100 s. */
+START_TEST(test_dur_shortest_exact)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	int n = 0;
+	for (int i = 0; i < 100000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t start = 300000000000ull + x % 8640000000000000ull;
+		uint64_t len = 1 + (x >> 20) % ((x >> 60) < 4 ? 100000000000ull : 10000000ull);
+		tp_trace_complete_open(&tr, "c", "n", 1, 1, 2, start, start + len);
+		tp_trace_event_close(&tr);
+		const char *out = take();
+		const char *ts = strstr(out, "\"ts\":"), *dur = strstr(out, "\"dur\":");
+		ck_assert_ptr_nonnull(ts);
+		ck_assert_ptr_nonnull(dur);
+		double t = strtod(ts + 5, NULL);
+		char end[40], *p;
+		snprintf(end, sizeof(end), "%llu.%03llu", (unsigned long long)((start + len) / 1000),
+			 (unsigned long long)((start + len) % 1000));
+		double g = strtod(end, NULL);
+		if (g > 2 * t)
+			continue; /* not the exact form: longer than the time since the base */
+		double du = strtod(dur + 6, &p);
+		const char *dot = strchr(dur, '.');
+		ck_assert_ptr_nonnull(dot);
+		ck_assert_msg(du == g - t, "%s: dur is not double(end) - double(ts) = %.17g", out,
+			      g - t);
+		ck_assert_msg(p - dot - 1 >= 3, "%s: fewer than 3 places", out);
+		ck_assert_msg(p - dot - 1 == 3 || p[-1] != '0', "%s: a trailing zero", out);
+		n++;
+	}
+	ck_assert_int_gt(n, 90000);
+}
+END_TEST
+
+/* The cached "ph":..,"cat":..,"name": prefix follows every change of phase
+ * or category, and a category too long for its block (47 bytes here: 16 of
+ * ph and 9 of the name's key make 72) is written all the same, before and
+ * after cached ones. */
+START_TEST(test_prefix_cache_follows_changes)
+{
+	static const char lng[] = "a category of forty-seven bytes, longer than 64";
+	static const char a[] = "cuda_runtime", b[] = "kernel";
+	const struct {
+		int instant;
+		const char *cat;
+	} c[] = { { 0, a }, { 0, a }, { 1, a }, { 0, b }, { 0, lng }, { 1, lng }, { 0, a }, { 1, b } };
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		tr.nfirst = 0;
+		if (c[i].instant) {
+			tp_trace_instant(&tr, c[i].cat, "n", 1, 1, 2, 1000);
+		} else {
+			tp_trace_complete_open(&tr, c[i].cat, "n", 1, 1, 2, 1000, 2000);
+			tp_trace_event_close(&tr);
+		}
+		char want[256];
+		snprintf(want, sizeof(want),
+			 "{\"ph\":\"%s,\"cat\":\"%s\",\"name\":\"n\",\"pid\":1,\"tid\":2,"
+			 "\"ts\":1.000%s}",
+			 c[i].instant ? "i\",\"s\":\"t\"" : "X\"", c[i].cat,
+			 c[i].instant ? "" : ",\"dur\":1.000");
+		ck_assert_str_eq(take(), want);
+	}
+}
+END_TEST
+
 START_TEST(test_ids_cache_follows_changes)
 {
 	/* The cached ,"pid":..,"tid":.. text must change whenever either does,
@@ -355,6 +427,8 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_sticky_error);
 	tcase_add_test(tc, test_device_properties_place);
 	tcase_add_test(tc, test_dur_sums_to_end);
+	tcase_add_test(tc, test_dur_shortest_exact);
+	tcase_add_test(tc, test_prefix_cache_follows_changes);
 	tcase_add_test(tc, test_annos_store);
 	suite_add_tcase(s, tc);
 	return s;
