@@ -23,6 +23,9 @@
  *   ind_N     the same with `lea target(%rip), %rax; call *%rax`: an
  *             indirect call whose target never changes (warm, predicted
  *             perfectly), so calls_N plus what a cold indirect call adds
+ *   indd_N    N indirect calls, each through a pointer loaded from its own
+ *             data line (one page): the wrappers' `jmp *%r11` after a load
+ *             from tp_cuda_reals
  *   data_N    N independent loads from N data lines on N distinct pages
  *             (cold_probe_data, lines 4,160 bytes apart), summed: they can
  *             overlap
@@ -102,6 +105,34 @@ PROBE_BEGIN \name\()_\n
 PROBE_END \name\()_\n
 .endm
 
+/* Indirect calls through pointers the gap evicted: call i loads its target
+ * from line i of cold_probe_ptrs (one page, 256 bytes apart; the targets
+ * are the ind_N probe's), as a wrapper's `jmp *%r11` does with
+ * tp_cuda_reals.  Unless the target is predicted, the call waits for the
+ * load, and the next load is fetched only after it.  The targets lie on a
+ * page of their own (INDD_TARGETS), one page more than ind_N touches. */
+.macro INDD n
+PROBE_BEGIN cold_probe_indd_\n
+	.irp i, 1, 2, 3, 4, 5, 6, 7, 8
+	.if \i <= \n
+	mov cold_probe_ptrs + 256 * \i(%rip), %rax
+	call *%rax
+	.endif
+	.endr
+	ret
+PROBE_END cold_probe_indd_\n
+.endm
+
+/* indd_N's targets, shared by indd_4 and indd_8 (one page). */
+.macro INDD_TARGETS
+	.balign 4096
+	.irp i, 1, 2, 3, 4, 5, 6, 7, 8
+	.balign 256
+cold_probe_indd_t\i:
+	ret
+	.endr
+.endm
+
 /* Data line i (1..16) is at cold_probe_data + 4160 * i: its own page, and a
  * distinct L1d set. */
 .macro DATA n
@@ -160,6 +191,10 @@ PROBE_END cold_probe_chasep_\n
 	CALLS cold_probe_ind, 0, 1
 	CALLS cold_probe_ind, 4, 1
 	CALLS cold_probe_ind, 8, 1
+	INDD 0
+	INDD 4
+	INDD 8
+	INDD_TARGETS
 	DATA 0
 	DATA 4
 	DATA 8
@@ -193,7 +228,17 @@ cold_probe_page:
 	.size cold_probe_page, . - cold_probe_page
 
 	.data
-	.balign 64
+	/* indd_N's call targets (line i: call i), one page. */
+	.balign 4096
+	.type cold_probe_ptrs, @object
+cold_probe_ptrs:
+	.quad 0
+	.irp i, 1, 2, 3, 4, 5, 6, 7, 8
+	.balign 256
+	.quad cold_probe_indd_t\i
+	.endr
+	.size cold_probe_ptrs, . - cold_probe_ptrs
+	.balign 4096
 	/* The first line of cold_probe_page's chase (cold_launch.c sets it). */
 	.globl cold_probe_page_start
 	.hidden cold_probe_page_start
