@@ -34,7 +34,7 @@
  *
  * times, instead of the launch, the calibration probes of
  * bench/prog/cold_probe.S (KINDS: "all" or a comma-separated list of lines,
- * jnext, jumps, jpages, calls, ind, indd, data, chase, chasep; every N of each kind), the
+ * jnext, jumps, jpages, calls, ind, indd, data, tsc, chase, chasep; every N of each kind), the
  * same way: after the same gap, serialized rdtsc reads around the probe,
  * blocks of 400 gaps (10,000 tight), one warm-up round, the median of the
  * blocks.  The blocks of all probes are interleaved round by round, and a
@@ -237,6 +237,7 @@ static uint64_t launch_once(void)
 	X(ind, 0) X(ind, 4) X(ind, 8)                                                  \
 	X(indd, 0) X(indd, 4) X(indd, 8)                                               \
 	X(data, 0) X(data, 4) X(data, 8) X(data, 16)                                   \
+	X(tsc, 0) X(tsc, 1) X(tsc, 3)                                                  \
 	X(chase, 0) X(chase, 4) X(chase, 8) X(chase, 16)                               \
 	X(chasep, 0) X(chasep, 4) X(chasep, 8) X(chasep, 16)
 #define PROBE_DECL(kind, n) uint64_t cold_probe_##kind##_##n(void);

@@ -29,6 +29,8 @@
  *   data_N    N independent loads from N data lines on N distinct pages
  *             (cold_probe_data, lines 4,160 bytes apart), summed: they can
  *             overlap
+ *   tsc_N     data_8 with N rdtsc between the loads (N = 0, 1, 3): what
+ *             a rdtsc between cold loads adds
  *   chase_N   N dependent loads over the same lines (a pointer chase that
  *             cold_launch.c links): one after the other
  *   chasep_N  N dependent loads over N lines of one page (cold_probe_page,
@@ -147,6 +149,24 @@ PROBE_BEGIN cold_probe_data_\n
 PROBE_END cold_probe_data_\n
 .endm
 
+/* 8 independent loads from data lines 1..8 (data_8) with n rdtsc (n = 0,
+ * 1, 3) between them, evenly: whether a rdtsc waits for the cold loads
+ * before it, as the two in a recorded call's tp_short_ function would
+ * make its misses wait for each other. */
+.macro TSC n
+PROBE_BEGIN cold_probe_tsc_\n
+	xor %ecx, %ecx
+	.irp i, 1, 2, 3, 4, 5, 6, 7, 8
+	add cold_probe_data + 4160 * \i(%rip), %rcx
+	.if ((\i * (\n + 1)) % 8 == 0) && (\i < 8)
+	rdtsc
+	.endif
+	.endr
+	mov %rcx, %rax
+	ret
+PROBE_END cold_probe_tsc_\n
+.endm
+
 /* The first word of data line i holds the address of line i + 1
  * (cold_launch.c sets it up), so each load waits for the one before. */
 .macro CHASE n
@@ -199,6 +219,9 @@ PROBE_END cold_probe_chasep_\n
 	DATA 4
 	DATA 8
 	DATA 16
+	TSC 0
+	TSC 1
+	TSC 3
 	CHASE 0
 	CHASE 4
 	CHASE 8
