@@ -25,7 +25,7 @@
  * touches has left L1 and L2, as on the real path.
  * Launches come in blocks of 10,000 (40,000 intercepted calls, within a
  * default ring; 2,000 with the eviction work) with 30 ms pauses, as in bench/prog/launch_loop.c, so that
- * the flush thread keeps up and nothing is dropped; 70,000 untimed launches
+ * the flush thread keeps up and nothing is dropped; 270,000 untimed launches
  * first fault the ring's pages in, and 3 untimed blocks warm the rest.  Prints launches=N ns_per_launch=X (median of
  * the blocks, converted with the TSC rate measured over the run) and
  * evict_ns=Y (the work between launches, for scale).
@@ -334,7 +334,7 @@ int main(int argc, char **argv)
 	int ev = 1, opt;
 	/* -w 0 for cachegrind (bench/run row 11), where page faults cost
 	 * nothing and every launch counted should follow the eviction work. */
-	uint64_t warmup = 70000;
+	uint64_t warmup = 270000;
 	const char *probe_list = NULL;
 	while ((opt = getopt(argc, argv, "n:e:w:c:")) != -1) {
 		if (opt == 'c')
@@ -371,12 +371,18 @@ int main(int argc, char **argv)
 	static uint64_t blocks[WARM + MAX_BLOCKS];
 	uint64_t x = 1, evict_ticks = 0, errors = 0;
 	uint64_t t_ns0 = now_ns(), t_tsc0 = __rdtsc();
-	/* Warm-up: 70,000 launches, so that even at one recorded call a launch
-	 * every page of a default ring (65,536 records) has been written once:
-	 * a ring's pages are made resident as it fills (collector/ring.c), and
-	 * the first pass's page faults are not what a launch costs later. */
+	/* Warm-up: 270,000 launches, so that even at one recorded call a
+	 * launch every page of a default ring (262,144 records,
+	 * TRACEPROF_BUFFER_EVENTS) has been written once: a ring's pages are
+	 * made resident as it fills (collector/ring.c), and in a tight loop the
+	 * producer outruns the flush thread's prefault, so that on the first
+	 * pass every 64th record waits for a page fault (~15 us in these VMs:
+	 * +100 ns a launch, tight and cold, with the 70,000 launches this
+	 * warm-up had when the default ring was 65,536 records).  That is not
+	 * what a launch costs later.  20 ms pauses: 10,000 launches (40,000
+	 * records with TRACEPROF_CUDA_CALLS=all) take the flush thread a few ms. */
 	for (uint64_t w = 0; w < warmup; w += 10000) {
-		struct timespec pause = { 0, 30 * 1000 * 1000 };
+		struct timespec pause = { 0, 20 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
 		for (uint64_t i = w; i < warmup && i < w + 10000; i++)
 			errors += launch_once();
