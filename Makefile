@@ -171,9 +171,9 @@ $(BENCH_STANDIN): bench/standin/noop_cudart.c $(BENCH_DRIVER) | preflight
 	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcudart.so.13 -o $@ $< -L$(BUILD)/bench \
 	    -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
-$(BUILD)/bench/cold_launch: bench/prog/cold_launch.c $(BENCH_STANDIN) | preflight
+$(BUILD)/bench/cold_launch: bench/prog/cold_launch.c bench/prog/cold_probe.S $(BENCH_STANDIN) | preflight
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< -L$(BUILD)/bench \
+	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< bench/prog/cold_probe.S -L$(BUILD)/bench \
 	    -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/traceprof.h | preflight

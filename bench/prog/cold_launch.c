@@ -25,10 +25,22 @@
  * touches has left L1 and L2, as on the real path.
  * Launches come in blocks of 10,000 (40,000 intercepted calls, within a
  * default ring; 2,000 with the eviction work) with 30 ms pauses, as in bench/prog/launch_loop.c, so that
- * the flush thread keeps up and nothing is dropped; 70,000 untimed launches
+ * the flush thread keeps up and nothing is dropped; 270,000 untimed launches
  * first fault the ring's pages in, and 3 untimed blocks warm the rest.  Prints launches=N ns_per_launch=X (median of
  * the blocks, converted with the TSC rate measured over the run) and
- * evict_ns=Y (the work between launches, for scale). */
+ * evict_ns=Y (the work between launches, for scale).
+ *
+ *   cold_launch -c KINDS [-e 0|2] [-n PER_PROBE]
+ *
+ * times, instead of the launch, the calibration probes of
+ * bench/prog/cold_probe.S (KINDS: "all" or a comma-separated list of lines,
+ * jnext, jumps, jpages, calls, ind, indd, data, tsc, chase, chasep; every N of each kind), the
+ * same way: after the same gap, serialized rdtsc reads around the probe,
+ * blocks of 400 gaps (10,000 tight), one warm-up round, the median of the
+ * blocks.  The blocks of all probes are interleaved round by round, and a
+ * probe runs for a whole block, so that its lines are as recently used when
+ * the gap starts as the launch's are in the launch benchmark (touched at
+ * every gap).  Prints one line per probe: probe=KIND n=N ns=X. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,15 +224,122 @@ static uint64_t launch_once(void)
 	return errors;
 }
 
+/* ---- calibration probes (-c) -------------------------------------------- */
+
+/* The functions of bench/prog/cold_probe.S.  Each returns whatever it left in
+ * %rax (the data probes: the sum or the last pointer loaded). */
+#define PROBE_LIST(X)                                                                  \
+	X(lines, 0) X(lines, 4) X(lines, 8) X(lines, 16)                               \
+	X(jnext, 0) X(jnext, 4) X(jnext, 8)                                            \
+	X(jumps, 0) X(jumps, 4) X(jumps, 8)                                            \
+	X(jpages, 0) X(jpages, 4) X(jpages, 8)                                         \
+	X(calls, 0) X(calls, 4) X(calls, 8)                                            \
+	X(ind, 0) X(ind, 4) X(ind, 8)                                                  \
+	X(indd, 0) X(indd, 4) X(indd, 8)                                               \
+	X(data, 0) X(data, 4) X(data, 8) X(data, 16)                                   \
+	X(tsc, 0) X(tsc, 1) X(tsc, 3)                                                  \
+	X(chase, 0) X(chase, 4) X(chase, 8) X(chase, 16)                               \
+	X(chasep, 0) X(chasep, 4) X(chasep, 8) X(chasep, 16)
+#define PROBE_DECL(kind, n) uint64_t cold_probe_##kind##_##n(void);
+PROBE_LIST(PROBE_DECL)
+
+struct probe {
+	const char *kind;
+	unsigned n;
+	uint64_t (*fn)(void);
+};
+#define PROBE_ENTRY(kind, n) { #kind, n, cold_probe_##kind##_##n },
+static const struct probe probes[] = { PROBE_LIST(PROBE_ENTRY) };
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
+
+/* Line i of cold_probe.S's data area (1..17) is at 4,160 * i. */
+extern uint8_t cold_probe_data[];
+#define PROBE_STRIDE 4160
+/* chasep's page: 16 lines 256 bytes apart, and the line it starts from. */
+extern uint8_t cold_probe_page[];
+extern uint8_t *cold_probe_page_start;
+
+/* Whether kind is in the comma-separated list (or the list is "all"). */
+static int probe_wanted(const char *list, const char *kind)
+{
+	if (strcmp(list, "all") == 0)
+		return 1;
+	size_t len = strlen(kind);
+	for (const char *p = list; *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n == len && strncmp(p, kind, n) == 0)
+			return 1;
+		p += n + (end != NULL);
+	}
+	return 0;
+}
+
+static int run_probes(const char *list, int ev, uint64_t n)
+{
+	/* The pointer chase: data line i's first word points at line i + 1. */
+	for (int i = 1; i <= 16; i++)
+		memcpy(cold_probe_data + (size_t)i * PROBE_STRIDE,
+		       &(uint8_t *){ cold_probe_data + (size_t)(i + 1) * PROBE_STRIDE }, sizeof(void *));
+	/* chasep: line k of the page links to line (k * 5 + 3) % 16 (5 is
+	 * odd: one cycle through all 16), so that no stride is seen. */
+	for (unsigned k = 0; k < 16; k++)
+		memcpy(cold_probe_page + k * 256, &(uint8_t *){ cold_probe_page + ((k * 5 + 3) % 16) * 256 },
+		       sizeof(void *));
+	cold_probe_page_start = cold_probe_page;
+	size_t sel[NPROBES], nsel = 0;
+	for (size_t p = 0; p < NPROBES; p++)
+		if (probe_wanted(list, probes[p].kind))
+			sel[nsel++] = p;
+	if (nsel == 0) {
+		fprintf(stderr, "cold_launch: -c %s: no such probe kind\n", list);
+		return 2;
+	}
+	enum { WARM = 1, MAX_ROUNDS = 200 };
+	uint64_t per_block = ev ? 400 : 10000;
+	uint64_t rounds = n / per_block ? n / per_block : 1;
+	if (rounds > MAX_ROUNDS)
+		rounds = MAX_ROUNDS;
+	static uint64_t blocks[NPROBES][WARM + MAX_ROUNDS];
+	uint64_t x = 1, sink = 0;
+	uint64_t t_ns0 = now_ns(), t_tsc0 = __rdtsc();
+	for (uint64_t r = 0; r < WARM + rounds; r++) {
+		for (size_t s = 0; s < nsel; s++) {
+			uint64_t (*fn)(void) = probes[sel[s]].fn, ticks = 0;
+			for (uint64_t i = 0; i < per_block; i++) {
+				if (ev)
+					x = ev == 2 ? evict_driver(x) : evict(x);
+				uint64_t t0 = tsc_begin();
+				sink += fn();
+				ticks += tsc_end() - t0;
+			}
+			blocks[sel[s]][r] = ticks;
+		}
+	}
+	double ns_per_tick = (double)(now_ns() - t_ns0) / (double)(__rdtsc() - t_tsc0);
+	for (size_t s = 0; s < nsel; s++) {
+		uint64_t *b = blocks[sel[s]];
+		qsort(b + WARM, rounds, sizeof(b[0]), cmp_u64);
+		printf("probe=%s n=%u ns=%.2f\n", probes[sel[s]].kind, probes[sel[s]].n,
+		       (double)b[WARM + rounds / 2] * ns_per_tick / (double)per_block);
+	}
+	printf("probes=%zu rounds=%llu per_block=%llu sink=%llu\n", nsel, (unsigned long long)rounds,
+	       (unsigned long long)per_block, (unsigned long long)((sink ^ x) & 1));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t n = 40000;
+	uint64_t n = 0; /* 40,000 launches, or 2,000 gaps per probe with -c */
 	int ev = 1, opt;
 	/* -w 0 for cachegrind (bench/run row 11), where page faults cost
 	 * nothing and every launch counted should follow the eviction work. */
-	uint64_t warmup = 70000;
-	while ((opt = getopt(argc, argv, "n:e:w:")) != -1) {
-		if (opt == 'n')
+	uint64_t warmup = 270000;
+	const char *probe_list = NULL;
+	while ((opt = getopt(argc, argv, "n:e:w:c:")) != -1) {
+		if (opt == 'c')
+			probe_list = optarg;
+		else if (opt == 'n')
 			n = strtoull(optarg, NULL, 10);
 		else if (opt == 'w')
 			warmup = strtoull(optarg, NULL, 10);
@@ -238,6 +357,10 @@ int main(int argc, char **argv)
 			return 1;
 		memset(big, 1, BIG_BYTES);
 	}
+	if (probe_list)
+		return run_probes(probe_list, ev, n ? n : 2000);
+	if (!n)
+		n = 40000;
 	enum { WARM = 3, MAX_BLOCKS = 1000 };
 	/* Blocks of 10,000 tight launches, or 2,000 with the eviction work
 	 * (which takes tens of us each). */
@@ -248,12 +371,18 @@ int main(int argc, char **argv)
 	static uint64_t blocks[WARM + MAX_BLOCKS];
 	uint64_t x = 1, evict_ticks = 0, errors = 0;
 	uint64_t t_ns0 = now_ns(), t_tsc0 = __rdtsc();
-	/* Warm-up: 70,000 launches, so that even at one recorded call a launch
-	 * every page of a default ring (65,536 records) has been written once:
-	 * a ring's pages are made resident as it fills (collector/ring.c), and
-	 * the first pass's page faults are not what a launch costs later. */
+	/* Warm-up: 270,000 launches, so that even at one recorded call a
+	 * launch every page of a default ring (262,144 records,
+	 * TRACEPROF_BUFFER_EVENTS) has been written once: a ring's pages are
+	 * made resident as it fills (collector/ring.c), and in a tight loop the
+	 * producer outruns the flush thread's prefault, so that on the first
+	 * pass every 64th record waits for a page fault (~15 us in these VMs:
+	 * +100 ns a launch, tight and cold, with the 70,000 launches this
+	 * warm-up had when the default ring was 65,536 records).  That is not
+	 * what a launch costs later.  20 ms pauses: 10,000 launches (40,000
+	 * records with TRACEPROF_CUDA_CALLS=all) take the flush thread a few ms. */
 	for (uint64_t w = 0; w < warmup; w += 10000) {
-		struct timespec pause = { 0, 30 * 1000 * 1000 };
+		struct timespec pause = { 0, 20 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
 		for (uint64_t i = w; i < warmup && i < w + 10000; i++)
 			errors += launch_once();
