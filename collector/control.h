@@ -39,6 +39,28 @@ extern _Atomic uint64_t tp_state;
  * scalars of later object files coming after the array. */
 #define TP_HOT_DATA_TAIL __attribute__((section("tp_hot_tail")))
 
+/* The offset from the thread pointer of an initial-exec TLS variable of this
+ * library: the same in every thread (static TLS), and what the variable's
+ * GOT entry holds.  The x86-64 assembly wrappers and tp_short_ functions
+ * read their TLS through copies of these offsets kept in tp_hot instead of
+ * through the GOT: on the real launch path, where every line is cold, that
+ * is one data line fewer (the chain to struct tp_thread starts at the hot
+ * line, which the wrappers read anyway; bench/RESULTS.md row 11).  Set by the
+ * constructor before tp_control_init(): nothing takes those paths before
+ * tp_state records. */
+static inline intptr_t tp_hot_tpoff(const void *tls_var)
+{
+#if defined(__x86_64__)
+	char *tp;
+	/* %fs:0 holds the thread pointer itself (the TCB's self pointer). */
+	__asm__("movq %%fs:0, %0" : "=r"(tp));
+	return (intptr_t)((const char *)tls_var - tp);
+#else
+	(void)tls_var;
+	return 0;
+#endif
+}
+
 /* Sets the schedule and the state of step 0.  Called once by the
  * constructor before any recording. */
 void tp_control_init(const struct tp_schedule *s);

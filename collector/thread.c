@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "collector/control.h"
 #include "collector/convert.h"
 #include "common/log.h"
 
@@ -21,9 +22,12 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static int exit_key_ok;
 
+TP_HOT_DATA intptr_t tp_self_tpoff;
+
 void tp_threads_configure(uint64_t ring_slots)
 {
 	ring_slots_cfg = ring_slots;
+	tp_self_tpoff = tp_hot_tpoff(&tp_self);
 }
 
 static void on_thread_exit(void *arg)

@@ -68,6 +68,22 @@ struct tp_thread {
  * single %fs-relative instruction. */
 extern __thread struct tp_thread *tp_self __attribute__((tls_model("initial-exec")));
 
+/* tp_self's offset from the thread pointer, on the hot globals' line
+ * (tp_hot_tpoff(), collector/control.h), and tp_self read through it: for
+ * the x86-64 short path only (the assembly wrappers and tp_short_
+ * functions), which runs after the constructor has set it. */
+extern intptr_t tp_self_tpoff;
+static inline __attribute__((always_inline)) struct tp_thread *tp_self_hot(void)
+{
+#if defined(__x86_64__)
+	struct tp_thread *t;
+	__asm__ volatile("movq %%fs:(%1), %0" : "=r"(t) : "r"(tp_self_tpoff));
+	return t;
+#else
+	return tp_self;
+#endif
+}
+
 /* Records lost because the thread had already exited (TLS destructors) or its
  * ring could not be allocated.  Written into every trace. */
 extern _Atomic uint64_t tp_threads_lost;

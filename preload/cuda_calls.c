@@ -21,11 +21,13 @@
 TP_HOT_DATA uint32_t tp_cuda_nest_max;
 TP_HOT_DATA_TAIL uint8_t tp_cuda_quiet[TP_CUDA_NFUNCS + 1];
 __thread uint32_t tp_cuda_in_runtime __attribute__((tls_model("initial-exec")));
+TP_HOT_DATA intptr_t tp_cuda_in_runtime_tpoff;
 
 /* Called once by the constructor, before any thread records (the schedule
  * starts recording after it): plain stores, read without ordering. */
 void tp_cuda_calls_configure(int all)
 {
+	tp_cuda_in_runtime_tpoff = tp_hot_tpoff(&tp_cuda_in_runtime);
 	for (uint32_t id = 0; id < TP_CUDA_NFUNCS; id++)
 		tp_cuda_quiet[id] = !all && (tp_cuda_fns[id].flags & TP_CUDA_F_PLUMBING);
 	tp_cuda_nest_max = all ? UINT32_MAX : 0;

@@ -148,6 +148,20 @@ extern __thread const void *tp_cuda_caller;
 extern uint8_t tp_cuda_quiet[TP_CUDA_NFUNCS + 1];
 extern uint32_t tp_cuda_nest_max;
 extern __thread uint32_t tp_cuda_in_runtime __attribute__((tls_model("initial-exec")));
+/* Its offset from the thread pointer on the hot globals' line, for the
+ * x86-64 short path (tp_hot_tpoff(), collector/control.h), and that path's
+ * increment and decrement through it: "memory" orders them with the C code's
+ * own reads of tp_cuda_in_runtime and keeps them on their side of the real
+ * call. */
+extern intptr_t tp_cuda_in_runtime_tpoff;
+static inline __attribute__((always_inline)) void tp_cuda_in_runtime_add_hot(int32_t d)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addl %1, %%fs:(%0)" : : "r"(tp_cuda_in_runtime_tpoff), "ri"(d) : "memory");
+#else
+	tp_cuda_in_runtime += (uint32_t)d;
+#endif
+}
 void tp_cuda_calls_configure(int all);
 
 /* Name lookups (preload/cuda_match.c). */

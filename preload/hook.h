@@ -107,7 +107,7 @@ static inline __attribute__((always_inline)) int tp_span_begin(struct tp_span *s
 static inline __attribute__((always_inline)) void tp_span_begin_short(struct tp_span *sp)
 {
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
-	sp->t = tp_self;
+	sp->t = tp_self_hot();
 	sp->step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
 	sp->start = tp_clock_tsc();
 }
