@@ -88,7 +88,11 @@ PY
 	die "traceprof run failed: $(cat drops.err)"
 "$PYTHON" - "$TP_TMP/drops" drops.err <<'PY'
 import glob, json, re, sys
-files = sorted(glob.glob(sys.argv[1] + "/*.json"))
+# In part order: by name, part10 would come before part2.
+def part_no(f):
+    m = re.search(r"\.part(\d+)\.json$", f)
+    return int(m.group(1)) if m else 0
+files = sorted(glob.glob(sys.argv[1] + "/*.json"), key=part_no)
 tps = [json.load(open(f))["traceprof"] for f in files]
 assert len(files) >= 2, ("want a split window", files)
 dropped = tps[-1]["events_dropped"]
