@@ -8,12 +8,14 @@ per job:
                    runfiles.py (where the files go, the list at the end)
     merge.py       traceprof merge; inputs.py (files and ranks),
                    mergewrite.py (the timeline), shift.py (times),
-                   output.py (the output file, JSON encoding)
+                   output.py (the output file, JSON encoding),
+                   pfmerge.py (Perfetto files into one .pftrace)
     summary.py     traceprof summary; ranks.py (--by rank),
                    events.py (event groups), table.py (tables, CSV)
     reader.py      JSON traces as a stream, through the JSON parser;
                    tail.py (members after the events), pftrace.py
-                   (.pftrace, Perfetto's protobuf)
+                   (.pftrace, Perfetto's protobuf), wire.py (its wire
+                   format)
     util.py        messages, the launcher's folder, the version
 
 Python 3 standard library only.  Importing the package imports nothing.

@@ -1,5 +1,6 @@
 """The trace files a merge or a `summary --by rank` takes (folders
-expanded, Perfetto files refused), and the rank of each."""
+expanded; Perfetto files for a merge of Perfetto files only), and the
+rank of each."""
 
 import os
 import re
@@ -17,10 +18,11 @@ def pftrace_note(cmd, path):
 
 
 def merge_inputs(args, cmd="merge"):
-    """The trace files named, with folders expanded to their .json,
-    .json.gz and .json.zst files.  .pftrace files (Perfetto's protobuf)
-    are refused with one line when named, and skipped, with one line, in
-    a folder."""
+    """(the trace files named, with folders expanded, their format: "json"
+    or "perfetto").  A folder gives its .json, .json.gz and .json.zst
+    files, or its .pftrace (.gz, .zst) files when it has no JSON.  A merge
+    takes files of one format; `summary --by rank` takes JSON only, and
+    refuses a named Perfetto file (skips one in a folder) with one line."""
     files = []
     for a in args:
         if os.path.isdir(a):
@@ -34,19 +36,28 @@ def merge_inputs(args, cmd="merge"):
             pf = sorted(os.path.join(a, n) for n in names
                         if not n.startswith(".") and PFTRACE_RE.search(n))
             if pf and not found:
-                fail(pftrace_note(cmd, os.path.join(a, "*.pftrace")), 1)
-            for f in pf:
-                err("skipped: " + pftrace_note(cmd, f))
+                if cmd != "merge":
+                    fail(pftrace_note(cmd, os.path.join(a, "*.pftrace")), 1)
+                found = pf
+            elif pf:
+                for f in pf:
+                    err("skipped: %s: the folder's JSON traces are merged; name the Perfetto "
+                        "files to merge them" % f if cmd == "merge" else
+                        "skipped: " + pftrace_note(cmd, f))
             if not found:
-                fail("%s: no .json, .json.gz or .json.zst files in this folder" % a)
+                fail("%s: no .json, .json.gz, .json.zst or .pftrace files in this folder" % a)
             files.extend(found)
         elif os.path.isfile(a):
-            if PFTRACE_RE.search(a):
+            if PFTRACE_RE.search(a) and cmd != "merge":
                 fail(pftrace_note(cmd, a), 1)
             files.append(a)
         else:
             fail("%s: no such file or folder" % a)
-    return files
+    pf = [f for f in files if PFTRACE_RE.search(f)]
+    if pf and len(pf) != len(files):
+        fail("%s and %s: JSON and Perfetto traces cannot be merged into one file; merge "
+             "each format on its own" % (next(f for f in files if f not in pf), pf[0]))
+    return files, "perfetto" if pf else "json"
 
 
 def rank_of(meta, path, index):

@@ -10,9 +10,11 @@ import time
 from .inputs import merge_inputs, rank_of
 from .mergewrite import write_merged
 from .output import open_output
+from .pftrace import PFTRACE_RE
+from .pfmerge import PftraceMerge, meta_of, scan
 from .reader import TraceError
 from .tail import load_meta
-from .util import err, fail, human_bytes
+from .util import err, fail, human_bytes, version
 
 
 class Progress:
@@ -50,18 +52,24 @@ def cmd_merge(argv):
         description="Merges the per-rank trace files of one job (traceprof's, or Chrome/"
                     "Kineto JSON from other profilers such as PyTorch's) into one timeline: "
                     "one process group per rank, sorted by rank, timestamps aligned through "
-                    "each file's baseTimeNanoseconds.  Streams: memory does not grow with the "
-                    "input size.")
+                    "each file's baseTimeNanoseconds.  Perfetto files (.pftrace) merge into "
+                    "one .pftrace, aligned through their REALTIME clock.  Streams: memory "
+                    "does not grow with the input size.")
     p.add_argument("-o", "--output", default=None,
-                   help="output file (.json, .json.gz or .json.zst); default: merged.json "
-                        "in the input folder, or in the current folder; '-' for stdout")
+                   help="output file (.json, .json.gz or .json.zst; .pftrace, .pftrace.gz or "
+                        ".pftrace.zst for Perfetto inputs); default: merged.json (merged.pftrace)"
+                        " in the input folder, or in the current folder; '-' for stdout")
     p.add_argument("inputs", nargs="+", metavar="FILES|FOLDER")
     a = p.parse_args(argv)
-    files = merge_inputs(a.inputs)
+    files, fmt = merge_inputs(a.inputs)
+    ext = ".pftrace" if fmt == "perfetto" else ".json"
     out = a.output
     if out is None:
         d = a.inputs[0] if len(a.inputs) == 1 and os.path.isdir(a.inputs[0]) else "."
-        out = os.path.join(d, "merged.json")
+        out = os.path.join(d, "merged" + ext)
+    elif out != "-" and bool(PFTRACE_RE.search(out)) != (fmt == "perfetto"):
+        fail("%s: Perfetto traces merge into a .pftrace file and JSON traces into a .json "
+             "one; name the output %s" % (out, "merged" + ext))
     outreal = os.path.realpath(out) if out != "-" else None
     files = [f for f in files if os.path.realpath(f) != outreal]
     if not files:
@@ -69,13 +77,18 @@ def cmd_merge(argv):
 
     inputs = []
     for i, path in enumerate(files):
+        sc = None
         try:
-            meta = load_meta(path)
+            if fmt == "perfetto":
+                sc = scan(path)
+                meta = meta_of(sc)
+            else:
+                meta = load_meta(path)
         except TraceError as e:
             fail(str(e), 1)
         di = meta.get("distributedInfo")
-        if isinstance(di, dict) and "merged_ranks" in di and os.path.isdir(a.inputs[0]) \
-                and len(files) > 1:
+        earlier = sc["merged"] if sc else isinstance(di, dict) and "merged_ranks" in di
+        if earlier and os.path.isdir(a.inputs[0]) and len(files) > 1:
             err("%s: skipped: an earlier merge output (name it to merge it)" % path)
             continue
         base = meta.get("baseTimeNanoseconds")
@@ -85,7 +98,7 @@ def cmd_merge(argv):
             base = None
         rank, known = rank_of(meta, path, i)
         inputs.append({"path": path, "meta": meta, "base": base, "rank": rank,
-                       "rank_known": known, "index": i})
+                       "rank_known": known, "index": i, "scan": sc})
     if not inputs:
         fail("nothing to merge")
     inputs.sort(key=lambda x: (x["rank"], x["index"]))
@@ -97,8 +110,11 @@ def cmd_merge(argv):
     t0 = time.monotonic()
     w = None
     try:
-        w = open_output(out)
-        stats = write_merged(w, inputs, out_base, os.path.basename(out), prog)
+        w = open_output(out, ext)
+        if fmt == "perfetto":
+            stats = write_pftrace(w, inputs, prog)
+        else:
+            stats = write_merged(w, inputs, out_base, os.path.basename(out), prog)
         w.commit()
     except BrokenPipeError:
         if w:
@@ -120,3 +136,37 @@ def cmd_merge(argv):
     err("merged %d file%s (%d events, %s in %.1f s, %.0f MB/s) into %s" % (
         len(inputs), "" if len(inputs) == 1 else "s", stats["events"], human_bytes(total),
         secs, total / max(secs, 1e-6) / 1e6, out))
+
+
+def write_pftrace(w, inputs, prog):
+    """The Perfetto merge (pfmerge.py), with its clocks: each input's
+    BOOTTIME becomes its REALTIME less the first input's REALTIME -
+    BOOTTIME, so that every input lies on one clock, aligned as the JSON
+    merge aligns them."""
+    offset = None
+    for x in inputs:
+        c = x["scan"]["clocks"]
+        if 1 in c and 6 in c:
+            offset = c[1] - c[6]
+            break
+    for x in inputs:
+        c = x["scan"]["clocks"]
+        x["boot"] = c[1] - offset if offset is not None and 1 in c else None
+        if x["boot"] is None and len(inputs) > 1:
+            err("%s: no REALTIME clock in its first packet; its times are taken as they are "
+                "(same host)" % x["path"])
+
+    def report(stats):
+        entries = []
+        for x, s in zip(inputs, stats):
+            e = {"file": x["path"], "rank": x["rank"], "rank_from": "traceprof header or file "
+                 "name" if x["rank_known"] else "input order"}
+            if x["base"] is not None:
+                e["baseTimeNanoseconds"] = x["base"]
+            if x["boot"] is not None:
+                e["shift_ns"] = x["boot"] - x["scan"]["clocks"].get(6, x["boot"])
+            e.update(s)
+            entries.append(e)
+        return {"version": version(), "inputs": entries}
+
+    return {"events": PftraceMerge(w, inputs).write(prog, report)}

@@ -32,8 +32,21 @@ class _Writer:
         if self.size > 1 << 20:
             self.flush()
 
+    def write_bytes(self, b):
+        """Binary output (a Perfetto merge): bytes, buffered as write()'s
+        text is; the two are not mixed in one output."""
+        self.parts.append(b)
+        self.size += len(b)
+        if self.size > 1 << 20:
+            self.flush()
+
     def flush(self):
-        if self.parts:
+        if self.parts and isinstance(self.parts[0], bytes):
+            data = b"".join(self.parts)
+            self.parts = []
+            self.size = 0
+            self.raw.write(data)
+        elif self.parts:
             text = "".join(self.parts)
             self.parts = []
             self.size = 0
@@ -86,7 +99,7 @@ class _Writer:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def open_output(out):
+def open_output(out, default_ext=".json"):
     """A _Writer for out.  A regular file (or a new name) is written to a
     temporary file made in its folder with O_EXCL|O_NOFOLLOW and a random
     name (mkstemp: nothing planted there can be followed or clobbered),
@@ -107,7 +120,7 @@ def open_output(out):
             st = None
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise TraceError("%s: is a folder; give a file name, e.g. -o %s"
-                             % (out, os.path.join(out, "merged.json")))
+                             % (out, os.path.join(out, "merged" + default_ext)))
         if st is not None and (stat.S_ISBLK(st.st_mode) or stat.S_ISSOCK(st.st_mode)):
             raise TraceError("%s: is a %s; write to a file, a FIFO or '-'" % (
                 out, "block device" if stat.S_ISBLK(st.st_mode) else "socket"))
@@ -143,7 +156,8 @@ def open_output(out):
             import shutil
             if not shutil.which("zstd"):
                 raise TraceError("%s: writing .zst needs the zstd command, which is not on "
-                                 "the PATH; install zstd, or write .json or .json.gz" % out)
+                                 "the PATH; install zstd, or write %s or %s.gz"
+                                 % (out, default_ext, default_ext))
             w.proc = subprocess.Popen(["zstd", "-q", "-3", "-c"], stdin=subprocess.PIPE,
                                       stdout=f)
             w.raw = w.proc.stdin

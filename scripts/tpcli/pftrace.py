@@ -1,25 +1,53 @@
 """Reading Perfetto protobuf traces (.pftrace) as Chrome-style event
-dicts, for `traceprof summary`: a small wire-format decoder, standard
-library only."""
+dicts, for `traceprof summary`, and their packets one at a time, for
+`traceprof merge`; standard library only (wire.py)."""
 
 import re
 
 from .reader import TraceError, open_binary
+from .wire import Malformed, fields
 
 PFTRACE_RE = re.compile(r"\.pftrace(\.gz|\.zst)?$")
+
+
+class _Sequence:
+    """One packet sequence's state: its interned names and its clocks."""
+
+    def __init__(self):
+        self.names, self.cats = {}, {}
+        self.snap = {}          # clock id -> its value in the first snapshot
+        self.incremental = set()
+        self.inc = {}           # incremental clock id -> its last value
+        self.default_clock = None
+
+    def time(self, ts, clock):
+        """A packet's timestamp in the trace's clock: BOOTTIME (6) where the
+        sequence's snapshot has it, as Perfetto does, else MONOTONIC (3),
+        else as it is."""
+        if ts is None:
+            return None
+        cid = clock if clock is not None else self.default_clock
+        if cid in self.incremental:
+            self.inc[cid] = self.inc.get(cid, 0) + ts
+            ts = self.inc[cid]
+        ref = 6 if 6 in self.snap else 3
+        if cid in self.snap and ref in self.snap:
+            ts = self.snap[ref] + (ts - self.snap[cid])
+        return ts
 
 
 class PftraceReader:
     """Reads the slices of a Perfetto protobuf trace (.pftrace, perfetto.
     protos.Trace, ../shared/clients/perfetto_trace.proto) as Chrome-style
     event dicts, for `traceprof summary`: the subset traceprof's writer
-    uses (format/perfetto_writer.c).  TrackEvent SLICE_BEGIN / SLICE_END
-    pairs on one track become one "ph":"X" event (pid and tid: the track's
-    uuid), instants "ph":"i"; names and categories inline or interned
-    (InternedData, cleared with the sequence's incremental state);
+    uses (format/perfetto_writer.c) and `traceprof merge` writes
+    (pfmerge.py).  TrackEvent SLICE_BEGIN / SLICE_END pairs on one track
+    become one "ph":"X" event (pid and tid: the track's uuid), instants
+    "ph":"i"; names and categories inline or interned (InternedData, per
+    packet sequence, cleared with the sequence's incremental state);
     timestamps absolute or on an incremental clock (TracePacketDefaults,
-    ClockSnapshot), in the clock of the first snapshot's clock 3
-    (MONOTONIC) where there is one.  Packets are read one at a time.
+    ClockSnapshot, per sequence), in BOOTTIME where a sequence's snapshot
+    ties its clocks to it, else MONOTONIC.  Packets are read one at a time.
 
     items() yields ("events", [dict, ...], None) batches, as TraceReader."""
 
@@ -64,60 +92,16 @@ class PftraceReader:
                          % (self.path, what, self.at))
 
     def fields(self, b):
-        """(field, wire type, value) of one message: an int for varints and
-        fixed widths, bytes for length-delimited fields."""
-        i, n = 0, len(b)
-        while i < n:
-            key = shift = 0
-            while True:
-                if i >= n:
-                    self._bad("a field cut short")
-                c = b[i]
-                i += 1
-                key |= (c & 0x7F) << shift
-                if c < 0x80:
-                    break
-                shift += 7
-            field, wt = key >> 3, key & 7
-            if wt == 0:
-                v = shift = 0
-                while True:
-                    if i >= n:
-                        self._bad("a varint cut short")
-                    c = b[i]
-                    i += 1
-                    v |= (c & 0x7F) << shift
-                    if c < 0x80:
-                        break
-                    shift += 7
-            elif wt == 1:
-                v = int.from_bytes(b[i:i + 8], "little")
-                i += 8
-            elif wt == 5:
-                v = int.from_bytes(b[i:i + 4], "little")
-                i += 4
-            elif wt == 2:
-                ln = shift = 0
-                while True:
-                    if i >= n:
-                        self._bad("a length cut short")
-                    c = b[i]
-                    i += 1
-                    ln |= (c & 0x7F) << shift
-                    if c < 0x80:
-                        break
-                    shift += 7
-                if i + ln > n:
-                    self._bad("a field longer than its message")
-                v = b[i:i + ln]
-                i += ln
-            else:
-                self._bad("wire type %d" % wt)
-            if i > n:
-                self._bad("a field cut short")
-            yield field, wt, v
+        """(field, wire type, value) of one message (wire.fields), with a
+        malformed message reported against this file."""
+        try:
+            yield from fields(b)
+        except Malformed as e:
+            self._bad(str(e))
 
-    def _packets(self):
+    def packets(self):
+        """The Trace's packets (field 1), each as its bytes, read one at a
+        time; the bytes read so far are self.at."""
         while True:
             key = self._stream_varint()
             if key is None:
@@ -143,18 +127,44 @@ class PftraceReader:
                 if iid is not None:
                     (cats if f == 1 else names)[iid] = name
 
+    def _snapshot(self, b, sq):
+        for g, _, w in self.fields(b):
+            if g != 1:
+                continue
+            cid = val = None
+            is_inc = False
+            for h, _, x in self.fields(w):
+                if h == 1:
+                    cid = x
+                elif h == 2:
+                    val = x
+                elif h == 3:
+                    is_inc = bool(x)
+            if cid is None:
+                continue
+            if val is not None and cid not in sq.snap:
+                sq.snap[cid] = val
+            if is_inc:
+                sq.incremental.add(cid)
+                sq.inc[cid] = val or 0
+
     def items(self):
-        names, cats = {}, {}
-        snap = {}          # clock id -> its value in the first snapshot
-        incremental = set()
-        inc = {}           # incremental clock id -> its last value
-        default_clock = None
+        seqs = {}          # trusted_packet_sequence_id -> its _Sequence
         open_slices = {}   # track uuid -> [(name, cat, ts)]
         batch = []
         try:
-            for pkt in self._packets():
+            for pkt in self.packets():
                 ts = clock = None
                 te = None
+                seq_id = 0
+                for f, _, v in self.fields(pkt):
+                    if f == 10:
+                        seq_id = v
+                        break
+                sq = seqs.get(seq_id)
+                if sq is None:
+                    sq = seqs[seq_id] = _Sequence()
+                names, cats = sq.names, sq.cats
                 for f, _, v in self.fields(pkt):
                     if f == 8:
                         ts = v
@@ -170,35 +180,12 @@ class PftraceReader:
                     elif f == 59:
                         for g, _, w in self.fields(v):
                             if g == 58:
-                                default_clock = w
+                                sq.default_clock = w
                     elif f == 6:
-                        for g, _, w in self.fields(v):
-                            if g != 1:
-                                continue
-                            cid = val = None
-                            is_inc = False
-                            for h, _, x in self.fields(w):
-                                if h == 1:
-                                    cid = x
-                                elif h == 2:
-                                    val = x
-                                elif h == 3:
-                                    is_inc = bool(x)
-                            if cid is None:
-                                continue
-                            if val is not None and cid not in snap:
-                                snap[cid] = val
-                            if is_inc:
-                                incremental.add(cid)
-                                inc[cid] = val or 0
+                        self._snapshot(v, sq)
                 if te is None:
                     continue
-                cid = clock if clock is not None else default_clock
-                if ts is not None and cid in incremental:
-                    inc[cid] = inc.get(cid, 0) + ts
-                    ts = inc[cid]
-                if ts is not None and cid in snap and 3 in snap:
-                    ts = snap[3] + (ts - snap[cid])
+                ts = sq.time(ts, clock)
                 etype, name, cat, track = 0, None, None, 0
                 for f, _, v in self.fields(te):
                     if f == 9:

@@ -26,7 +26,7 @@ def summary_ranks(a):
     files (or their folder) or from a merged file, where each process's
     name starts with "rank N" (traceprof merge).  Streams: only the steps'
     durations are kept."""
-    files = merge_inputs(a.files, "summary")
+    files, _ = merge_inputs(a.files, "summary")
     steps = {}  # rank -> [(duration, step number)]
     for i, path in enumerate(files):
         try:

@@ -1,0 +1,385 @@
+"""`traceprof merge` of Perfetto files (.pftrace): the inputs' packet
+sequences one after the other in one Trace, rewritten so that Perfetto
+reads them as one job.
+
+Each input is one sequence of traceprof's writer (format/perfetto_writer.c:
+trusted_packet_sequence_id 1, track uuids counted from 1, clocks tied to
+the host's MONOTONIC).  Laid side by side as they are, their interned
+names, tracks, processes, arrows and clocks would collide.  Per input:
+  - its own sequence id (interned names and the incremental clock are per
+    sequence, so they stay as written);
+  - track uuids from what each track describes (the rank's pid, the tid, a
+    counter's name): the windows and parts of one thread share a track,
+    two ranks never do;
+  - pids kept apart per rank as the JSON merge keeps them (the same pid in
+    another rank gets a new one), process names prefixed "rank N: ",
+    sort indexes that group processes by rank;
+  - flow ids (launch -> kernel arrows) in a range of their own;
+  - clocks aligned through REALTIME, as the JSON merge aligns through
+    baseTimeNanoseconds: hosts' MONOTONIC clocks are unrelated, so an
+    input's MONOTONIC becomes a clock of its own sequence (65), and its
+    snapshot's BOOTTIME, the clock Perfetto lays the trace on, is set to
+    its REALTIME less one offset common to every input.
+A track named "traceprof merge" comes first (how a later merge of the
+folder knows this output) and carries, at the end, an instant with the
+report the JSON merge writes as traceprof_merge."""
+
+import hashlib
+import struct
+
+from . import wire
+from .pftrace import PftraceReader
+
+# TracePacket
+P_CLOCK_SNAPSHOT, P_TIMESTAMP, P_SEQ_ID, P_TRACK_EVENT = 6, 8, 10, 11
+P_SEQ_FLAGS, P_CLOCK_ID, P_TRACK_DESC = 13, 58, 60
+# ClockSnapshot / Clock
+SNAP_CLOCKS, CLK_ID, CLK_TS = 1, 1, 2
+CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME = 1, 3, 6
+HOST_MONOTONIC = 65  # sequence-scoped: an input's own MONOTONIC
+# TrackEvent
+TE_ANNOTATIONS, TE_TYPE, TE_TRACK_UUID, TE_NAME = 4, 9, 11, 23
+TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS = 47, 48
+TE_INSTANT = 3
+# TrackDescriptor, ProcessDescriptor, ThreadDescriptor
+TD_UUID, TD_NAME, TD_PROCESS, TD_THREAD, TD_PARENT, TD_COUNTER = 1, 2, 3, 4, 5, 8
+PD_PID, PD_SORT, PD_NAME = 1, 3, 6
+THD_PID, THD_TID = 1, 2
+# DebugAnnotation
+DA_BOOL, DA_UINT, DA_INT, DA_DOUBLE, DA_STRING = 2, 3, 4, 5, 6
+DA_NAME, DA_DICT, DA_ARRAY = 10, 11, 12
+
+MERGE_TRACK = "traceprof merge"
+FLOW_ID_SHIFT = 32  # as the JSON merge's (mergewrite.py)
+HEADER_SCAN = 64    # packets read for an input's clocks and header
+
+
+def _uuid(*key):
+    """A track uuid from what the track is, the same for every input that
+    describes the same track; never 0."""
+    h = hashlib.blake2b(repr(key).encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") | 1
+
+
+def _annotation(b):
+    """(name, value) of a DebugAnnotation with an inline name; dicts and
+    arrays as dicts and lists."""
+    name, val, d, arr = None, None, None, None
+    for f, _, v in wire.fields(b):
+        if f == DA_NAME:
+            name = v.decode("utf-8", "replace")
+        elif f == DA_INT:
+            val = wire.int64(v)
+        elif f in (DA_UINT, DA_BOOL):
+            val = v
+        elif f == DA_STRING:
+            val = v.decode("utf-8", "replace")
+        elif f == DA_DICT:
+            k, x = _annotation(v)
+            d = d if d is not None else {}
+            d[k] = x
+        elif f == DA_ARRAY:
+            arr = arr if arr is not None else []
+            arr.append(_annotation(v)[1])
+    return name, d if d is not None else arr if arr is not None else val
+
+
+def scan(path):
+    """What the merge needs to know of an input before writing it, from its
+    first packets: {"clocks": {id: ns} of its first ClockSnapshot, "header":
+    the "traceprof header" instant's fields, "merged": whether it is a
+    merge's output}."""
+    r = PftraceReader(path)
+    out = {"clocks": {}, "header": {}, "merged": False}
+    try:
+        for i, pkt in enumerate(r.packets()):
+            for f, _, v in r.fields(pkt):
+                if f == P_CLOCK_SNAPSHOT and not out["clocks"]:
+                    for g, _, c in r.fields(v):
+                        if g == SNAP_CLOCKS:
+                            cl = dict((h, x) for h, _, x in r.fields(c))
+                            if CLK_ID in cl and CLK_TS in cl:
+                                out["clocks"][cl[CLK_ID]] = cl[CLK_TS]
+                elif f == P_TRACK_DESC:
+                    for g, _, x in r.fields(v):
+                        if g == TD_NAME and x == MERGE_TRACK.encode():
+                            out["merged"] = True
+                elif f == P_TRACK_EVENT:
+                    te = list(r.fields(v))
+                    if any(g == TE_NAME and x == b"traceprof header" for g, _, x in te):
+                        for g, _, x in te:
+                            if g == TE_ANNOTATIONS:
+                                k, val = _annotation(x)
+                                if k:
+                                    out["header"][k] = val
+            if out["header"] or out["merged"] or i >= HEADER_SCAN:
+                break
+    finally:
+        r.f.close()
+    return out
+
+
+def meta_of(sc):
+    """The JSON-style metadata rank_of() and the report read."""
+    h = sc["header"]
+    meta = {}
+    if isinstance(h.get("baseTimeNanoseconds"), int):
+        meta["baseTimeNanoseconds"] = h["baseTimeNanoseconds"]
+    if isinstance(h.get("rank"), int):
+        meta["distributedInfo"] = {
+            "backend": h.get("launcher", "none"), "rank": h["rank"],
+            "world_size": h.get("world_size"), "local_rank": h.get("local_rank"),
+            "local_world_size": h.get("local_world_size"), "node_rank": h.get("node_rank")}
+    return meta
+
+
+class _Input:
+    """One input's rewriting: its sequence id, pid and uuid maps, flow id
+    offset and clock offset."""
+
+    def __init__(self, m, x, pos, seq):
+        self.m, self.x, self.seq = m, x, seq
+        self.rank = x["rank"]
+        self.flow_base = pos << FLOW_ID_SHIFT if m.n_inputs > 1 else 0
+        self.uuids = {}     # uuid in the input -> uuid in the merge
+        self.pids = {}      # pid in the input -> pid in the merge
+        self.order = {}     # pid in the input -> its place among the input's processes
+        self.unknown = 0    # uuids used before any descriptor named them
+        self.events = 0
+
+    def pid(self, p):
+        op = self.pids.get(p)
+        if op is None:
+            op = self.m.claim((self.rank, p), p)
+            self.pids[p] = op
+            self.order.setdefault(p, len(self.order))
+        return op
+
+    def uuid(self, u):
+        nu = self.uuids.get(u)
+        if nu is None:
+            nu = self.uuids[u] = _uuid("input", self.seq, u)
+            self.unknown += 1
+        return nu
+
+    def clock_snapshot(self, b):
+        out = bytearray()
+        for f, wt, v in wire.fields(b):
+            if f != SNAP_CLOCKS:
+                out += wire.field(f, wt, v)
+                continue
+            cl = dict((h, x) for h, _, x in wire.fields(v))
+            cid = cl.get(CLK_ID)
+            if cid == CLOCK_MONOTONIC:
+                cl[CLK_ID] = HOST_MONOTONIC
+            elif cid == CLOCK_BOOTTIME and self.x["boot"] is not None:
+                cl[CLK_TS] = self.x["boot"]
+            body = bytearray()
+            for h, _, x in wire.fields(v):
+                body += wire.uint(h, cl[h]) if h in (CLK_ID, CLK_TS) else wire.uint(h, x)
+            out += wire.message(f, bytes(body))
+        return bytes(out)
+
+    def track_desc(self, b):
+        fs = list(wire.fields(b))
+        uuid = parent = None
+        proc = thread = None
+        name = None
+        for f, _, v in fs:
+            if f == TD_UUID:
+                uuid = v
+            elif f == TD_PARENT:
+                parent = v
+            elif f == TD_PROCESS:
+                proc = dict((g, x) for g, _, x in wire.fields(v))
+            elif f == TD_THREAD:
+                thread = dict((g, x) for g, _, x in wire.fields(v))
+            elif f == TD_NAME:
+                name = v
+        if proc is not None and PD_PID in proc:
+            key = ("process", self.pid(wire.int64(proc[PD_PID])))
+        elif thread is not None and THD_PID in thread and THD_TID in thread:
+            p = wire.int64(thread[THD_PID])
+            key = ("thread", self.pid(p), self._tid(p, wire.int64(thread[THD_TID])))
+        elif parent is not None:
+            key = ("child", self.uuid(parent), name)
+        else:
+            key = ("input", self.seq, uuid)
+        if uuid is not None:
+            self.uuids[uuid] = _uuid(*key)
+        out = bytearray()
+        for f, wt, v in fs:
+            if f == TD_UUID:
+                out += wire.uint(f, self.uuids[uuid])
+            elif f == TD_PARENT:
+                out += wire.uint(f, self.uuid(v))
+            elif f == TD_PROCESS:
+                out += wire.message(f, self._process(v))
+            elif f == TD_THREAD:
+                out += wire.message(f, self._thread(v))
+            else:
+                out += wire.field(f, wt, v)
+        return bytes(out)
+
+    def _tid(self, pid, tid):
+        # A process's main thread (tid == pid) follows its pid.
+        return self.pid(pid) if tid == pid else tid
+
+    def _process(self, b):
+        out = bytearray()
+        pid = None
+        for f, _, v in wire.fields(b):
+            if f == PD_PID:
+                pid = wire.int64(v)
+        for f, wt, v in wire.fields(b):
+            if f == PD_PID:
+                out += wire.uint(f, self.pid(pid))
+            elif f == PD_NAME:
+                nm = v.decode("utf-8", "replace")
+                label = "rank %d" % self.rank
+                if not nm.startswith(label + ":") and not nm.startswith(label + " "):
+                    nm = "%s: %s" % (label, nm)
+                out += wire.string(f, nm)
+            elif f == PD_SORT:
+                out += wire.uint(f, self.rank * 1000 + min(self.order.get(pid, 0), 999))
+            else:
+                out += wire.field(f, wt, v)
+        return bytes(out)
+
+    def _thread(self, b):
+        out = bytearray()
+        pid = None
+        for f, _, v in wire.fields(b):
+            if f == THD_PID:
+                pid = wire.int64(v)
+        for f, wt, v in wire.fields(b):
+            if f == THD_PID:
+                out += wire.uint(f, self.pid(pid))
+            elif f == THD_TID and pid is not None:
+                out += wire.uint(f, self._tid(pid, wire.int64(v)))
+            else:
+                out += wire.field(f, wt, v)
+        return bytes(out)
+
+    def track_event(self, b):
+        out = bytearray()
+        for f, wt, v in wire.fields(b):
+            if f == TE_TRACK_UUID:
+                out += wire.uint(f, self.uuid(v))
+            elif f in (TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS) and self.flow_base:
+                if wt == 2:  # packed fixed64
+                    ids = [int.from_bytes(v[i:i + 8], "little") for i in range(0, len(v), 8)]
+                    out += wire.message(f, b"".join(
+                        ((i + self.flow_base) & ((1 << 64) - 1)).to_bytes(8, "little")
+                        for i in ids))
+                else:
+                    out += wire.field(f, wt, v + self.flow_base)
+            else:
+                out += wire.field(f, wt, v)
+        return bytes(out)
+
+    def packet(self, b):
+        out = bytearray()
+        for f, wt, v in wire.fields(b):
+            if f == P_SEQ_ID:
+                out += wire.uint(f, self.seq)
+            elif f == P_TRACK_EVENT:
+                self.events += 1
+                out += wire.message(f, self.track_event(v))
+            elif f == P_TRACK_DESC:
+                out += wire.message(f, self.track_desc(v))
+            elif f == P_CLOCK_ID and v == CLOCK_MONOTONIC:
+                out += wire.uint(f, HOST_MONOTONIC)
+            elif f == P_CLOCK_SNAPSHOT:
+                out += wire.message(f, self.clock_snapshot(v))
+            else:
+                out += wire.field(f, wt, v)
+        return bytes(out)
+
+
+class PftraceMerge:
+    """The merged Trace, written to w (output.py's writer) with write_bytes."""
+
+    def __init__(self, w, inputs):
+        self.w = w
+        self.n_inputs = len(inputs)
+        self.inputs = inputs
+        self.claimed = set()
+        self.proc_pid = {}       # (rank, pid in its input) -> pid in the merge
+        self.next_synth = 1 << 30
+
+    def claim(self, key, pid):
+        op = self.proc_pid.get(key)
+        if op is None:
+            if pid in self.claimed:
+                while self.next_synth in self.claimed:
+                    self.next_synth += 1
+                op = self.next_synth
+            else:
+                op = pid
+            self.claimed.add(op)
+            self.proc_pid[key] = op
+        return op
+
+    def _packet(self, body):
+        self.w.write_bytes(wire.message(1, body))
+
+    def _merge_track(self, seq):
+        uuid = _uuid("merge")
+        self._packet(wire.uint(P_SEQ_ID, seq) + wire.message(
+            P_TRACK_DESC, wire.uint(TD_UUID, uuid) + wire.string(TD_NAME, MERGE_TRACK)))
+        return uuid
+
+    def write(self, prog, report_of):
+        """Writes every input, then the report (report_of(per-input
+        stats) gives it); returns the number of track events written."""
+        seq = 1
+        track = self._merge_track(seq)
+        first_boot = None
+        stats = []
+        for pos, x in enumerate(self.inputs):
+            seq += 1
+            inp = _Input(self, x, pos, seq)
+            if first_boot is None and x["boot"] is not None:
+                first_boot = x["boot"]
+            r = PftraceReader(x["path"])
+            try:
+                for pkt in r.packets():
+                    prog(len(pkt))
+                    self._packet(inp.packet(pkt))
+            finally:
+                r.f.close()
+            stats.append({"events": inp.events, "sequence": seq,
+                          "pid_map": {str(k): v for k, v in inp.pids.items() if k != v},
+                          "flow_id_offset": inp.flow_base,
+                          "tracks_without_descriptor": inp.unknown})
+        report = report_of(stats)
+        ann = b"".join(wire.message(TE_ANNOTATIONS, _encode_annotation(k, v))
+                       for k, v in report.items())
+        te = (wire.uint(TE_TRACK_UUID, track) + wire.uint(TE_TYPE, TE_INSTANT) +
+              wire.string(TE_NAME, "traceprof_merge") + ann)
+        ts = wire.uint(P_TIMESTAMP, first_boot or 0) + wire.uint(P_CLOCK_ID, CLOCK_BOOTTIME)
+        self._packet(ts + wire.uint(P_SEQ_ID, 1) + wire.message(P_TRACK_EVENT, te))
+        return sum(s["events"] for s in stats)
+
+
+def _encode_annotation(name, v):
+    """A DebugAnnotation: name (None inside arrays) and a JSON-like value."""
+    out = wire.string(DA_NAME, name) if name is not None else b""
+    if isinstance(v, bool):
+        out += wire.uint(DA_BOOL, int(v))
+    elif isinstance(v, int):
+        out += wire.uint(DA_INT, v)
+    elif isinstance(v, float):
+        out += wire.field(DA_DOUBLE, 1, int.from_bytes(struct.pack("<d", v), "little"))
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            out += wire.message(DA_DICT, _encode_annotation(str(k), x))
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            out += wire.message(DA_ARRAY, _encode_annotation(None, x))
+    elif v is None:
+        out += wire.string(DA_STRING, "null")
+    else:
+        out += wire.string(DA_STRING, str(v))
+    return out
