@@ -146,6 +146,8 @@ class _Input:
         self.order = {}     # pid in the input -> its place among the input's processes
         self.unknown = 0    # uuids used before any descriptor named them
         self.events = 0
+        self.enc_uuids = {}  # uuid in the input -> its track_uuid field in the merge
+        self.enc_seq = wire.uint(P_SEQ_ID, seq)
 
     def pid(self, p):
         op = self.pids.get(p)
@@ -262,39 +264,45 @@ class _Input:
         return bytes(out)
 
     def track_event(self, b):
-        out = bytearray()
-        for f, wt, v in wire.fields(b):
+        # The hot loop (one call an event): fields copied as written but
+        # the track's uuid and the flow ids.
+        out = []
+        for f, wt, v, start, end in wire.spans(b):
             if f == TE_TRACK_UUID:
-                out += wire.uint(f, self.uuid(v))
+                enc = self.enc_uuids.get(v)
+                if enc is None:
+                    enc = self.enc_uuids[v] = wire.uint(f, self.uuid(v))
+                out.append(enc)
             elif f in (TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS) and self.flow_base:
                 if wt == 2:  # packed fixed64
                     ids = [int.from_bytes(v[i:i + 8], "little") for i in range(0, len(v), 8)]
-                    out += wire.message(f, b"".join(
+                    out.append(wire.message(f, b"".join(
                         ((i + self.flow_base) & ((1 << 64) - 1)).to_bytes(8, "little")
-                        for i in ids))
+                        for i in ids)))
                 else:
-                    out += wire.field(f, wt, v + self.flow_base)
+                    out.append(wire.field(f, wt, v + self.flow_base))
             else:
-                out += wire.field(f, wt, v)
-        return bytes(out)
+                out.append(b[start:end])
+        return b"".join(out)
 
     def packet(self, b):
-        out = bytearray()
-        for f, wt, v in wire.fields(b):
+        out = []
+        for f, wt, v, start, end in wire.spans(b):
             if f == P_SEQ_ID:
-                out += wire.uint(f, self.seq)
+                out.append(self.enc_seq)
             elif f == P_TRACK_EVENT:
                 self.events += 1
-                out += wire.message(f, self.track_event(v))
+                out.append(wire.message(f, self.track_event(v)))
             elif f == P_TRACK_DESC:
-                out += wire.message(f, self.track_desc(v))
+                self.enc_uuids.clear()  # a uuid's meaning may change with its descriptor
+                out.append(wire.message(f, self.track_desc(v)))
             elif f == P_CLOCK_ID and v == CLOCK_MONOTONIC:
-                out += wire.uint(f, HOST_MONOTONIC)
+                out.append(wire.uint(f, HOST_MONOTONIC))
             elif f == P_CLOCK_SNAPSHOT:
-                out += wire.message(f, self.clock_snapshot(v))
+                out.append(wire.message(f, self.clock_snapshot(v)))
             else:
-                out += wire.field(f, wt, v)
-        return bytes(out)
+                out.append(b[start:end])
+        return b"".join(out)
 
 
 class PftraceMerge:

@@ -10,8 +10,19 @@ class Malformed(ValueError):
 def fields(b):
     """(field, wire type, value) of one message: an int for varints and
     fixed widths, bytes for length-delimited fields."""
+    return _walk(b, False)
+
+
+def spans(b):
+    """(field, wire type, value, start, end) of one message: b[start:end]
+    is the field as written, key included, to copy it unchanged."""
+    return _walk(b, True)
+
+
+def _walk(b, with_spans):
     i, n = 0, len(b)
     while i < n:
+        start = i
         key = shift = 0
         while True:
             if i >= n:
@@ -59,20 +70,28 @@ def fields(b):
             raise Malformed("wire type %d" % wt)
         if i > n:
             raise Malformed("a field cut short")
-        yield field, wt, v
+        yield (field, wt, v, start, i) if with_spans else (field, wt, v)
 
 
-def varint(v):
-    """v (an unsigned integer, or a negative int64 as protobuf writes it:
-    ten bytes of two's complement) as a varint."""
-    if v < 0:
-        v += 1 << 64
+def _varint(v):
     out = bytearray()
     while v >= 0x80:
         out.append((v & 0x7F) | 0x80)
         v >>= 7
     out.append(v)
     return bytes(out)
+
+
+# Lengths, keys and small values: every packet has several.
+_SMALL = [_varint(v) for v in range(1 << 14)]
+
+
+def varint(v):
+    """v (an unsigned integer, or a negative int64 as protobuf writes it:
+    ten bytes of two's complement) as a varint."""
+    if 0 <= v < 1 << 14:
+        return _SMALL[v]
+    return _varint(v + (1 << 64) if v < 0 else v)
 
 
 def field(f, wt, v):
