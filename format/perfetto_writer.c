@@ -181,6 +181,11 @@ struct pw {
 	/* The last thread track looked up: sources write runs of one thread. */
 	int64_t last_pid, last_tid;
 	uint64_t last_uuid;
+	/* The last category looked up, once in the table (not new in the
+	 * packet, which may yet be dropped): categories are literals, and most
+	 * events repeat the last one, whose strlen and lookup this saves. */
+	const char *last_cat;
+	uint64_t last_cat_iid;
 	const struct tp_doc *devices_done;
 	int have_devices;
 	struct pw_frame *frames;
@@ -642,9 +647,16 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 	if (e->kind != TP_EV_COUNTER) {
 		name_iid = pw_intern(pw, &pw->names, e->name, nlen, 0, pw->new_names,
 				     &pw->n_new_names, 1);
-		if (e->cat)
+		if (e->cat && e->cat == pw->last_cat) {
+			cat_iid = pw->last_cat_iid;
+		} else if (e->cat) {
 			cat_iid = pw_intern(pw, &pw->cats, e->cat, strlen(e->cat), 1, pw->new_cats,
 					    &pw->n_new_cats, 1);
+			if (cat_iid && !pw->n_new_cats) {
+				pw->last_cat = e->cat;
+				pw->last_cat_iid = cat_iid;
+			}
+		}
 	}
 	size_t need = 2 * PW_PACKET_ROOM + 8 * (TP_PB_TAG_MAX + TP_PB_VARINT_MAX) + nlen;
 	for (unsigned i = 0; i < nargs; i++) {
