@@ -5,7 +5,7 @@ dicts, for `traceprof summary`, and their packets one at a time, for
 import re
 
 from .reader import TraceError, open_binary
-from .wire import Malformed, fields
+from .wire import Malformed, fields, int64
 
 PFTRACE_RE = re.compile(r"\.pftrace(\.gz|\.zst)?$")
 
@@ -42,8 +42,9 @@ class PftraceReader:
     event dicts, for `traceprof summary`: the subset traceprof's writer
     uses (format/perfetto_writer.c) and `traceprof merge` writes
     (pfmerge.py).  TrackEvent SLICE_BEGIN / SLICE_END pairs on one track
-    become one "ph":"X" event (pid and tid: the track's uuid), instants
-    "ph":"i"; names and categories inline or interned (InternedData, per
+    become one "ph":"X" event (pid and tid: the thread's, or the track's
+    uuid for other tracks), instants "ph":"i", process names "ph":"M"
+    process_name events; names and categories inline or interned (InternedData, per
     packet sequence, cleared with the sequence's incremental state);
     timestamps absolute or on an incremental clock (TracePacketDefaults,
     ClockSnapshot, per sequence), in BOOTTIME where a sequence's snapshot
@@ -148,9 +149,32 @@ class PftraceReader:
                 sq.incremental.add(cid)
                 sq.inc[cid] = val or 0
 
+    def _descriptor(self, b, where, batch):
+        """A TrackDescriptor: where a thread's or process's track is, and a
+        process's name as a "process_name" metadata event."""
+        uuid, thread, proc = None, None, None
+        for f, _, v in self.fields(b):
+            if f == 1:
+                uuid = v
+            elif f == 4:
+                thread = dict((g, w) for g, _, w in self.fields(v))
+            elif f == 3:
+                proc = dict((g, w) for g, _, w in self.fields(v))
+        if uuid is None:
+            return
+        if thread and 1 in thread and 2 in thread:
+            where[uuid] = (int64(thread[1]), int64(thread[2]))
+        elif proc and 1 in proc:
+            pid = int64(proc[1])
+            where[uuid] = (pid, 0)
+            if isinstance(proc.get(6), bytes):
+                batch.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                              "args": {"name": proc[6].decode("utf-8", "replace")}})
+
     def items(self):
         seqs = {}          # trusted_packet_sequence_id -> its _Sequence
         open_slices = {}   # track uuid -> [(name, cat, ts)]
+        where = {}         # track uuid -> (pid, tid) of a thread's or process's track
         batch = []
         try:
             for pkt in self.packets():
@@ -183,6 +207,8 @@ class PftraceReader:
                                 sq.default_clock = w
                     elif f == 6:
                         self._snapshot(v, sq)
+                    elif f == 60:
+                        self._descriptor(v, where, batch)
                 if te is None:
                     continue
                 ts = sq.time(ts, clock)
@@ -203,6 +229,7 @@ class PftraceReader:
                     elif f == 22 and isinstance(v, bytes):
                         cat = v.decode("utf-8", "replace")
                 us = ts / 1000.0 if ts is not None else None
+                pid, tid = where.get(track, (track, track))
                 if etype == 1:
                     open_slices.setdefault(track, []).append((name, cat, us))
                 elif etype == 2:
@@ -212,11 +239,11 @@ class PftraceReader:
                     bname, bcat, bus = st.pop()
                     if bus is None or us is None:
                         continue
-                    batch.append({"ph": "X", "cat": bcat, "name": bname or "", "pid": track,
-                                  "tid": track, "ts": bus, "dur": us - bus})
+                    batch.append({"ph": "X", "cat": bcat, "name": bname or "", "pid": pid,
+                                  "tid": tid, "ts": bus, "dur": us - bus})
                 elif etype == 3 and us is not None:
-                    batch.append({"ph": "i", "cat": cat, "name": name or "", "pid": track,
-                                  "tid": track, "ts": us})
+                    batch.append({"ph": "i", "cat": cat, "name": name or "", "pid": pid,
+                                  "tid": tid, "ts": us})
                 if len(batch) >= self.BATCH:
                     yield "events", batch, None
                     batch = []

@@ -6,6 +6,8 @@ import sys
 
 from .events import STEP_RE, finite_num
 from .inputs import merge_inputs, rank_of
+from .pfmerge import meta_of, scan
+from .pftrace import PFTRACE_RE, PftraceReader
 from .reader import TraceError, TraceReader
 from .table import fmt_time, print_table, write_csv
 from .tail import load_meta
@@ -24,15 +26,16 @@ def _median(xs):
 def summary_ranks(a):
     """--by rank: the step times of each rank of a job, from its per-rank
     files (or their folder) or from a merged file, where each process's
-    name starts with "rank N" (traceprof merge).  Streams: only the steps'
+    name starts with "rank N" (traceprof merge); JSON or .pftrace.  Streams: only the steps'
     durations are kept."""
     files, _ = merge_inputs(a.files, "summary")
     steps = {}  # rank -> [(duration, step number)]
     for i, path in enumerate(files):
         try:
-            rank, _ = rank_of(load_meta(path), path, i)
+            pf = PFTRACE_RE.search(path)
+            rank, _ = rank_of(meta_of(scan(path)) if pf else load_meta(path), path, i)
             by_pid, pid_rank = {}, {}
-            for kind, batch, _ in TraceReader(path).items():
+            for kind, batch, _ in (PftraceReader(path) if pf else TraceReader(path)).items():
                 if kind != "events":
                     continue
                 for ev in batch:

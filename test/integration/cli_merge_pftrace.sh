@@ -8,8 +8,10 @@
 #     aligned through REALTIME (the slices land at known BOOTTIME times).
 #  2. Two real ranks (demo_train with RANK=0/1, --format perfetto): the
 #     merged file holds every slice of both inputs, each track balanced, one
-#     process group per rank; summary reads it; a second merge of the folder
-#     skips the first's output; a .json output name is refused.
+#     process group per rank; summary reads it, and --by rank gives the same
+#     rows for the merge as for its inputs, and the same steps per rank as
+#     the JSON of the same runs; a second merge of the folder skips the
+#     first's output; a .json output name is refused.
 . "$TP_TOP/test/lib/common.sh"
 T="$TP_TOP/scripts/traceprof"
 "$PYTHON" -c "import sys; sys.path.insert(0, '$TP_TOP/test/lib'); import pftrace; r = pftrace.skip_reason(); print(r or ''); sys.exit(77 if r else 0)" >why.txt || skip "$(cat why.txt)"
@@ -159,6 +161,36 @@ a, b = calls("merged.csv"), calls("ranks.csv")
 assert a == b and a, (a, b)
 print("summary: the merge's calls equal the ranks' (%d names)" % len(a))
 PY
+# summary --by rank: the per-rank .pftrace files and their merge give the
+# same rows (the same steps), and the same step counts per rank as the JSON
+# of the same runs.
+for r in 0 1; do
+	RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r TRACEPROF_FOLDER=realjson \
+		TRACEPROF_SCHEDULE=wait=0,warmup=0,active=2,repeat=1 \
+		traced "$BUILD/test/prog_demo_train" 3 >/dev/null 2>runj$r.err || die "rank $r (json) failed: $(cat runj$r.err)"
+done
+"$PYTHON" "$T" summary --by rank --csv real/rank0.step1.trace.pftrace real/rank1.step1.trace.pftrace >byrank-files.csv 2>byrank.err ||
+	die "--by rank of the .pftrace files: $(cat byrank.err)"
+"$PYTHON" "$T" summary --by rank --csv real/merged.pftrace >byrank-merged.csv 2>>byrank.err ||
+	die "--by rank of the merged .pftrace: $(cat byrank.err)"
+"$PYTHON" "$T" summary --by rank --csv realjson >byrank-json.csv 2>>byrank.err ||
+	die "--by rank of the JSON: $(cat byrank.err)"
+cat byrank-files.csv
+"$PYTHON" - <<'PY' || die "--by rank: the merge differs from its inputs: $(diff byrank-files.csv byrank-merged.csv)"
+import csv
+a = list(csv.reader(open("byrank-files.csv")))
+b = list(csv.reader(open("byrank-merged.csv")))
+assert len(a) == len(b) == 3 and a[0] == b[0], (a, b)
+for x, y in zip(a[1:], b[1:]):
+    # Times in us from ns on another clock base: equal to the last digit.
+    assert x[0:2] == y[0:2] and x[5] == y[5], (x, y)
+    assert all(abs(float(p) - float(q)) <= 0.002 for p, q in zip(x[2:5] + x[6:], y[2:5] + y[6:])), (x, y)
+PY
+cut -d, -f1,2 byrank-files.csv >a.txt
+cut -d, -f1,2 byrank-json.csv >b.txt
+diff -u b.txt a.txt || die "--by rank: .pftrace and JSON runs differ in steps per rank"
+[ "$(wc -l <a.txt)" = 3 ] && grep -q '^1,2$' a.txt || die "--by rank: want 2 ranks of 2 steps: $(cat a.txt)"
+
 # A second merge of the folder leaves the first one's output out.
 "$PYTHON" "$T" merge -o again.pftrace real 2>again.log || die "second merge failed: $(cat again.log)"
 grep -q "merged.pftrace: skipped: an earlier merge output" again.log || die "earlier output merged again: $(cat again.log)"
