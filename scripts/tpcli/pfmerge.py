@@ -61,6 +61,11 @@ def _uuid(*key):
     return int.from_bytes(h, "little") | 1
 
 
+def _field_int64(b, f):
+    """Field f of message b, an int64 varint; None when absent."""
+    return next((wire.int64(v) for g, _, v in wire.fields(b) if g == f), None)
+
+
 def _annotation(b):
     """(name, value) of a DebugAnnotation with an inline name; dicts and
     arrays as dicts and lists."""
@@ -229,10 +234,7 @@ class _Input:
 
     def _process(self, b):
         out = bytearray()
-        pid = None
-        for f, _, v in wire.fields(b):
-            if f == PD_PID:
-                pid = wire.int64(v)
+        pid = _field_int64(b, PD_PID)
         for f, wt, v in wire.fields(b):
             if f == PD_PID:
                 out += wire.uint(f, self.pid(pid))
@@ -250,10 +252,7 @@ class _Input:
 
     def _thread(self, b):
         out = bytearray()
-        pid = None
-        for f, _, v in wire.fields(b):
-            if f == THD_PID:
-                pid = wire.int64(v)
+        pid = _field_int64(b, THD_PID)
         for f, wt, v in wire.fields(b):
             if f == THD_PID:
                 out += wire.uint(f, self.pid(pid))
