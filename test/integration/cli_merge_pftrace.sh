@@ -191,6 +191,21 @@ cut -d, -f1,2 byrank-json.csv >b.txt
 diff -u b.txt a.txt || die "--by rank: .pftrace and JSON runs differ in steps per rank"
 [ "$(wc -l <a.txt)" = 3 ] && grep -q '^1,2$' a.txt || die "--by rank: want 2 ranks of 2 steps: $(cat a.txt)"
 
+# Compressed inputs and outputs: the same merge.
+gzip -k real/rank0.step1.trace.pftrace
+if command -v zstd >/dev/null; then
+	zstd -q real/rank1.step1.trace.pftrace -o r1.pftrace.zst
+	z=r1.pftrace.zst zout=zst
+else
+	echo "zstd not installed: .zst not checked"
+	z=real/rank1.step1.trace.pftrace zout=gz
+fi
+"$PYTHON" "$T" merge -o comp.pftrace.$zout real/rank0.step1.trace.pftrace.gz "$z" 2>comp.log ||
+	die "merge of compressed inputs: $(cat comp.log)"
+"$PYTHON" "$T" summary --csv comp.pftrace.$zout >comp.csv || die "summary of comp.pftrace.$zout"
+diff -u merged.csv comp.csv || die "the compressed merge differs"
+rm real/rank0.step1.trace.pftrace.gz
+
 # A second merge of the folder leaves the first one's output out.
 "$PYTHON" "$T" merge -o again.pftrace real 2>again.log || die "second merge failed: $(cat again.log)"
 grep -q "merged.pftrace: skipped: an earlier merge output" again.log || die "earlier output merged again: $(cat again.log)"
