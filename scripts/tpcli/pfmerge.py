@@ -28,7 +28,7 @@ import hashlib
 import struct
 
 from . import wire
-from .pftrace import PftraceReader
+from .pftrace import PftraceReader, annotation, header_meta
 
 # TracePacket
 P_CLOCK_SNAPSHOT, P_TIMESTAMP, P_SEQ_ID, P_TRACK_EVENT = 6, 8, 10, 11
@@ -66,29 +66,6 @@ def _field_int64(b, f):
     return next((wire.int64(v) for g, _, v in wire.fields(b) if g == f), None)
 
 
-def _annotation(b):
-    """(name, value) of a DebugAnnotation with an inline name; dicts and
-    arrays as dicts and lists."""
-    name, val, d, arr = None, None, None, None
-    for f, _, v in wire.fields(b):
-        if f == DA_NAME:
-            name = v.decode("utf-8", "replace")
-        elif f == DA_INT:
-            val = wire.int64(v)
-        elif f in (DA_UINT, DA_BOOL):
-            val = v
-        elif f == DA_STRING:
-            val = v.decode("utf-8", "replace")
-        elif f == DA_DICT:
-            k, x = _annotation(v)
-            d = d if d is not None else {}
-            d[k] = x
-        elif f == DA_ARRAY:
-            arr = arr if arr is not None else []
-            arr.append(_annotation(v)[1])
-    return name, d if d is not None else arr if arr is not None else val
-
-
 def scan(path):
     """What the merge needs to know of an input before writing it, from its
     first packets: {"clocks": {id: ns} of its first ClockSnapshot, "header":
@@ -114,7 +91,7 @@ def scan(path):
                     if any(g == TE_NAME and x == b"traceprof header" for g, _, x in te):
                         for g, _, x in te:
                             if g == TE_ANNOTATIONS:
-                                k, val = _annotation(x)
+                                k, val = annotation(x)
                                 if k:
                                     out["header"][k] = val
             if out["header"] or out["merged"] or i >= HEADER_SCAN:
@@ -126,16 +103,7 @@ def scan(path):
 
 def meta_of(sc):
     """The JSON-style metadata rank_of() and the report read."""
-    h = sc["header"]
-    meta = {}
-    if isinstance(h.get("baseTimeNanoseconds"), int):
-        meta["baseTimeNanoseconds"] = h["baseTimeNanoseconds"]
-    if isinstance(h.get("rank"), int):
-        meta["distributedInfo"] = {
-            "backend": h.get("launcher", "none"), "rank": h["rank"],
-            "world_size": h.get("world_size"), "local_rank": h.get("local_rank"),
-            "local_world_size": h.get("local_world_size"), "node_rank": h.get("node_rank")}
-    return meta
+    return dict(header_meta(sc["header"]))
 
 
 class _Input:

@@ -3,11 +3,56 @@ dicts, for `traceprof summary`, and their packets one at a time, for
 `traceprof merge`; standard library only (wire.py)."""
 
 import re
+import struct
 
 from .reader import TraceError, open_binary
 from .wire import Malformed, fields, int64
 
 PFTRACE_RE = re.compile(r"\.pftrace(\.gz|\.zst)?$")
+
+
+def annotation(b):
+    """(name, value) of a DebugAnnotation with an inline name (as the
+    writer's documents have them); dicts and arrays as dicts and lists."""
+    name, val, d, arr = None, None, None, None
+    for f, _, v in fields(b):
+        if f == 10:
+            name = v.decode("utf-8", "replace")
+        elif f == 4:
+            val = int64(v)
+        elif f == 3:
+            val = v
+        elif f == 2:
+            val = bool(v)
+        elif f == 5:
+            val = struct.unpack("<d", v.to_bytes(8, "little"))[0]
+        elif f == 6:
+            val = v.decode("utf-8", "replace")
+        elif f == 11:
+            k, x = annotation(v)
+            d = d if d is not None else {}
+            d[k] = x
+        elif f == 12:
+            arr = arr if arr is not None else []
+            arr.append(annotation(v)[1])
+    return name, d if d is not None else arr if arr is not None else val
+
+
+def header_meta(h):
+    """("key", value) of the JSON's top-level members from the fields of a
+    "traceprof header" instant (format/perfetto_writer.c)."""
+    if isinstance(h.get("baseTimeNanoseconds"), int):
+        yield "baseTimeNanoseconds", h["baseTimeNanoseconds"]
+    if isinstance(h.get("rank"), int):
+        yield "distributedInfo", {
+            "backend": h.get("launcher", "none"), "rank": h["rank"],
+            "world_size": h.get("world_size"), "local_rank": h.get("local_rank"),
+            "local_world_size": h.get("local_world_size"), "node_rank": h.get("node_rank")}
+
+
+# The writer's documents: instants whose annotations are the JSON's
+# top-level members ("traceprof" the footer object itself).
+DOCS = ("traceprof", "traceprof header", "deviceProperties", "traceName", "stackFrames")
 
 
 class _Sequence:
@@ -50,7 +95,10 @@ class PftraceReader:
     ClockSnapshot, per sequence), in BOOTTIME where a sequence's snapshot
     ties its clocks to it, else MONOTONIC.  Packets are read one at a time.
 
-    items() yields ("events", [dict, ...], None) batches, as TraceReader."""
+    items() yields ("events", [dict, ...], None) batches, as TraceReader,
+    and ("meta", key, value) for the JSON's top-level members that the
+    writer's document instants carry (DOCS: the "traceprof" footer,
+    distributedInfo and baseTimeNanoseconds from the header, ...)."""
 
     BATCH = 4096
 
@@ -149,6 +197,21 @@ class PftraceReader:
                 sq.incremental.add(cid)
                 sq.inc[cid] = val or 0
 
+    def _doc(self, name, anns):
+        """The ("meta", key, value) items of a document instant."""
+        try:
+            doc = dict(annotation(a) for a in anns)
+        except Malformed as e:
+            self._bad(str(e))
+        if name == "traceprof":
+            yield "meta", "traceprof", doc
+        elif name == "traceprof header":
+            for k, v in header_meta(doc):
+                yield "meta", k, v
+        else:
+            for k, v in doc.items():
+                yield "meta", k, v
+
     def _descriptor(self, b, where, batch):
         """A TrackDescriptor: where a thread's or process's track is, and a
         process's name as a "process_name" metadata event."""
@@ -213,9 +276,12 @@ class PftraceReader:
                     continue
                 ts = sq.time(ts, clock)
                 etype, name, cat, track = 0, None, None, 0
+                anns = []
                 for f, _, v in self.fields(te):
                     if f == 9:
                         etype = v
+                    elif f == 4 and etype == 3:
+                        anns.append(v)
                     elif f == 10:
                         name = names.get(v, "iid %d" % v)
                     elif f == 23 and isinstance(v, bytes):
@@ -244,6 +310,10 @@ class PftraceReader:
                 elif etype == 3 and us is not None:
                     batch.append({"ph": "i", "cat": cat, "name": name or "", "pid": pid,
                                   "tid": tid, "ts": us})
+                if etype == 3 and name in DOCS and anns:
+                    yield "events", batch, None
+                    batch = []
+                    yield from self._doc(name, anns)
                 if len(batch) >= self.BATCH:
                     yield "events", batch, None
                     batch = []

@@ -41,10 +41,13 @@ import rel
 
 prog = sys.argv[1]
 PRELOAD = os.environ["TP_PRELOAD"]
+EXT = os.environ.get("TP_EXT", "json")
 fails = []
 
 def env(extra=None, preload=True, pre_value=None):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
+    # TRACEPROF_FORMAT stays: rel_perfetto.sh runs this test in both formats.
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("TRACEPROF_") or k == "TRACEPROF_FORMAT"}
     e.pop("LD_PRELOAD", None)
     if preload:
         e["LD_PRELOAD"] = pre_value or PRELOAD
@@ -92,8 +95,8 @@ for follow in fork_cases:
     check("status 0" in out, "fork (follow=%s): the child exited 0" % follow)
     tr = rel.load_all(folder)
     files = {os.path.basename(k): v for k, v in tr.items()}
-    pf = "rank0.step0.trace.json"
-    cf = "pid%d.rank0.step0.trace.json" % child
+    pf = "rank0.step0.trace." + EXT
+    cf = "pid%d.rank0.step0.trace.%s" % (child, EXT)
     check(pf in files, "fork (follow=%s): parent file %s (have %s)" % (follow, pf, sorted(files)))
     if pf in files:
         n = names(files[pf])
@@ -122,7 +125,7 @@ for follow in ("1", "0"):
     folder = "exec" + follow
     pre = PRELOAD + (":" + other if other else "")
     p = subprocess.run([prog, "exec"], env=env({"TRACEPROF_FOLDER": folder,
-                       "TRACEPROF_FILENAME": "rank{rank}.{pid}.json",
+                       "TRACEPROF_FILENAME": "rank{rank}.{pid}." + EXT,
                        "TRACEPROF_FOLLOW_EXEC": follow}, pre_value=pre),
                        capture_output=True, timeout=60)
     out = p.stdout.decode()
@@ -130,10 +133,10 @@ for follow in ("1", "0"):
     ppid = int(out.split("parent ")[1].split()[0])
     cpid = int(out.split("child ")[1].split()[0])
     files = {os.path.basename(k): v for k, v in rel.load_all(folder).items()}
-    check("rank0.%d.json" % ppid in files, "exec (follow=%s): the parent's file" % follow)
+    check("rank0.%d.%s" % (ppid, EXT) in files, "exec (follow=%s): the parent's file" % follow)
     if follow == "1":
         check("library loaded: yes" in out, "exec: the child has the library")
-        cf = "rank0.%d.json" % cpid
+        cf = "rank0.%d.%s" % (cpid, EXT)
         check(cf in files and names(files[cf]).get("exec-child") == 10 and pids(files[cf]) == {cpid},
               "exec: the exec'd child is traced as its own process in %s (%s)" % (cf, sorted(files)))
     else:

@@ -9,10 +9,12 @@ out=$(TRACEPROF_SAMPLE_MS=0 TRACEPROF_BUFFER_EVENTS=1048576 TRACEPROF_MAX_FILE_M
 	traced "$prog" 6 2 12000)
 [ "$out" = done ] || die "program output '$out'"
 "$PYTHON" - "$TP_TMP/tr" <<'PY'
-import glob, json, os, re, sys
+import glob, os, sys
+sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
+import rel
 files = sorted(glob.glob(sys.argv[1] + "/*"))
 assert files, "no trace left"
-tps = [json.load(open(f))["traceprof"] for f in files]
+tps = [rel.load_trace(f)["traceprof"] for f in files]
 steps = {tuple(t["steps"]) for t in tps}
 assert steps == {(2, 3)}, ("only the newest window stays", steps, files)
 n = tps[0]["parts"]

@@ -32,5 +32,6 @@ run() { # expected status, preload value
 }
 run 143 ""
 run 143 "$TP_PRELOAD"
-ls "$TP_TMP"/tr/*.json >/dev/null || die "no trace saved"
+ls "$TP_TMP"/tr/*.$TP_EXT >/dev/null || die "no trace saved"
+"$PYTHON" "$TP_TOP/test/lib/rel.py" check "$TP_TMP/tr" >/dev/null || die "a trace saved is not complete"
 echo ok

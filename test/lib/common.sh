@@ -25,6 +25,12 @@ tp_preload_value() {
 TP_PRELOAD="$(tp_preload_value)"
 export TP_PRELOAD
 
+# The trace files' extension: rel_perfetto.sh runs the reliability tests
+# again with TRACEPROF_FORMAT=perfetto in their environment.
+TP_EXT=json
+[ "${TRACEPROF_FORMAT:-}" != perfetto ] || TP_EXT=pftrace
+export TP_EXT
+
 # Runs a command with the library preloaded.
 traced() { LD_PRELOAD="$TP_PRELOAD" "$@"; }
 

@@ -3,7 +3,9 @@
 Import from a test's inline Python (sys.path.insert(0, TP_TOP/test/lib)) or
 run `rel.py matrix` for the never-break-the-host matrix.  Every trace is read
 strictly: the bytes must be UTF-8, the text must parse with json.loads and
-no NaN/Infinity, and the object must end with its traceprof footer.
+no NaN/Infinity, and the object must end with its traceprof footer.  A
+.pftrace (TRACEPROF_FORMAT=perfetto, rel_perfetto.sh) is read as the same
+object, and must decode whole and carry the same footer.
 """
 import glob
 import json
@@ -21,8 +23,38 @@ def _no_constants(name):
     raise ValueError("non-JSON constant %s" % name)
 
 
+def load_pftrace(path):
+    """A Perfetto trace (.pftrace, TRACEPROF_FORMAT=perfetto) as the JSON
+    trace's object, read by traceprof's own decoder (scripts/tpcli/
+    pftrace.py; the writer's output is checked against Perfetto's schema by
+    perfetto_same_run.sh): traceEvents (slices as X, instants as i, process
+    names as M, with the threads' pids and tids) and the top-level members
+    the writer's document instants carry.  Raises ValueError."""
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.path.join(top, "scripts") not in sys.path:
+        sys.path.insert(0, os.path.join(top, "scripts"))
+    from tpcli.pftrace import PftraceReader
+    from tpcli.reader import TraceError
+    obj = {"schemaVersion": 1, "traceEvents": []}
+    try:
+        for kind, a, b in PftraceReader(path).items():
+            if kind == "events":
+                obj["traceEvents"].extend(a)
+            elif kind == "meta":
+                obj[a] = b
+    except TraceError as e:
+        raise ValueError(str(e))
+    return obj
+
+
 def load_trace(path):
     """Reads one trace strictly; returns the object or raises ValueError."""
+    if ".pftrace" in os.path.basename(path):
+        obj = load_pftrace(path)
+        for key in ("traceEvents", "traceprof", "distributedInfo", "baseTimeNanoseconds"):
+            if key not in obj:
+                raise ValueError("no %r" % key)
+        return obj
     with open(path, "rb") as f:
         raw = f.read()
     if path.endswith(".gz"):
@@ -50,7 +82,7 @@ def trace_files(folder):
         for f in files:
             if f.startswith("."):
                 continue
-            if ".json" in f:
+            if ".json" in f or ".pftrace" in f:
                 out.append(os.path.join(root, f))
     return sorted(out)
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 19 item 4: drops, fork, exit and signals keep every guarantee in
+# the Perfetto format too.  The reliability tests run again, unchanged but
+# for the format, with TRACEPROF_FORMAT=perfetto in their environment; they
+# read the .pftrace files through test/lib/rel.py (the same object as the
+# JSON: events, the footer's counts, the header's rank and base):
+#   rel_account      written + dropped == produced, per thread and step
+#   rel_life         fork (followed or not), exec, exit from a thread,
+#                    pthread_exit from main, SIGINT/SIGTERM with and without
+#                    the program's handlers: same status and output, one
+#                    complete file each
+#   rel_own_signals  SIGTERM then SIGINT during the final save
+#   rel_own_exit     exit() within TRACEPROF_EXIT_TIMEOUT_S
+#   rel_own_fork     forks while windows are saved
+#   rel_own_rotate   TRACEPROF_NUM_TRACES_TO_KEEP counts windows of parts
+. "$TP_TOP/test/lib/common.sh"
+export TRACEPROF_FORMAT=perfetto
+export TP_EXT=pftrace
+root=$TP_TMP
+ran=0
+for t in rel_account rel_life rel_own_signals rel_own_exit rel_own_fork rel_own_rotate; do
+	mkdir "$root/$t"
+	rc=0
+	TP_TMP="$root/$t" bash "$TP_TOP/test/integration/$t.sh" >"$root/$t.log" 2>&1 || rc=$?
+	if [ $rc = 77 ]; then
+		echo "$t: $(grep -m1 '^SKIP' "$root/$t.log")"
+		continue
+	fi
+	[ $rc = 0 ] || { tail -30 "$root/$t.log"; die "$t with TRACEPROF_FORMAT=perfetto (exit $rc)"; }
+	# Each must have written .pftrace files, and no JSON.
+	if [ "$t" != rel_own_fork ] && [ "$t" != rel_own_exit ]; then
+		[ -n "$(find "$root/$t" -name '*.pftrace*' | head -1)" ] || die "$t: no .pftrace written"
+	fi
+	[ -z "$(find "$root/$t" -name '*.trace.json*' | head -1)" ] || die "$t: JSON written in the perfetto format"
+	echo "$t: passed with TRACEPROF_FORMAT=perfetto"
+	ran=$((ran + 1))
+done
+[ $ran -gt 0 ] || skip "every reliability test skipped"
