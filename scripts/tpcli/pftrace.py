@@ -88,8 +88,8 @@ class PftraceReader:
     uses (format/perfetto_writer.c) and `traceprof merge` writes
     (pfmerge.py).  TrackEvent SLICE_BEGIN / SLICE_END pairs on one track
     become one "ph":"X" event (pid and tid: the thread's, or the track's
-    uuid for other tracks), instants "ph":"i", process names "ph":"M"
-    process_name events; names and categories inline or interned (InternedData, per
+    uuid for other tracks), instants "ph":"i", process and thread names
+    "ph":"M" process_name / thread_name events; names and categories inline or interned (InternedData, per
     packet sequence, cleared with the sequence's incremental state);
     timestamps absolute or on an incremental clock (TracePacketDefaults,
     ClockSnapshot, per sequence), in BOOTTIME where a sequence's snapshot
@@ -213,8 +213,8 @@ class PftraceReader:
                 yield "meta", k, v
 
     def _descriptor(self, b, where, batch):
-        """A TrackDescriptor: where a thread's or process's track is, and a
-        process's name as a "process_name" metadata event."""
+        """A TrackDescriptor: where a thread's or process's track is, and
+        its name as a "process_name" or "thread_name" metadata event."""
         uuid, thread, proc = None, None, None
         for f, _, v in self.fields(b):
             if f == 1:
@@ -226,7 +226,10 @@ class PftraceReader:
         if uuid is None:
             return
         if thread and 1 in thread and 2 in thread:
-            where[uuid] = (int64(thread[1]), int64(thread[2]))
+            pid, tid = where[uuid] = (int64(thread[1]), int64(thread[2]))
+            if isinstance(thread.get(5), bytes):
+                batch.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                              "args": {"name": thread[5].decode("utf-8", "replace")}})
         elif proc and 1 in proc:
             pid = int64(proc[1])
             where[uuid] = (pid, 0)

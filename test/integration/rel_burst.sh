@@ -48,6 +48,15 @@ if not files:
     sys.exit("FAIL: %s: no trace file" % name)
 launches, written, dropped = 0, None, None
 for f in files:
+    if ".pftrace" in f:  # TRACEPROF_FORMAT=perfetto (rel_perfetto.sh): traceprof's decoder
+        sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "scripts"))
+        from tpcli.pftrace import PftraceReader
+        for kind, a, b in PftraceReader(f).items():
+            if kind == "events":
+                launches += sum(1 for ev in a if ev.get("name") == "cudaLaunchKernel")
+            elif kind == "meta" and a == "traceprof" and b.get("part") == 1:
+                written, dropped = b["events_written"], b["events_dropped"]
+        continue
     # Streamed: the JSON of 2 million events does not fit the test's memory.
     z = subprocess.Popen(["zstd", "-dc", f], stdout=subprocess.PIPE)
     tail = b""

@@ -24,7 +24,7 @@ run() { # name, variables...
 run keep1 TRACEPROF_NUM_TRACES_TO_KEEP=1
 # keep 1: only the newest window stays, in the folder of the start.
 left=$(ls "$TP_TMP/keep1/start/out")
-[ "$left" = rank0.step5.trace.json ] || die "keep1: left $left"
+[ "$left" = rank0.step5.trace.$TP_EXT ] || die "keep1: left $left"
 # The upload of step 0's file ends after the chdir: its deletion comes then.
 run keep0 TRACEPROF_NUM_TRACES_TO_KEEP=0 'TRACEPROF_ON_SAVE=sleep 0.5'
 left=$(ls -A "$TP_TMP/keep0/start/out")

@@ -46,10 +46,12 @@ check_data "$d"
 # Every step recorded: the file holds all 20 steps' events, less those
 # counted as dropped (a slow flush thread, e.g. under a sanitizer).
 "$PYTHON" - "$TP_TMP/run-whole-none/tr" <<'PY'
-import glob, json, sys
-files = glob.glob(sys.argv[1] + "/*.json")
+import glob, os, sys
+sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
+import rel
+files = rel.trace_files(sys.argv[1])
 assert len(files) == 1, files
-d = json.load(open(files[0]))
+d = rel.load_trace(files[0])
 n = sum(1 for e in d["traceEvents"] if e.get("name") == "work")
 dropped = d["traceprof"]["events_dropped"]
 assert n <= 20 * 2000 and 20 * 2000 - n <= dropped, (n, dropped)

@@ -14,10 +14,12 @@ out=$(TRACEPROF_FOLDER="$TP_TMP/tr" traced "$prog" seccomp 2>err) || rc=$?
 [ -z "$(find "$TP_TMP/tr" -name '.*tmp*')" ] || die "temporary file left"
 check_trace "$TP_TMP"/tr/*
 "$PYTHON" - "$TP_TMP/tr" <<'PY'
-import glob, json, sys
+import glob, os, sys
+sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
+import rel
 files = glob.glob(sys.argv[1] + "/*")
 assert len(files) == 1, files
-ev = json.load(open(files[0]))["traceEvents"]
+ev = rel.load_trace(files[0])["traceEvents"]
 n = sum(1 for e in ev if e.get("name") == "work")
 steps = sorted(int(e["name"][13:]) for e in ev if e["name"].startswith("ProfilerStep#"))
 assert n == 6000, n

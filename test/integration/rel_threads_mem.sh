@@ -17,12 +17,14 @@ hwm=$(echo "$out" | sed -n 's/^vmhwm_kb //p')
 [ -n "$hwm" ] || die "program output '$out'"
 echo "peak resident: $((hwm / 1024)) MB (limit $((limit_kb / 1024)) MB)"
 [ "$hwm" -le "$limit_kb" ] || die "1,000 sequential threads: peak resident $((hwm / 1024)) MB > $((limit_kb / 1024)) MB"
-check_trace "$TP_TMP/t"/*.json
+check_trace "$TP_TMP/t"/*.$TP_EXT
 "$PYTHON" - "$TP_TMP/t" <<'PY'
-import glob, json, sys
-files = glob.glob(sys.argv[1] + "/*.json")
+import glob, os, sys
+sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
+import rel
+files = rel.trace_files(sys.argv[1])
 assert len(files) == 1, files
-d = json.load(open(files[0]))
+d = rel.load_trace(files[0])
 n = sum(1 for e in d["traceEvents"] if e.get("name") == "t" and e.get("ph") == "i")
 tids = {e["tid"] for e in d["traceEvents"] if e.get("name") == "t"}
 foot = d["traceprof"]

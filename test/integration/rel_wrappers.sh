@@ -25,7 +25,8 @@ TRACEPROF_LIB="$TP_LIB" "$T" run -q --folder "$TP_TMP/out" -- bash -c './wrapper
 grep -qx done run.out || die "the wrapper tree did not run to its end: $(cat run.out)"
 files=$(find "$TP_TMP/out" -type f | sort)
 [ "$(echo "$files" | grep -c .)" = 1 ] || die "want exactly one trace file, got: $files"
-grep -q '"cudaMalloc"' $files || die "the one file is not the worker's: $files"
+# (JSON quotes the name; a .pftrace holds it interned, as raw bytes)
+grep -aq "$([ "$TP_EXT" = json ] && echo '"cudaMalloc"' || echo cudaMalloc)" $files || die "the one file is not the worker's: $files"
 echo "one file: $files"
 
 # A process that only calls traceprof_step() (no CUDA) still writes its file.

@@ -4,6 +4,9 @@ merge`): plain, .gz or .zst.
 
     tracecheck.py FILE...      one summary line per file; exit 1 on any problem
 
+A .pftrace (TRACEPROF_FORMAT=perfetto) is decoded by protoc with Perfetto's
+schema, then read as the same object (rel.load_pftrace) and checked alike.
+
 As a module:
     from tracecheck import load_trace, check_trace
     trace = load_trace(path)            # the parsed JSON object
@@ -71,12 +74,32 @@ def load_trace(path):
     return json.loads(read_bytes(path).decode("utf-8"))
 
 
-def check_trace(t, text=None):
-    """Problems found in the parsed trace t (a list of strings)."""
+def load_pftrace(path):
+    """A .pftrace as the JSON trace's object (rel.load_pftrace), after
+    protoc has decoded it with Perfetto's published schema, where protoc
+    and the schema are here and the file is not too large for its text
+    form (16 MB)."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import pftrace
+    import rel
+    if not pftrace.skip_reason() and len(read_bytes(path)) <= 16 << 20:
+        pftrace.decode(path)  # SystemExit with protoc's message when invalid
+    return rel.load_pftrace(path)
+
+
+def check_trace(t, text=None, pftrace=False):
+    """Problems found in the parsed trace t (a list of strings); pftrace:
+    t is a .pftrace read as the JSON's object, where deviceProperties is
+    there only when devices are known."""
     p = []
     if not isinstance(t, dict):
         return ["not a JSON object (a bare array?)"]
     for k in REQUIRED:
+        if pftrace and k == "deviceProperties":
+            continue
         if k not in t:
             p.append("missing top-level key %r" % k)
     di = t.get("distributedInfo")
@@ -145,14 +168,18 @@ def main(argv):
         return 2
     rc = 0
     for path in argv:
+        pf = ".pftrace" in path
         try:
-            text = read_bytes(path).decode("utf-8")
-            t = json.loads(text)
-        except (OSError, ValueError, subprocess.CalledProcessError) as e:
+            if pf:
+                text, t = None, load_pftrace(path)
+            else:
+                text = read_bytes(path).decode("utf-8")
+                t = json.loads(text)
+        except (OSError, ValueError, subprocess.CalledProcessError, SystemExit) as e:
             print("%s: INVALID: %s" % (path, e))
             rc = 1
             continue
-        problems = check_trace(t, text)
+        problems = check_trace(t, text, pf)
         evs = t.get("traceEvents") if isinstance(t, dict) else None
         n = len(evs) if isinstance(evs, list) else 0
         if problems:
