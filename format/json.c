@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/utf8.h"
 #include "format/sink.h"
 
 #if defined(__SSE2__)
@@ -326,41 +327,6 @@ static inline int js_word_special(uint64_t w)
 		JS_HIGHS) != 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (2 to 4), or, when it is invalid,
- * minus the length of its maximal subpart (the bytes replaced by one U+FFFD,
- * as Unicode recommends: at least 1).  s[0] >= 0x80; n >= 1 bytes remain. */
-static inline int js_utf8(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	unsigned lo = 0x80, hi = 0xbf;
-	int len;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong below U+0800 */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates U+D800..U+DFFF */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong below U+10000 */
-		else if (c == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		/* A stray continuation byte, C0/C1 (always overlong) or F5..FF. */
-		return -1;
-	}
-	if (n < 2 || s[1] < lo || s[1] > hi)
-		return -1;
-	for (int k = 2; k < len; k++) {
-		if ((size_t)k >= n || (s[k] & 0xc0) != 0x80)
-			return -k;
-	}
-	return len;
-}
-
 /* Escapes sequences starting before `limit` (sequences may read up to n, so a
  * chunked caller never splits one); returns the bytes written to dst and sets
  * *used to the input consumed.  dst needs 6 * (limit + 3) bytes. */
@@ -407,7 +373,7 @@ static size_t js_escape_core(char *dst, const unsigned char *src, size_t n, size
 			i++;
 			continue;
 		}
-		int k = js_utf8(src + i, n - i);
+		int k = tp_utf8_seq(src + i, n - i);
 		if (k > 0) {
 			memcpy(d, src + i, (size_t)k);
 			d += k;

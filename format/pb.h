@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 struct tp_sink;
 
 enum tp_pb_wire { TP_PB_VARINT = 0, TP_PB_I64 = 1, TP_PB_LEN = 2, TP_PB_I32 = 5 };
@@ -133,6 +135,25 @@ static inline uint8_t *tp_pb_put_bytes(uint8_t *d, uint32_t field, const void *p
 	d = tp_pb_put_varint(tp_pb_put_tag(d, field, TP_PB_LEN), n);
 	memcpy(d, p, n);
 	return d + n;
+}
+
+/* Worst-case bytes of a text field's value of n bytes (tp_pb_put_text):
+ * each invalid byte may become a 3-byte U+FFFD. */
+#define TP_PB_TEXT_ROOM(n) (3 * (size_t)(n))
+
+/* A string field: s[0..n) with invalid UTF-8 replaced by U+FFFD, since a
+ * protobuf string must be UTF-8 (protobuf's own parsers log an error and
+ * hand such a field over as bytes).  Reserve TP_PB_TAG_MAX +
+ * TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(n). */
+static inline uint8_t *tp_pb_put_text(uint8_t *d, uint32_t field, const char *s, size_t n)
+{
+	if (__builtin_expect(tp_utf8_ascii(s, n), 1))
+		return tp_pb_put_bytes(d, field, s, n);
+	size_t m = tp_utf8_fixed_len(s, n);
+	if (m == n)
+		return tp_pb_put_bytes(d, field, s, n);
+	d = tp_pb_put_varint(tp_pb_put_tag(d, field, TP_PB_LEN), m);
+	return (uint8_t *)tp_utf8_fix((char *)d, s, n);
 }
 
 /* Opens a nested message: its tag and its length slot.  Reserve

@@ -239,7 +239,7 @@ static size_t pw_new_room(const struct pw_new *q, unsigned n)
 {
 	size_t r = 0;
 	for (unsigned i = 0; i < n; i++)
-		r += 2 * TP_PB_TAG_MAX + 4 + 2 * TP_PB_VARINT_MAX + q[i].len;
+		r += 2 * TP_PB_TAG_MAX + 4 + 2 * TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(q[i].len);
 	return r;
 }
 
@@ -249,7 +249,7 @@ static uint8_t *pw_put_new(uint8_t *d, uint32_t field, const struct pw_new *q, u
 		uint8_t *m;
 		d = tp_pb_open(d, field, &m);
 		d = tp_pb_put_uint(d, F_INTERNED_IID, q[i].iid);
-		d = tp_pb_put_bytes(d, F_INTERNED_NAME, q[i].s, q[i].len);
+		d = tp_pb_put_text(d, F_INTERNED_NAME, q[i].s, q[i].len);
 		d = tp_pb_close(m, d);
 	}
 	return d;
@@ -376,7 +376,8 @@ static void pw_put_process(struct pw *pw, uint64_t uuid, int64_t pid, const char
 			   const char *labels, int have_sort, int64_t sort_index)
 {
 	size_t nl = pw_strlen(name), ll = pw_strlen(labels);
-	uint8_t *d = tp_pb_reserve(&pw->pb, PW_PACKET_ROOM + 128 + nl + ll), *m, *t, *p;
+	uint8_t *d = tp_pb_reserve(&pw->pb, PW_PACKET_ROOM + 128 + TP_PB_TEXT_ROOM(nl + ll)), *m,
+					   *t, *p;
 	if (!d)
 		return;
 	d = pw_packet_open(pw, d, &m, 0);
@@ -385,9 +386,9 @@ static void pw_put_process(struct pw *pw, uint64_t uuid, int64_t pid, const char
 	d = tp_pb_open(d, F_TD_PROCESS, &p);
 	d = tp_pb_put_int(d, F_PD_PID, pw_i32(pid));
 	if (name)
-		d = tp_pb_put_bytes(d, F_PD_NAME, name, nl);
+		d = tp_pb_put_text(d, F_PD_NAME, name, nl);
 	if (labels && ll)
-		d = tp_pb_put_bytes(d, F_PD_LABELS, labels, ll);
+		d = tp_pb_put_text(d, F_PD_LABELS, labels, ll);
 	if (have_sort)
 		d = tp_pb_put_int(d, F_PD_SORT, pw_i32(sort_index));
 	d = tp_pb_close(p, d);
@@ -399,7 +400,7 @@ static void pw_put_thread(struct pw *pw, uint64_t uuid, int64_t pid, int64_t tid
 			  const char *name, int have_sort, int64_t sort_index)
 {
 	size_t nl = pw_strlen(name);
-	uint8_t *d = tp_pb_reserve(&pw->pb, PW_PACKET_ROOM + 128 + nl), *m, *t, *p;
+	uint8_t *d = tp_pb_reserve(&pw->pb, PW_PACKET_ROOM + 128 + TP_PB_TEXT_ROOM(nl)), *m, *t, *p;
 	if (!d)
 		return;
 	d = pw_packet_open(pw, d, &m, 0);
@@ -409,7 +410,7 @@ static void pw_put_thread(struct pw *pw, uint64_t uuid, int64_t pid, int64_t tid
 	d = tp_pb_put_int(d, F_THD_PID, pw_i32(pid));
 	d = tp_pb_put_int(d, F_THD_TID, tid);
 	if (name)
-		d = tp_pb_put_bytes(d, F_THD_NAME, name, nl);
+		d = tp_pb_put_text(d, F_THD_NAME, name, nl);
 	if (have_sort)
 		d = tp_pb_put_int(d, F_THD_SORT, pw_i32(sort_index));
 	d = tp_pb_close(p, d);
@@ -420,14 +421,14 @@ static void pw_put_thread(struct pw *pw, uint64_t uuid, int64_t pid, int64_t tid
 static void pw_put_counter_track(struct pw *pw, uint64_t uuid, uint64_t parent, const char *name,
 				 size_t nl)
 {
-	uint8_t *d = tp_pb_reserve(&pw->pb, PW_PACKET_ROOM + 128 + nl), *m, *t, *c;
+	uint8_t *d = tp_pb_reserve(&pw->pb, PW_PACKET_ROOM + 128 + TP_PB_TEXT_ROOM(nl)), *m, *t, *c;
 	if (!d)
 		return;
 	d = pw_packet_open(pw, d, &m, 0);
 	d = tp_pb_open(d, F_PKT_TRACK_DESC, &t);
 	d = tp_pb_put_uint(d, F_TD_UUID, uuid);
 	d = tp_pb_put_uint(d, F_TD_PARENT, parent);
-	d = tp_pb_put_bytes(d, F_TD_NAME, name, nl);
+	d = tp_pb_put_text(d, F_TD_NAME, name, nl);
 	d = tp_pb_open(d, F_TD_COUNTER, &c);
 	d = tp_pb_close(c, d);
 	d = tp_pb_close(t, d);
@@ -526,7 +527,7 @@ static size_t pw_arg_room(const struct tp_arg *a)
 	size_t r = 2 * TP_PB_TAG_MAX + 4 + TP_PB_VARINT_MAX + TP_PB_TAG_MAX + TP_PB_VARINT_MAX;
 	switch (a->type) {
 	case TP_VAL_STR:
-		return r + TP_PB_VARINT_MAX + (a->n > PW_STR_MAX ? PW_STR_MAX : a->n);
+		return r + TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(a->n > PW_STR_MAX ? PW_STR_MAX : a->n);
 	case TP_VAL_HEX:
 		return r + 20;
 	case TP_VAL_STRS: {
@@ -534,7 +535,7 @@ static size_t pw_arg_room(const struct tp_arg *a)
 		for (uint32_t i = 0; i < n; i++) {
 			size_t l = a->strs[i] ? strlen(a->strs[i]) : 0;
 			r += 2 * TP_PB_TAG_MAX + 4 + TP_PB_VARINT_MAX +
-			     (l > PW_ELEM_STR_MAX ? PW_ELEM_STR_MAX : l);
+			     TP_PB_TEXT_ROOM(l > PW_ELEM_STR_MAX ? PW_ELEM_STR_MAX : l);
 		}
 		return r;
 	}
@@ -587,7 +588,7 @@ static uint8_t *pw_put_value(uint8_t *d, const struct tp_arg *a)
 	case TP_VAL_BOOL:
 		return tp_pb_put_uint(d, F_DA_BOOL, a->u != 0);
 	case TP_VAL_STR:
-		return tp_pb_put_bytes(d, F_DA_STRING, a->s, a->n > PW_STR_MAX ? PW_STR_MAX : a->n);
+		return tp_pb_put_text(d, F_DA_STRING, a->s, a->n > PW_STR_MAX ? PW_STR_MAX : a->n);
 	case TP_VAL_STRS: {
 		uint32_t n = a->n > PW_ELEMS_MAX ? PW_ELEMS_MAX : a->n;
 		for (uint32_t i = 0; i < n; i++) {
@@ -595,7 +596,7 @@ static uint8_t *pw_put_value(uint8_t *d, const struct tp_arg *a)
 			const char *s = a->strs[i] ? a->strs[i] : "";
 			size_t l = strlen(s);
 			d = tp_pb_open(d, F_DA_ARRAY, &m);
-			d = tp_pb_put_bytes(d, F_DA_STRING, s, l > PW_ELEM_STR_MAX ? PW_ELEM_STR_MAX : l);
+			d = tp_pb_put_text(d, F_DA_STRING, s, l > PW_ELEM_STR_MAX ? PW_ELEM_STR_MAX : l);
 			d = tp_pb_close(m, d);
 		}
 		return d;
@@ -658,7 +659,8 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 			}
 		}
 	}
-	size_t need = 2 * PW_PACKET_ROOM + 8 * (TP_PB_TAG_MAX + TP_PB_VARINT_MAX) + nlen;
+	size_t need = 2 * PW_PACKET_ROOM + 8 * (TP_PB_TAG_MAX + TP_PB_VARINT_MAX) +
+		      TP_PB_TEXT_ROOM(nlen);
 	for (unsigned i = 0; i < nargs; i++) {
 		const struct tp_arg *a = &e->args[i];
 		key_iids[i] = pw_intern(pw, &pw->keys, a->key, a->klen, 1, pw->new_keys,
@@ -702,7 +704,7 @@ static void pw_event(struct tp_writer *w, const struct tp_event *e)
 		if (name_iid)
 			d = tp_pb_put_uint(d, F_TE_NAME_IID, name_iid);
 		else
-			d = tp_pb_put_bytes(d, F_TE_NAME, e->name, nlen);
+			d = tp_pb_put_text(d, F_TE_NAME, e->name, nlen);
 		if (e->flow_out)
 			d = tp_pb_put_fixed64(d, F_TE_FLOW_IDS, e->flow_out);
 		if (e->flow_in)
@@ -790,8 +792,9 @@ static size_t pw_doc_room(const struct tp_doc *doc)
 	for (size_t i = 0; i < doc->n; i++) {
 		const struct tp_doc_node *x = &doc->nodes[i];
 		const char *k = tp_doc_key(doc, x);
-		r += 3 * TP_PB_TAG_MAX + 4 + 2 * TP_PB_VARINT_MAX + 8 + (k ? pw_strlen(k) : 0) +
-		     (x->kind == TP_DOC_VALUE && x->type == TP_VAL_STR ? x->len : 0);
+		r += 3 * TP_PB_TAG_MAX + 4 + 2 * TP_PB_VARINT_MAX + 8 +
+		     TP_PB_TEXT_ROOM((k ? pw_strlen(k) : 0) +
+				     (x->kind == TP_DOC_VALUE && x->type == TP_VAL_STR ? x->len : 0));
 	}
 	return r;
 }
@@ -827,7 +830,7 @@ static uint8_t *pw_put_doc(uint8_t *d, const struct tp_doc *doc, const char *nam
 			k = name;
 		d = tp_pb_open(d, fields[depth], &m);
 		if (k)
-			d = tp_pb_put_bytes(d, F_DA_NAME, k, pw_strlen(k));
+			d = tp_pb_put_text(d, F_DA_NAME, k, pw_strlen(k));
 		switch (x->kind) {
 		case TP_DOC_VALUE:
 			switch (x->type) {
@@ -844,7 +847,7 @@ static uint8_t *pw_put_doc(uint8_t *d, const struct tp_doc *doc, const char *nam
 				d = tp_pb_put_uint(d, F_DA_BOOL, x->u != 0);
 				break;
 			default:
-				d = tp_pb_put_bytes(d, F_DA_STRING, tp_doc_text(doc, x), x->len);
+				d = tp_pb_put_text(d, F_DA_STRING, tp_doc_text(doc, x), x->len);
 				break;
 			}
 			d = tp_pb_close(m, d);

@@ -109,6 +109,12 @@ def decode(path):
                        stderr=subprocess.PIPE)
     if r.returncode != 0:
         raise SystemExit("protoc could not decode %s: %s" % (path, r.stderr.decode()[:500]))
+    # A string field must be UTF-8: protoc (as protobuf's other parsers)
+    # logs an error for each one that is not, and protobuf's libraries hand
+    # it over as bytes.
+    bad = [l for l in r.stderr.decode("utf-8", "replace").splitlines() if "invalid UTF-8" in l]
+    if bad:
+        raise SystemExit("%s: %d string fields of invalid UTF-8, e.g. %s" % (path, len(bad), bad[0]))
     return parse_text(r.stdout.decode("utf-8", "replace"))
 
 

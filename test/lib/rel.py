@@ -26,13 +26,24 @@ def _no_constants(name):
 def load_pftrace(path):
     """A Perfetto trace (.pftrace, TRACEPROF_FORMAT=perfetto) as the JSON
     trace's object, read by traceprof's own decoder (scripts/tpcli/
-    pftrace.py; the writer's output is checked against Perfetto's schema by
-    perfetto_same_run.sh): traceEvents (slices as X, instants as i, process
-    names as M, with the threads' pids and tids) and the top-level members
-    the writer's document instants carry.  Raises ValueError."""
-    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if os.path.join(top, "scripts") not in sys.path:
-        sys.path.insert(0, os.path.join(top, "scripts"))
+    pftrace.py): traceEvents (slices as X, instants as i, process and
+    thread names as M, with the threads' pids and tids) and the top-level
+    members the writer's document instants carry.  First, where protoc and
+    the schema are here and the file is up to 16 MB, protoc decodes it with
+    Perfetto's schema and every string field must be UTF-8 (test/lib/
+    pftrace.py).  Raises ValueError."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(os.path.dirname(here))
+    for d in (here, os.path.join(top, "scripts")):
+        if d not in sys.path:
+            sys.path.insert(0, d)
+    import pftrace
+    if (not pftrace.skip_reason() and os.path.getsize(path) <= 16 << 20
+            and len(pftrace.decompress(path)) <= 16 << 20):
+        try:
+            pftrace.decode(path)  # Perfetto's schema, and UTF-8 strings
+        except SystemExit as e:
+            raise ValueError(str(e))
     from tpcli.pftrace import PftraceReader
     from tpcli.reader import TraceError
     obj = {"schemaVersion": 1, "traceEvents": []}

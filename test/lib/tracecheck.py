@@ -75,18 +75,13 @@ def load_trace(path):
 
 
 def load_pftrace(path):
-    """A .pftrace as the JSON trace's object (rel.load_pftrace), after
-    protoc has decoded it with Perfetto's published schema, where protoc
-    and the schema are here and the file is not too large for its text
-    form (16 MB)."""
+    """A .pftrace as the JSON trace's object, checked against Perfetto's
+    schema where protoc is here (rel.load_pftrace)."""
     import os
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
-    import pftrace
     import rel
-    if not pftrace.skip_reason() and len(read_bytes(path)) <= 16 << 20:
-        pftrace.decode(path)  # SystemExit with protoc's message when invalid
     return rel.load_pftrace(path)
 
 
@@ -175,7 +170,7 @@ def main(argv):
             else:
                 text = read_bytes(path).decode("utf-8")
                 t = json.loads(text)
-        except (OSError, ValueError, subprocess.CalledProcessError, SystemExit) as e:
+        except (OSError, ValueError, subprocess.CalledProcessError) as e:
             print("%s: INVALID: %s" % (path, e))
             rc = 1
             continue

@@ -55,6 +55,46 @@ START_TEST(test_varint_bytes)
 }
 END_TEST
 
+/* A string field's text (tp_pb_put_text): bytes as given when they are
+ * UTF-8, each invalid sequence (maximal subpart) replaced by U+FFFD, within
+ * TP_PB_TEXT_ROOM. */
+static void text_is(const char *in, size_t n, const char *want, size_t wn)
+{
+	uint8_t b[512], *e;
+	ck_assert_uint_le(TP_PB_TAG_MAX + TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(n), sizeof(b));
+	e = tp_pb_put_text(b, 6, in, n);
+	ck_assert_int_eq(b[0], 6 << 3 | 2);
+	ck_assert_uint_eq(b[1], wn); /* one varint byte below 128 */
+	ck_assert_uint_eq((size_t)(e - b), 2 + wn);
+	ck_assert_msg(!memcmp(b + 2, want, wn), "text of %zu bytes not as wanted", n);
+	ck_assert_uint_le((size_t)(e - b), TP_PB_TAG_MAX + TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(n));
+}
+
+#define TEXT_IS(in, want) text_is(in, sizeof(in) - 1, want, sizeof(want) - 1)
+#define FFFD "\xef\xbf\xbd"
+
+START_TEST(test_text_utf8)
+{
+	TEXT_IS("cudaLaunchKernel", "cudaLaunchKernel");
+	TEXT_IS("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	TEXT_IS("a\xff" "b", "a" FFFD "b");
+	TEXT_IS("bad \xc3(", "bad " FFFD "(");
+	/* A name cut inside a character (a thread name at 15 bytes). */
+	TEXT_IS("\xe2\x82\xac\xe2\x82", "\xe2\x82\xac" FFFD);
+	/* A surrogate and an overlong form: one U+FFFD a byte. */
+	TEXT_IS("\xed\xa0\x80", FFFD FFFD FFFD);
+	TEXT_IS("\xc0\xaf", FFFD FFFD);
+	/* The worst case: every byte invalid, three times as long. */
+	char in[100], want[300];
+	memset(in, 0xff, sizeof(in));
+	for (size_t i = 0; i < sizeof(in); i++)
+		memcpy(want + 3 * i, FFFD, 3);
+	uint8_t b[400], *e = tp_pb_put_text(b, 6, in, sizeof(in));
+	ck_assert_uint_eq((size_t)(e - b), 1 + 2 + sizeof(want));
+	ck_assert(!memcmp(e - sizeof(want), want, sizeof(want)));
+}
+END_TEST
+
 /* A nested message of n body bytes: its length takes 1, 2 or (redundantly) 4
  * bytes, and the body follows it. */
 static size_t nested(uint8_t *buf, size_t n, uint8_t **body)
@@ -813,6 +853,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("perfetto_writer");
 	TCase *tc = tcase_create("encoder");
 	tcase_add_test(tc, test_varint_bytes);
+	tcase_add_test(tc, test_text_utf8);
 	tcase_add_test(tc, test_nested_lengths);
 	tcase_add_test(tc, test_discard);
 	suite_add_tcase(s, tc);
