@@ -11,10 +11,10 @@ from .inputs import merge_inputs, rank_of
 from .mergewrite import write_merged
 from .output import open_output
 from .pftrace import PFTRACE_RE
-from .pfmerge import PftraceMerge, meta_of, scan
+from .pfmerge import meta_of, scan, write_pftrace
 from .reader import TraceError
 from .tail import load_meta
-from .util import err, fail, human_bytes, version
+from .util import err, fail, human_bytes
 
 
 class Progress:
@@ -137,36 +137,3 @@ def cmd_merge(argv):
         len(inputs), "" if len(inputs) == 1 else "s", stats["events"], human_bytes(total),
         secs, total / max(secs, 1e-6) / 1e6, out))
 
-
-def write_pftrace(w, inputs, prog):
-    """The Perfetto merge (pfmerge.py), with its clocks: each input's
-    BOOTTIME becomes its REALTIME less the first input's REALTIME -
-    BOOTTIME, so that every input lies on one clock, aligned as the JSON
-    merge aligns them."""
-    offset = None
-    for x in inputs:
-        c = x["scan"]["clocks"]
-        if 1 in c and 6 in c:
-            offset = c[1] - c[6]
-            break
-    for x in inputs:
-        c = x["scan"]["clocks"]
-        x["boot"] = c[1] - offset if offset is not None and 1 in c else None
-        if x["boot"] is None and len(inputs) > 1:
-            err("%s: no REALTIME clock in its first packet; its times are taken as they are "
-                "(same host)" % x["path"])
-
-    def report(stats):
-        entries = []
-        for x, s in zip(inputs, stats):
-            e = {"file": x["path"], "rank": x["rank"], "rank_from": "traceprof header or file "
-                 "name" if x["rank_known"] else "input order"}
-            if x["base"] is not None:
-                e["baseTimeNanoseconds"] = x["base"]
-            if x["boot"] is not None:
-                e["shift_ns"] = x["boot"] - x["scan"]["clocks"].get(6, x["boot"])
-            e.update(s)
-            entries.append(e)
-        return {"version": version(), "inputs": entries}
-
-    return {"events": PftraceMerge(w, inputs).write(prog, report)}

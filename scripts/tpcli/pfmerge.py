@@ -29,10 +29,11 @@ import struct
 
 from . import wire
 from .pftrace import PftraceReader, annotation, header_meta
+from .util import err, version
 
 # TracePacket
 P_CLOCK_SNAPSHOT, P_TIMESTAMP, P_SEQ_ID, P_TRACK_EVENT = 6, 8, 10, 11
-P_SEQ_FLAGS, P_CLOCK_ID, P_TRACK_DESC = 13, 58, 60
+P_CLOCK_ID, P_TRACK_DESC = 58, 60
 # ClockSnapshot / Clock
 SNAP_CLOCKS, CLK_ID, CLK_TS = 1, 1, 2
 CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME = 1, 3, 6
@@ -42,7 +43,7 @@ TE_ANNOTATIONS, TE_TYPE, TE_TRACK_UUID, TE_NAME = 4, 9, 11, 23
 TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS = 47, 48
 TE_INSTANT = 3
 # TrackDescriptor, ProcessDescriptor, ThreadDescriptor
-TD_UUID, TD_NAME, TD_PROCESS, TD_THREAD, TD_PARENT, TD_COUNTER = 1, 2, 3, 4, 5, 8
+TD_UUID, TD_NAME, TD_PROCESS, TD_THREAD, TD_PARENT = 1, 2, 3, 4, 5
 PD_PID, PD_SORT, PD_NAME = 1, 3, 6
 THD_PID, THD_TID = 1, 2
 # DebugAnnotation
@@ -358,3 +359,38 @@ def _encode_annotation(name, v):
     else:
         out += wire.string(DA_STRING, str(v))
     return out
+
+
+def write_pftrace(w, inputs, prog):
+    """Writes the merge of inputs (merge.py's, each with its scan()) to w.
+    The clocks: each input's BOOTTIME becomes its REALTIME less the first
+    input's REALTIME - BOOTTIME, so that every input lies on one clock,
+    aligned as the JSON merge aligns them."""
+    offset = None
+    for x in inputs:
+        c = x["scan"]["clocks"]
+        if CLOCK_REALTIME in c and CLOCK_BOOTTIME in c:
+            offset = c[CLOCK_REALTIME] - c[CLOCK_BOOTTIME]
+            break
+    for x in inputs:
+        c = x["scan"]["clocks"]
+        x["boot"] = (c[CLOCK_REALTIME] - offset
+                     if offset is not None and CLOCK_REALTIME in c else None)
+        if x["boot"] is None and len(inputs) > 1:
+            err("%s: no REALTIME clock in its first packet; its times are taken as they are "
+                "(same host)" % x["path"])
+
+    def report(stats):
+        entries = []
+        for x, s in zip(inputs, stats):
+            e = {"file": x["path"], "rank": x["rank"], "rank_from": "traceprof header or file "
+                 "name" if x["rank_known"] else "input order"}
+            if x["base"] is not None:
+                e["baseTimeNanoseconds"] = x["base"]
+            if x["boot"] is not None:
+                e["shift_ns"] = x["boot"] - x["scan"]["clocks"].get(CLOCK_BOOTTIME, x["boot"])
+            e.update(s)
+            entries.append(e)
+        return {"version": version(), "inputs": entries}
+
+    return {"events": PftraceMerge(w, inputs).write(prog, report)}

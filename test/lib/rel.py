@@ -7,10 +7,8 @@ no NaN/Infinity, and the object must end with its traceprof footer.  A
 .pftrace (TRACEPROF_FORMAT=perfetto, rel_perfetto.sh) is read as the same
 object, and must decode whole and carry the same footer.
 """
-import glob
 import json
 import os
-import re
 import sys
 
 
