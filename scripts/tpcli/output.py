@@ -27,16 +27,10 @@ class _Writer:
         self.size = 0
 
     def write(self, s):
+        """Text (the JSON merge) or bytes (the Perfetto merge): one kind
+        per output."""
         self.parts.append(s)
         self.size += len(s)
-        if self.size > 1 << 20:
-            self.flush()
-
-    def write_bytes(self, b):
-        """Binary output (a Perfetto merge): bytes, buffered as write()'s
-        text is; the two are not mixed in one output."""
-        self.parts.append(b)
-        self.size += len(b)
         if self.size > 1 << 20:
             self.flush()
 

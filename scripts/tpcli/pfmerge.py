@@ -274,7 +274,7 @@ class _Input:
 
 
 class PftraceMerge:
-    """The merged Trace, written to w (output.py's writer) with write_bytes."""
+    """The merged Trace, written to w (output.py's writer)."""
 
     def __init__(self, w, inputs):
         self.w = w
@@ -298,7 +298,7 @@ class PftraceMerge:
         return op
 
     def _packet(self, body):
-        self.w.write_bytes(wire.message(1, body))
+        self.w.write(wire.message(1, body))
 
     def _merge_track(self, seq):
         uuid = _uuid("merge")

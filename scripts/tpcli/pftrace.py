@@ -89,8 +89,9 @@ class PftraceReader:
     (pfmerge.py).  TrackEvent SLICE_BEGIN / SLICE_END pairs on one track
     become one "ph":"X" event (pid and tid: the thread's, or the track's
     uuid for other tracks), instants "ph":"i", process and thread names
-    "ph":"M" process_name / thread_name events; names and categories inline or interned (InternedData, per
-    packet sequence, cleared with the sequence's incremental state);
+    "ph":"M" process_name / thread_name events; names and categories
+    inline or interned (InternedData, per packet sequence, cleared with the
+    sequence's incremental state);
     timestamps absolute or on an incremental clock (TracePacketDefaults,
     ClockSnapshot, per sequence), in BOOTTIME where a sequence's snapshot
     ties its clocks to it, else MONOTONIC.  Packets are read one at a time.
@@ -244,17 +245,13 @@ class PftraceReader:
         batch = []
         try:
             for pkt in self.packets():
-                ts = clock = None
-                te = None
-                seq_id = 0
-                for f, _, v in self.fields(pkt):
-                    if f == 10:
-                        seq_id = v
-                        break
-                sq = seqs.get(seq_id)
-                if sq is None:
-                    sq = seqs[seq_id] = _Sequence()
-                names, cats = sq.names, sq.cats
+                # One pass over the packet's fields; its sequence's state is
+                # known only once its id is read, so what changes that
+                # state is applied after: a cleared state first, then the
+                # packet's own interned names, defaults and snapshot.
+                ts = clock = te = None
+                seq_id = cleared = defaults = snapshot = 0
+                interned = []
                 for f, _, v in self.fields(pkt):
                     if f == 8:
                         ts = v
@@ -262,19 +259,33 @@ class PftraceReader:
                         clock = v
                     elif f == 11:
                         te = v
+                    elif f == 10:
+                        seq_id = v
                     elif f == 12:
-                        self._interned(v, names, cats)
-                    elif f == 13 and v & 1:
-                        names.clear()
-                        cats.clear()
+                        interned.append(v)
+                    elif f == 13:
+                        cleared = v & 1
                     elif f == 59:
-                        for g, _, w in self.fields(v):
-                            if g == 58:
-                                sq.default_clock = w
+                        defaults = v
                     elif f == 6:
-                        self._snapshot(v, sq)
+                        snapshot = v
                     elif f == 60:
                         self._descriptor(v, where, batch)
+                sq = seqs.get(seq_id)
+                if sq is None:
+                    sq = seqs[seq_id] = _Sequence()
+                names, cats = sq.names, sq.cats
+                if cleared:
+                    names.clear()
+                    cats.clear()
+                for v in interned:
+                    self._interned(v, names, cats)
+                if defaults:
+                    for g, _, w in self.fields(defaults):
+                        if g == 58:
+                            sq.default_clock = w
+                if snapshot:
+                    self._snapshot(snapshot, sq)
                 if te is None:
                     continue
                 ts = sq.time(ts, clock)

@@ -26,8 +26,8 @@ def _median(xs):
 def summary_ranks(a):
     """--by rank: the step times of each rank of a job, from its per-rank
     files (or their folder) or from a merged file, where each process's
-    name starts with "rank N" (traceprof merge); JSON or .pftrace.  Streams: only the steps'
-    durations are kept."""
+    name starts with "rank N" (traceprof merge); JSON or .pftrace.
+    Streams: only the steps' durations are kept."""
     files, _ = merge_inputs(a.files, "summary")
     steps = {}  # rank -> [(duration, step number)]
     for i, path in enumerate(files):

@@ -20,8 +20,8 @@
 #                    seccomp filter, thread churn, hostile names, wrapper
 #                    scripts
 . "$TP_TOP/test/lib/common.sh"
+# (each test's common.sh derives TP_EXT=pftrace from it)
 export TRACEPROF_FORMAT=perfetto
-export TP_EXT=pftrace
 root=$TP_TMP
 ran=0
 for t in rel_account rel_life rel_own_signals rel_own_exit rel_own_fork rel_own_rotate rel_burst \
