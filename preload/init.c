@@ -266,8 +266,16 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		tp_control_disable();
 		goto out;
 	}
-	install_signal(SIGINT, &old_int);
-	install_signal(SIGTERM, &old_term);
+	/* Opt-in only: a handler installed at load is the program's business.
+	 * CPython installs its KeyboardInterrupt handler only over a default
+	 * SIGINT and reports a foreign handler as None, which multiprocessing's
+	 * forkserver cannot copy into its workers (issue 30 items 1-2).  By
+	 * default a process killed by a signal it does not handle loses its open
+	 * window; one that handles it and exits saves at exit. */
+	if (cfg.save_on_signal) {
+		install_signal(SIGINT, &old_int);
+		install_signal(SIGTERM, &old_term);
+	}
 	pthread_atfork(NULL, NULL, atfork_child);
 	atomic_store_explicit(&active, 1, memory_order_relaxed);
 	tp_debug("recording to %s/%s", cfg.folder, cfg.filename);

@@ -44,6 +44,10 @@ RUN_OPTIONS = [
      "PyTorch script), nvtx:NAME, call:FUNCTION[:N], time:MS"),
     ("--trigger", "TRACEPROF_TRIGGER", "none", "str",
      "signal that starts an on-demand capture, e.g. SIGUSR2"),
+    ("--save-on-signal", "TRACEPROF_SAVE_ON_SIGNAL", "0", "bool",
+     "1 installs SIGINT and SIGTERM handlers that save the open window before the "
+     "program's own action (changes the program's dispositions: Python then gets no "
+     "KeyboardInterrupt)"),
     ("--trigger-steps", "TRACEPROF_TRIGGER_STEPS",
      "0 (the schedule's active, else 1)", "str",
      "steps recorded per triggered capture"),

@@ -117,13 +117,17 @@ def cmd_run(argv):
     before = snapshot(folder_glob)
 
     # Signals: block the ones we forward and SIGCHLD, and take them with
-    # sigtimedwait, whose siginfo tells a terminal's signal (the child,
-    # in the same process group, got it too: not forwarded again) from one
-    # sent to us alone with kill (forwarded).
+    # sigtimedwait, whose siginfo tells a terminal's signal (the child, in
+    # the same process group, got it too: not forwarded again) from one sent
+    # with kill.  A kill to the whole group reached the child too, and its
+    # siginfo is the same as that of a kill to us alone: the sentinel, a
+    # process of our group that blocks every signal, tells them apart (see
+    # Sentinel).
     fwd = RUN_SIGNALS
     waitset = fwd | {signal.SIGCHLD}
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, waitset)
     old_mask = sigmask.RUN_MASK0 if sigmask.RUN_MASK0 is not None else blocked
+    sentinel = Sentinel()
     # Signals that came before the program existed: each is forwarded once
     # it runs, whoever sent it (a terminal's ^C did not reach it either).
     early = []
@@ -132,9 +136,15 @@ def cmd_run(argv):
         if info is None:
             break
         early.append(info.si_signo)
+        sentinel.consume(info.si_signo)
+    # SIGPIPE and SIGXFSZ: Python ignores them at start-up, and an ignored
+    # signal stays ignored across exec; the program gets them as it would
+    # from a shell.  (What the caller had is lost: Python does not keep it.)
     try:
-        pid = os.posix_spawnp(a.program[0], a.program, env, setsigmask=old_mask)
+        pid = os.posix_spawnp(a.program[0], a.program, env, setsigmask=old_mask,
+                              setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
     except OSError as e:
+        sentinel.close()
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         fail("%s: %s" % (a.program[0], e.strerror or e), 127 if e.errno == 2 else 126)
     started = time.monotonic()
@@ -157,16 +167,24 @@ def cmd_run(argv):
     while status is None:
         info = signal.sigtimedwait(waitset, 1.0)
         if info is not None and info.si_signo in fwd:
-            # SI_USER (0) / SI_QUEUE (-1) / SI_TKILL (-6): sent by a process.
-            if info.si_code in (0, -1, -6) and info.si_pid != pid:
+            # SI_USER (0) / SI_QUEUE (-1) / SI_TKILL (-6): sent by a process,
+            # to us alone unless the sentinel got it too.
+            if (info.si_code in (0, -1, -6) and info.si_pid != pid and
+                    not sentinel.got(info.si_signo)):
                 forward(info.si_signo)
+            sentinel.consume(info.si_signo)
             continue
         try:
-            r, st = os.waitpid(pid, os.WNOHANG)
+            r, st = os.waitpid(pid, os.WNOHANG | os.WUNTRACED | os.WCONTINUED)
         except ChildProcessError:
             st, r = 0, pid
-        if r == pid:
+        if r != pid:
+            continue
+        if os.WIFSTOPPED(st):
+            stop_with(pid, os.WSTOPSIG(st))
+        elif not os.WIFCONTINUED(st):
             status = st
+    sentinel.close()
 
     if not a.quiet:
         report_files(before, snapshot(folder_glob), template_glob(folder, known, True) or folder,
@@ -213,3 +231,123 @@ def catches(pid, sig):
     except (OSError, ValueError, IndexError):
         pass
     return True
+
+
+class Sentinel:
+    """A child of the launcher, in its process group, that blocks every
+    signal and consumes one only when told to.
+
+    kill(-pgrp, sig) queues sig to every process of the group before it
+    returns, the sentinel included; kill(launcher, sig) does not reach it.
+    So when the launcher takes a signal sent by a process, sig pending in
+    the sentinel (/proc/PID/status ShdPnd) means it was sent to the group,
+    which the program is in: it has it already and must not get it twice.
+    The launcher then has the sentinel consume it, and waits for the answer,
+    so that the next signal is judged afresh.
+
+    Limits: a kill to the launcher alone that comes while the same signal
+    from a group send is still pending in the sentinel is taken for part of
+    that send (the two coalesce in the program too when it has not run in
+    between); one that comes between the last look for early signals and
+    the program's start is taken for a group send if it was one.  Where
+    the sentinel cannot be made (fork fails), every signal sent by a
+    process is forwarded, as before."""
+
+    def __init__(self):
+        self.pid = None
+        self.sock = None
+        try:
+            a, b = socket.socketpair()
+        except OSError:
+            return
+        try:
+            pid = os.fork()
+        except OSError:
+            a.close()
+            b.close()
+            return
+        if pid == 0:  # the sentinel
+            try:
+                a.close()
+                signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+                # Not holding the caller's stdin/stdout/stderr: a pipe
+                # closes when the launcher ends, as without us.
+                fd = os.open(os.devnull, os.O_RDWR)
+                for i in (0, 1, 2):
+                    os.dup2(fd, i)
+                while True:
+                    data = b.recv(64)
+                    if not data:
+                        break
+                    for sig in data:
+                        signal.sigtimedwait({sig}, 0)
+                    b.sendall(data[-1:])
+            finally:
+                os._exit(0)
+        b.close()
+        a.settimeout(0.5)
+        self.pid, self.sock = pid, a
+
+    def got(self, sig):
+        """True when sig is pending in the sentinel."""
+        if self.pid is None:
+            return False
+        try:
+            with open("/proc/%d/status" % self.pid) as f:
+                for line in f:
+                    if line.startswith("ShdPnd:"):
+                        return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+        except (OSError, ValueError, IndexError):
+            pass
+        return False
+
+    def consume(self, sig):
+        """Has the sentinel take sig if it is pending there; waits for it
+        (at most 0.5 s: a stopped sentinel answers late, and the launcher
+        must not wait on it)."""
+        if self.sock is None:
+            return
+        try:
+            self.sock.sendall(bytes([sig]))
+            self.sock.recv(1)
+        except OSError:
+            pass
+
+    def close(self):
+        if self.sock is None:
+            return
+        self.sock.close()
+        self.sock = None
+        try:
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+
+
+def stop_with(pid, sig):
+    """The program stopped (^Z, SIGSTOP, a background read): the launcher
+    stops too, so that the shell sees its job stopped and takes the
+    terminal back.  A shell's fg or bg continues the whole group, the
+    program with us; a SIGCONT sent to the launcher alone is passed on."""
+    if state(pid) != "T":
+        return  # already continued
+    own = sig
+    if sig not in (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU) or \
+            signal.getsignal(sig) != signal.SIG_DFL:
+        own = signal.SIGSTOP
+    os.kill(os.getpid(), own)
+    # Here once continued.
+    if state(pid) == "T":
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+def state(pid):
+    """The one-letter state of process pid ("" when gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""

@@ -47,8 +47,9 @@ set +e
 env "${segv_env[@]}" bash -c '"$0" run -q --folder "$1" -- sh -c "kill -SEGV \$\$"; exit $?' "$T" "$PWD/t2"; rc=$?
 set -e
 [ $rc = $((128 + 11)) ] || die "a child killed by SIGSEGV came back as $rc"
-# A signal sent to `traceprof run` reaches the program (which then saves its trace).
-"$T" run --folder "$PWD/t3" -- "$BUILD/test/prog_demo_train" 3000 1 >t3.out 2>t3.err &
+# A signal sent to `traceprof run` reaches the program (which then saves its
+# trace: --save-on-signal, the opt-in handlers).
+"$T" run --folder "$PWD/t3" --save-on-signal 1 -- "$BUILD/test/prog_demo_train" 3000 1 >t3.out 2>t3.err &
 pid=$!
 for i in $(seq 100); do grep -q "step 1 done" t3.out && break; sleep 0.1; done
 kill -TERM $pid
