@@ -29,7 +29,7 @@ static inline void tp_emit(struct tp_thread *t, const struct tp_record *rec, con
 {
 	unsigned nextra = (unsigned)((extra_len + TP_REC_EXTRA_BYTES - 1) / TP_REC_EXTRA_BYTES);
 	if (__builtin_expect(t->ring.writing, 0)) {
-		tp_ring_drop(&t->ring);
+		tp_ring_drop_interrupted(&t->ring);
 		return;
 	}
 	t->ring.writing = 1;
@@ -72,7 +72,7 @@ static inline __attribute__((always_inline)) int tp_emit_reserve1(struct tp_thre
 								  struct tp_record **slot)
 {
 	if (__builtin_expect(t->ring.writing, 0)) {
-		tp_ring_drop(&t->ring);
+		tp_ring_drop_interrupted(&t->ring);
 		return 0;
 	}
 	t->ring.writing = 1;

@@ -85,8 +85,9 @@ void tp_fl_metadata(const struct tp_win *w, struct tp_writer *out, int last, uin
 void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts,
 		  uint64_t written, uint64_t dropped);
 /* Drops not yet written anywhere, attributed (commit) to the window being
- * finalized: each drop is counted in exactly one file. */
-uint64_t tp_fl_attribute_drops(int commit);
+ * finalized: each drop is counted in exactly one file.  *interrupted (when
+ * not NULL): how many of them a signal handler's write lost. */
+uint64_t tp_fl_attribute_drops(int commit, uint64_t *interrupted);
 
 /* self.c */
 /* tp_fl.program and tp_fl.cmdline, from /proc/self. */

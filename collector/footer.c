@@ -53,6 +53,11 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_doc_end(d);
 	tp_doc_u64(d, "events_written", written);
 	tp_doc_u64(d, "events_dropped", dropped);
+	/* Of events_dropped, the ones a signal handler's write lost. */
+	uint64_t intr = 0;
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
+		intr += t->intr_window;
+	tp_doc_u64(d, "events_dropped_interrupted", intr);
 	tp_doc_u64(d, "events_lost_after_thread_exit",
 		   atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
 	tp_doc_u64(d, "events_late", tp_fl.late_total);
@@ -82,16 +87,29 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_fl_plugins_footer(d);
 }
 
-uint64_t tp_fl_attribute_drops(int commit)
+uint64_t tp_fl_attribute_drops(int commit, uint64_t *interrupted)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, intr = 0;
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		/* Interrupted first: each is counted in `dropped` before it is in
+		 * `dropped_interrupted` (tp_ring_drop_interrupted(), the same
+		 * thread, in program order; relaxed loads of two locations may
+		 * still see them out of order, so the share is capped below). */
+		uint64_t di = atomic_load_explicit(&t->ring.dropped_interrupted, memory_order_relaxed);
 		uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
-		total += d - t->drops_attributed;
+		uint64_t dd = d - t->drops_attributed, di_new = di - t->intr_attributed;
+		if (di_new > dd)
+			di_new = dd;
+		total += dd;
+		intr += di_new;
 		if (commit) {
-			t->drops_window = d - t->drops_attributed;
+			t->drops_window = dd;
 			t->drops_attributed = d;
+			t->intr_window = di_new;
+			t->intr_attributed += di_new;
 		}
 	}
+	if (interrupted)
+		*interrupted = intr;
 	return total;
 }

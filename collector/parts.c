@@ -225,7 +225,8 @@ static void pt_save(const struct tp_win *win, struct pt_files *w)
 		w->first_ns = w->last_ns = tp_clock_to_ns(tp_clock_now());
 	/* One snapshot for the total and the per-thread counts written in the
 	 * footer, so that they agree and no drop is skipped. */
-	uint64_t dropped = tp_fl_attribute_drops(1);
+	uint64_t interrupted = 0;
+	uint64_t dropped = tp_fl_attribute_drops(1, &interrupted);
 	for (int i = 0; i < w->nparts; i++) {
 		char path[PATH_MAX], fname[NAME_MAX + 1];
 		struct tp_fd dir = TP_FD_NONE;
@@ -239,10 +240,14 @@ static void pt_save(const struct tp_win *win, struct pt_files *w)
 		tp_info("wrote %s (steps %llu-%llu, %llu events, %llu dropped)", path,
 			(unsigned long long)win->first_step, (unsigned long long)win->last_step,
 			(unsigned long long)w->written, (unsigned long long)dropped);
-		if (dropped && i == w->nparts - 1)
+		if (dropped > interrupted && i == w->nparts - 1)
 			tp_warn("%llu events were dropped (buffers full) in %s; raise "
 				"TRACEPROF_BUFFER_EVENTS or lower TRACEPROF_FLUSH_MS",
-				(unsigned long long)dropped, path);
+				(unsigned long long)(dropped - interrupted), path);
+		if (interrupted && i == w->nparts - 1)
+			tp_warn("%llu events were dropped in %s: a signal handler recorded while "
+				"the thread it interrupted was recording (not a buffer size issue)",
+				(unsigned long long)interrupted, path);
 		/* By window: all parts of a window stay or go together. */
 		tp_rotate_saved(path, &dir, fname, win->id, tp_fl.cfg.num_traces_to_keep);
 		tp_fl_plugins_saved(path);
@@ -265,7 +270,7 @@ void tp_fl_window_finalize(void *ctx, struct tp_win *win)
 	} else {
 		/* A window stopped without a save (torch's RECORD -> NONE), or one
 		 * whose file could not be created. */
-		tp_fl_attribute_drops(!w->failed);
+		tp_fl_attribute_drops(!w->failed, NULL);
 		for (int i = 0; i < w->nparts; i++)
 			tp_sink_abort(w->parts[i].sink);
 	}

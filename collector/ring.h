@@ -47,6 +47,10 @@ struct tp_ring {
 	 * instead of corrupting the slot.  Here because the write touches this
 	 * line anyway: one cache line less to reload on a cold call. */
 	uint32_t writing;
+	/* Of `dropped`, the records lost because their write came from a
+	 * signal handler that interrupted a write on the same thread (not a
+	 * full ring: raising the ring size does not help).  Fills the line. */
+	_Atomic uint64_t dropped_interrupted;
 	/* Consumer side, its own cache line. */
 	_Alignas(64) _Atomic uint64_t tail; /* next slot to read */
 	/* Slots [0, resident) are resident: set by the creating thread before
@@ -140,6 +144,17 @@ static inline void tp_ring_drop(struct tp_ring *r)
 {
 	atomic_store_explicit(&r->dropped,
 			      atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* Producer: counts one record lost because a signal handler recorded while
+ * its thread was writing (emit.h's `writing`), in `dropped` and in
+ * `dropped_interrupted`.  Same ordering as tp_ring_drop(). */
+static inline void tp_ring_drop_interrupted(struct tp_ring *r)
+{
+	tp_ring_drop(r);
+	atomic_store_explicit(&r->dropped_interrupted,
+			      atomic_load_explicit(&r->dropped_interrupted, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
 

@@ -55,6 +55,8 @@ struct tp_thread {
 	uint64_t serial;	   /* registration order, for sort indices */
 	uint64_t drops_attributed; /* drops already written into a trace */
 	uint64_t drops_window;	   /* of those, the ones of the window being saved */
+	uint64_t intr_attributed;  /* as drops_*, for ring.dropped_interrupted */
+	uint64_t intr_window;
 	uint64_t filtered;	   /* records outside any window (WARMUP, boundary) */
 	uint64_t late;		   /* records for a window already saved */
 	char name[64];		   /* OS thread name, read by the flush thread */

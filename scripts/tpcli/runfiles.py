@@ -8,7 +8,7 @@ import sys
 
 from .options import TEMPLATE_VARS
 from .reader import JSON_RE
-from .tail import footer_drops
+from .tail import footer_drops, footer_interrupted
 from .util import err, human_bytes, natural_key
 
 
@@ -105,15 +105,20 @@ def report_files(before, after, folder, keep0=False):
             err("no trace file written in %s" % folder)
         return
     err("%d trace file%s written:" % (len(new), "" if len(new) == 1 else "s"))
-    total_drops = 0
+    total_drops = total_intr = 0
     for path in new:
         drops = footer_drops(path) if JSON_RE.search(path) else None
         size = after[path][2]
         note = ""
         if drops:
             total_drops += drops
+            total_intr += min(footer_interrupted(path), drops)
             note = ", %d events DROPPED" % drops
         sys.stderr.write("  %s (%s%s)\n" % (path, human_bytes(size), note))
+    if total_intr:
+        err("%d events were dropped because a signal handler recorded while the thread it "
+            "interrupted was recording (not a buffer size issue)" % total_intr)
+        total_drops -= total_intr
     if total_drops:
         err("%d events were dropped (buffers full); raise --buffer-events or lower "
             "--flush-ms" % total_drops)

@@ -122,3 +122,16 @@ def footer_drops(path):
     if m.get("part", 1) != m.get("parts", 1):
         return None
     return m.get("events_dropped")
+
+
+def footer_interrupted(path):
+    """Of footer_drops(path), the events a signal handler's write lost
+    (events_dropped_interrupted; 0 when the footer has none)."""
+    try:
+        m = tail_meta(path).get("traceprof")
+    except (OSError, TraceError):
+        return 0
+    if not isinstance(m, dict) or m.get("part", 1) != m.get("parts", 1):
+        return 0
+    n = m.get("events_dropped_interrupted", 0)
+    return n if isinstance(n, int) else 0
