@@ -97,4 +97,51 @@ for how in group alone; do
 	grep -q resumed stop.txt || die "SIGCONT to the $how did not continue the program: $(cat stop.txt)"
 	echo "ok   stopped with the program, continued ($how)"
 done
+
+# The same with a real interactive bash on a terminal: a program that stops
+# itself, and a ^Z typed at it, give "Stopped" and the prompt back; fg
+# continues it to its end.
+command -v bash >/dev/null || { echo "note: no bash: terminal cases not run"; echo ok; exit 0; }
+"$PYTHON" - "$T" <<'PY'
+import os, pty, select, sys, time
+T = sys.argv[1]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+out = b""
+def read_until(text, t):
+    global out
+    end = time.time() + t
+    while time.time() < end and text.encode() not in out:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return text.encode() in out
+def send(s):
+    os.write(fd, s.encode())
+def case(name, cmd, ztyped):
+    global out
+    out = b""
+    send(cmd + "\n")
+    if ztyped:
+        if not read_until("started", 20):
+            raise SystemExit("FAIL: %s: never started: %r" % (name, out[-300:]))
+        time.sleep(0.3)
+        send("\x1a")
+    if not read_until("Stopped", 20):
+        raise SystemExit("FAIL: %s: the shell never saw the job stopped: %r" % (name, out[-300:]))
+    send("fg\n")
+    send("echo status=$?\n")
+    if not read_until("status=0", 20):
+        raise SystemExit("FAIL: %s: fg did not run it to its end: %r" % (name, out[-300:]))
+    print("ok   terminal, %s: Stopped, then fg ran it to its end" % name)
+send("PS1='$ '\n")
+case("the program stops itself",
+     "%s run -q -- sh -c 'kill -STOP $$; echo resumed'" % T, False)
+case("^Z typed", "%s run -q -- sh -c 'echo started; sleep 1; echo done'" % T, True)
+send("exit\n")
+os.waitpid(pid, 0)
+PY
 echo ok
