@@ -11,47 +11,46 @@
 
 /* ---- registries (written by program threads) --------------------------- */
 
-#define MAX_DOMAINS 256
 #define DOMAIN_NAME 128
 #define MAX_THREAD_NAMES 1024
 #define THREAD_NAME 64
 
-/* A slot is claimed with fetch_add, filled, then published: the release
- * store of `ready` (domains) or `tid` (threads) pairs with the acquire load
- * of the reader, so a reader never sees a half-written name. */
-static struct {
-	_Atomic int ready;
+/* A domain: its name, made once by nvtxDomainCreate and never freed (the
+ * program's handle points to it, and records carry its address until the
+ * last window that holds them is written).  No table: the number of domains
+ * is the program's. */
+struct nv_domain {
 	char name[DOMAIN_NAME];
-} domains[MAX_DOMAINS];
-static _Atomic uint32_t ndomains;
+};
 
+/* A slot is claimed with fetch_add, filled, then published: the release
+ * store of `tid` pairs with the acquire load of the reader, so a reader
+ * never sees a half-written name. */
 static struct {
 	_Atomic int64_t tid; /* 0 until published */
 	char name[THREAD_NAME];
 } tnames[MAX_THREAD_NAMES];
 static _Atomic uint32_t ntnames;
 
-uint32_t tp_nvtx_domain_add(const char *name, size_t len)
+uint64_t tp_nvtx_domain_add(const char *name, size_t len)
 {
-	uint32_t i = atomic_fetch_add_explicit(&ndomains, 1, memory_order_relaxed);
-	if (i >= MAX_DOMAINS)
+	struct nv_domain *d = malloc(sizeof(*d));
+	if (!d)
 		return 0;
 	if (len >= DOMAIN_NAME)
 		len = DOMAIN_NAME - 1;
-	memcpy(domains[i].name, name, len);
-	domains[i].name[len] = '\0';
-	/* Pairs with the acquire load in tp_nvtx_domain_name(). */
-	atomic_store_explicit(&domains[i].ready, 1, memory_order_release);
-	return i + 1;
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	/* The flush thread reads the name after the record that carries the
+	 * address: the ring's release store of head (after this thread, or one
+	 * the program handed the handle to, wrote the record) pairs with its
+	 * acquire load there, so the name is complete when it is read. */
+	return (uint64_t)(uintptr_t)d;
 }
 
-const char *tp_nvtx_domain_name(uint32_t id)
+const char *tp_nvtx_domain_name(uint64_t id)
 {
-	if (id == 0 || id > MAX_DOMAINS)
-		return NULL;
-	if (!atomic_load_explicit(&domains[id - 1].ready, memory_order_acquire))
-		return NULL;
-	return domains[id - 1].name;
+	return id ? ((const struct nv_domain *)(uintptr_t)id)->name : NULL;
 }
 
 void tp_nvtx_thread_name_set(int64_t tid, const char *name, size_t len)
@@ -92,7 +91,8 @@ struct open_range {
 	uint64_t start; /* ticks */
 	uint64_t id;	/* range id (start/end) or level (push/pop) */
 	int64_t tid;
-	uint32_t domain, category;
+	uint64_t domain;
+	uint32_t category;
 	uint32_t len;
 	char name[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
 };
@@ -141,7 +141,7 @@ static void list_del(struct range_list *l, size_t i)
 
 /* The args of an NVTX event: "domain", "category", "unfinished", each when
  * it applies; returns their number (args has room for 3). */
-static unsigned nv_args(struct tp_arg *args, uint32_t domain, uint32_t category, int unfinished)
+static unsigned nv_args(struct tp_arg *args, uint64_t domain, uint32_t category, int unfinished)
 {
 	const char *dn = tp_nvtx_domain_name(domain);
 	unsigned n = 0;
@@ -157,7 +157,7 @@ static unsigned nv_args(struct tp_arg *args, uint32_t domain, uint32_t category,
 /* A user_annotation slice, kept for the GPU side's gpu_user_annotation
  * (collector/annos.h). */
 static void nv_slice(struct tp_writer *out, const char *name, size_t len, int64_t pid,
-		     int64_t tid, uint64_t start_ns, uint64_t end_ns, uint32_t domain,
+		     int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t domain,
 		     uint32_t category, int unfinished)
 {
 	struct tp_arg args[3];
@@ -180,7 +180,7 @@ static void open_from(struct open_range *o, struct tp_thread *t, const struct tp
 	o->start = r->start;
 	o->id = r->arg[2];
 	o->tid = t->tid;
-	o->domain = (uint32_t)r->arg[0];
+	o->domain = r->arg[0];
 	o->category = (uint32_t)r->arg[3];
 	o->len = (uint32_t)len;
 	memcpy(o->name, s, len);
@@ -251,7 +251,7 @@ void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp
 		break;
 	case TP_NVTX_MARK:
 		s = tp_record_string(r, &len);
-		n = nv_args(args, (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
+		n = nv_args(args, r->arg[0], (uint32_t)r->arg[3], 0);
 		tp_writer_instant(out, "user_annotation", s, len, pid, t->tid,
 				  tp_clock_to_ns(r->start), args, n);
 		break;
@@ -259,7 +259,7 @@ void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp
 	default:
 		s = tp_record_string(r, &len);
 		nv_slice(out, s, len, pid, t->tid, tp_clock_to_ns(r->start), tp_clock_to_ns(r->end),
-			 (uint32_t)r->arg[0], (uint32_t)r->arg[3], 0);
+			 r->arg[0], (uint32_t)r->arg[3], 0);
 		break;
 	}
 }

@@ -2,7 +2,8 @@
  * the registries of domain and thread names that preload/nvtx.c fills.
  *
  * preload/nvtx.c writes one TP_REC_RANGE record per NVTX call:
- *   arg[0] domain id (0: the default domain), arg[1] enum tp_nvtx_op,
+ *   arg[0] domain (tp_nvtx_domain_add(); 0: the default domain), arg[1]
+ *   enum tp_nvtx_op,
  *   arg[2] the nesting level (push, pop) or the range id (start, end),
  *   arg[3] the NVTX category; the message in the extras (push, start, mark).
  * Pairing happens here rather than on the program's threads, so that the
@@ -27,12 +28,13 @@ enum tp_nvtx_op {
 	TP_NVTX_MARK = 5,
 };
 
-/* Registers a domain name; returns its id (1, 2, ...) or 0 when the table is
- * full (the domain's events then show no domain).  Any thread, lock-free. */
-uint32_t tp_nvtx_domain_add(const char *name, size_t len);
+/* Registers a domain name (cut to 127 bytes); returns the domain's id for
+ * records (the address of its name, never freed), or 0 when out of memory.
+ * Any thread, lock-free; any number of domains. */
+uint64_t tp_nvtx_domain_add(const char *name, size_t len);
 
-/* The name of domain id, or NULL (flush thread). */
-const char *tp_nvtx_domain_name(uint32_t id);
+/* The name of domain id (from a record), or NULL for 0 (flush thread). */
+const char *tp_nvtx_domain_name(uint64_t id);
 
 /* nvtxNameOsThread: names thread tid from now on, recording or not.  Any
  * thread, lock-free; the last name given wins. */

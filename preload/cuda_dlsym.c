@@ -26,6 +26,7 @@
 #include "preload/cupti_hook.h"
 #include "preload/dl_hooks.h"
 #include "preload/export.h"
+#include "preload/nvtx.h"
 
 void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 
@@ -118,6 +119,7 @@ int tp_cuda_dlsym_hidden(const char *name, const void *caller)
  * correct). */
 void *tp_cuda_dlsym_handle(void *handle, const char *name)
 {
+	tp_nvtx_loader_sym(name);
 	tp_dlsym_fn dl = real_dlsym();
 	if (!dl)
 		return NULL;

@@ -18,4 +18,7 @@ void tp_dlerr_undefined(const char *object, const char *name);
 typedef void *(*tp_dlopen_fn)(const char *, int);
 tp_dlopen_fn tp_dl_real_dlopen(void);
 
+/* The dlopen hook's first step (preload/dl_open.c): where to jump. */
+void *tp_dl_open_plan(const char *file, int mode, const void *caller);
+
 #endif

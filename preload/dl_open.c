@@ -40,6 +40,7 @@
 #include "preload/cuda_scope.h"
 #include "preload/dl_hooks.h"
 #include "preload/export.h"
+#include "preload/nvtx.h"
 
 tp_dlopen_fn tp_dl_real_dlopen(void)
 {
@@ -226,13 +227,14 @@ static enum plan plan_for(const char *file, const void *caller, char *path, size
 
 /* Called by the entry point with the caller's arguments and return address:
  * where to jump, the real dlopen or tp_dl_open_c. */
-void *tp_dl_open_plan(const char *file, int mode, const void *caller);
 void *tp_dl_open_c(const char *file, int mode);
 
 void *tp_dl_open_plan(const char *file, int mode, const void *caller)
 {
-	(void)mode;
 	tp_dlopen_fn real = tp_dl_real_dlopen();
+	/* This library again (NVTX loading its injection): nothing to plan. */
+	if (real && tp_nvtx_loader_open(file, mode))
+		return (void *)real;
 	int saved = errno;
 	char path[PATH_MAX];
 	tp_dlerr_begin();
@@ -251,6 +253,10 @@ void *tp_dl_open_c(const char *file, int mode)
 	tp_dlopen_fn real = tp_dl_real_dlopen();
 	if (!real)
 		return NULL;
+#if !defined(__x86_64__)
+	if (tp_nvtx_loader_open(file, mode))
+		return real(file, mode);
+#endif
 	int saved = errno;
 	char path[PATH_MAX];
 	tp_dlerr_begin();

@@ -10,10 +10,22 @@
  * The callbacks only write records (TP_REC_RANGE, collector/nvtx_decode.h):
  * push/pop and start/end are paired on the flush thread, so the program's
  * threads keep no range stack, only one 4-byte nesting counter in
- * initial-exec TLS (NVTX's push and pop return the level). */
+ * initial-exec TLS, which pairs a pop with its push.
+ *
+ * Push and pop return NVTX_PUSH_POP_UNTRACKED (-1), whatever the nesting:
+ * what Nsight Systems returns (it keeps no per-thread level either; NVIDIA's
+ * own account of it in triton-inference-server issue 2798), never the 0, 1,
+ * ... of a depth.  A program must take the same branches traced or not:
+ * without a tool NVTX returns -2 (NVTX_NO_PUSH_POP_TRACKING), and a program
+ * that tests for ">= 0" or pops only when push "succeeded" behaves the same
+ * with both negative values. */
 #define NVTX_NO_IMPL 1
 #include <nvtx3/nvToolsExt.h>
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +34,7 @@
 #include "collector/emit.h"
 #include "collector/nvtx_decode.h"
 #include "common/log.h"
+#include "preload/dl_hooks.h"
 #include "preload/export.h"
 #include "preload/init.h"
 #include "preload/nvtx.h"
@@ -29,9 +42,14 @@
 
 #define NAME_MAX_BYTES (TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES)
 
-/* The handles NVTX passes back to us are pointers to these. */
+/* What push and pop return (see above). */
+#define NVTX_PUSH_POP_UNTRACKED (-1)
+
+/* The handles NVTX passes back to us are pointers to these.  A domain's
+ * records carry its name's address (tp_nvtx_domain_add()), so there is no
+ * table to fill up: any number of domains keep their names. */
 struct nvtxDomainRegistration_st {
-	uint32_t id;
+	uint64_t id;
 };
 struct nvtxStringRegistration_st {
 	size_t len;
@@ -115,14 +133,14 @@ static uint32_t attr_category(const nvtxEventAttributes_t *a)
 	return a ? a->category : 0;
 }
 
-static uint32_t domain_id(nvtxDomainHandle_t d)
+static uint64_t domain_id(nvtxDomainHandle_t d)
 {
 	return d ? d->id : 0;
 }
 
 /* ---- recording ---------------------------------------------------------- */
 
-static void emit(uint32_t domain, enum tp_nvtx_op op, uint64_t a2, uint32_t category,
+static void emit(uint64_t domain, enum tp_nvtx_op op, uint64_t a2, uint32_t category,
 		 const char *name, size_t len)
 {
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
@@ -154,24 +172,24 @@ static void range_begins(const char *name, size_t len)
 		tp_control_step();
 }
 
-static int push(uint32_t domain, const nvtxEventAttributes_t *a, const char *name, size_t len)
+static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *name, size_t len)
 {
 	range_begins(name, len);
 	uint32_t level = nvtx_depth++;
 	emit(domain, TP_NVTX_PUSH, level, attr_category(a), name, len);
-	return (int)level;
+	return NVTX_PUSH_POP_UNTRACKED;
 }
 
-static int pop(uint32_t domain)
+static int pop(uint64_t domain)
 {
 	if (nvtx_depth == 0)
-		return -1;
+		return NVTX_PUSH_POP_UNTRACKED;
 	uint32_t level = --nvtx_depth;
 	emit(domain, TP_NVTX_POP, level, 0, NULL, 0);
-	return (int)level;
+	return NVTX_PUSH_POP_UNTRACKED;
 }
 
-static nvtxRangeId_t start(uint32_t domain, const nvtxEventAttributes_t *a, const char *name,
+static nvtxRangeId_t start(uint64_t domain, const nvtxEventAttributes_t *a, const char *name,
 			   size_t len)
 {
 	range_begins(name, len);
@@ -338,6 +356,10 @@ static nvtxDomainHandle_t create_domain(const char *name, size_t len)
 	/* Never freed (nvtxDomainDestroy is a no-op): the flush thread may still
 	 * write events of the domain by its id. */
 	d->id = tp_nvtx_domain_add(name, len);
+	if (!d->id) {
+		free(d);
+		return NULL; /* what NVTX gives without a tool: the default domain */
+	}
 	return d;
 }
 
@@ -363,6 +385,113 @@ static void NVTX_API cb_Initialize(const void *reserved)
 	(void)reserved;
 }
 
+/* ---- NVTX's start-up ---------------------------------------------------- */
+
+/* NVTX's one-time start-up (nvtxInitOnce in nvtx3/nvtxDetail/nvtxInit.h)
+ * moves the image's state from FRESH to STARTED, reads
+ * NVTX_INJECTION64_PATH, dlopens it, dlsyms InitializeInjectionNvtx2, calls
+ * it, sets the pointers we did not fill to no-ops and only then marks the
+ * state COMPLETE.  Any NVTX call that finds the state STARTED spins until it
+ * is COMPLETE: a signal handler that calls NVTX on the thread inside the
+ * start-up spins for ever, since the start-up cannot go on below it.
+ * Nothing a tool does removes that (the spin is in the program's own copy
+ * of the header, and the same window exists with no tool at all); what it
+ * can do is make the window as short as NVTX's own:
+ *   - the dlopen of this library, already loaded, skips traceprof's dlopen
+ *     work (tp_dl_open_plan: nothing new can appear), so the start-up costs
+ *     a few us instead of the ~60 us of the first scan of the loaded
+ *     objects;
+ *   - from that dlopen to the moment InitializeInjectionNvtx2 has filled
+ *     the image's table, the thread's asynchronous signals are held back
+ *     (blocked, and delivered when the mask is restored, a few us later);
+ *     once the table is filled, a handler's NVTX call goes straight to the
+ *     callbacks and never reaches the spin.
+ * The window left is NVTX's own: from its state change to its getenv and
+ * the dlopen, and after our return until COMPLETE for a function we do not
+ * fill (test/integration/nvtx_signal.sh measures both, with and without
+ * traceprof).
+ *
+ * NVTX passes getenv()'s own pointer to dlopen, with RTLD_LAZY: that is how
+ * its dlopen is told from a program's dlopen of this library, which holds
+ * nothing back (the pointer is read once, after tp_nvtx_setenv() sets the
+ * variable, so that the few instructions before the hold do no search).  The mask is restored when InitializeInjectionNvtx2 returns,
+ * or at the thread's next dlsym of another name or dlopen (a loader that
+ * gives up between the two).  Synchronous signals (a fault) are never
+ * held: blocked, the kernel would kill the process instead. */
+static __thread struct {
+	int held;
+	sigset_t old;
+} nvtx_loader;
+
+static void loader_release(void)
+{
+	if (!nvtx_loader.held)
+		return;
+	nvtx_loader.held = 0;
+	int saved = errno;
+	pthread_sigmask(SIG_SETMASK, &nvtx_loader.old, NULL);
+	errno = saved;
+}
+
+/* Set once by the constructor (loader_warm()), before any NVTX call can
+ * read them: the value getenv gives for NVTX_INJECTION64_PATH, which NVTX
+ * passes to dlopen as it is (a program that sets the variable again makes
+ * another pointer, and then nothing is held), and the signals to hold. */
+static const char *loader_env;
+static sigset_t loader_mask;
+
+int tp_nvtx_loader_open(const char *file, int mode)
+{
+	int saved = errno;
+	int nvtx = file && file == loader_env && mode == RTLD_LAZY;
+	sigset_t old;
+	/* NVTX's dlopen: hold first, check after, since every instruction
+	 * before the hold is in the window. */
+	int blocked = nvtx && !nvtx_loader.held &&
+		      pthread_sigmask(SIG_BLOCK, &loader_mask, &old) == 0;
+	int self = file && !(mode & RTLD_GLOBAL) && !strcmp(file, tp_preload_self_path());
+	if (blocked && self) {
+		nvtx_loader.old = old;
+		nvtx_loader.held = 1;
+	} else if (blocked) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	} else if (!(nvtx && self)) {
+		loader_release(); /* a loader that gave up after its dlopen */
+	}
+	errno = saved;
+	return self;
+}
+
+/* What NVTX's start-up runs before the signals are held is made ready now,
+ * so that none of it waits inside the start-up: the real dlopen's address,
+ * this library's lazily bound calls to libc, and the code pages on the way
+ * (a page's first touch is a fault, and a fault's return is where a pending
+ * signal is delivered). */
+static void loader_warm(void)
+{
+	sigfillset(&loader_mask);
+	static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+	for (size_t i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
+		sigdelset(&loader_mask, sync_signals[i]);
+	(void)tp_dl_real_dlopen();
+	(void)tp_nvtx_loader_open(NULL, 0);
+	sigset_t now;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	const void *code[] = { (const void *)(uintptr_t)dlopen,
+			       (const void *)(uintptr_t)tp_dl_open_plan,
+			       (const void *)(uintptr_t)tp_nvtx_loader_open,
+			       (const void *)(uintptr_t)tp_preload_self_path };
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
+		(void)*(const volatile char *)code[i];
+	loader_env = getenv("NVTX_INJECTION64_PATH");
+}
+
+void tp_nvtx_loader_sym(const char *name)
+{
+	if (nvtx_loader.held && (!name || strcmp(name, "InitializeInjectionNvtx2")))
+		loader_release();
+}
+
 /* ---- entry point -------------------------------------------------------- */
 
 static int fill(const NvtxExportTableCallbacks *et, NvtxCallbackModule module,
@@ -380,8 +509,19 @@ static int fill(const NvtxExportTableCallbacks *et, NvtxCallbackModule module,
 
 #define FP(f) ((NvtxFunctionPointer)(f))
 
+static int inject(NvtxGetExportTableFunc_t getExportTable);
+
+/* Kept short (see NVTX's start-up above): it fills the image's tables and
+ * nothing else. */
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
+{
+	int ok = inject(getExportTable);
+	loader_release();
+	return ok;
+}
+
+static int inject(NvtxGetExportTableFunc_t getExportTable)
 {
 	/* Returning 0 makes this image's NVTX calls no-ops: right when
 	 * profiling is off for the process. */
@@ -431,4 +571,5 @@ void tp_nvtx_setenv(void)
 	if (!self || !self[0] || getenv("NVTX_INJECTION64_PATH"))
 		return;
 	setenv("NVTX_INJECTION64_PATH", self, 0);
+	loader_warm();
 }

@@ -7,4 +7,15 @@
  * constructor once the configuration is loaded and profiling is on. */
 void tp_nvtx_setenv(void);
 
+/* The dlopen hook, first: whether dlopen(file, mode) opens this library
+ * again without changing its scope (nothing new to look at: the hook then
+ * just calls the real dlopen).  When it is NVTX's start-up doing so, holds
+ * the thread's asynchronous signals back until InitializeInjectionNvtx2
+ * has filled NVTX's table (preload/nvtx.c says why).  Keeps errno. */
+int tp_nvtx_loader_open(const char *file, int mode);
+
+/* The dlsym hook, for a lookup in a handle: ends a hold begun by
+ * tp_nvtx_loader_open() unless the name is InitializeInjectionNvtx2. */
+void tp_nvtx_loader_sym(const char *name);
+
 #endif

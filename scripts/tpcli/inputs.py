@@ -3,10 +3,21 @@ expanded), and the rank of each."""
 
 import os
 import re
+import stat
 
 from .pftrace import PFTRACE_RE
 from .reader import JSON_RE
 from .util import err, fail
+
+
+def regular(path):
+    """Whether path is a regular file (after symlinks).  Only those are
+    read: opening a FIFO named like a trace would wait for a writer
+    forever, and a device or socket is no trace either."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def merge_inputs(args, cmd="merge"):
@@ -21,11 +32,16 @@ def merge_inputs(args, cmd="merge"):
                 names = os.listdir(a)
             except OSError as e:
                 fail("%s: cannot list it: %s" % (a, e.strerror or e), 1)
-            found = sorted(
-                os.path.join(a, n) for n in names
-                if not n.startswith(".") and JSON_RE.search(n))
-            pf = sorted(os.path.join(a, n) for n in names
-                        if not n.startswith(".") and PFTRACE_RE.search(n))
+            traces = [n for n in names if not n.startswith(".")
+                      and (JSON_RE.search(n) or PFTRACE_RE.search(n))]
+            for n in sorted(traces):
+                if not regular(os.path.join(a, n)):
+                    err("skipped: %s: not a regular file (a FIFO, device, socket or "
+                        "folder named like a trace); only regular files are read"
+                        % os.path.join(a, n))
+            traces = [n for n in traces if regular(os.path.join(a, n))]
+            found = sorted(os.path.join(a, n) for n in traces if JSON_RE.search(n))
+            pf = sorted(os.path.join(a, n) for n in traces if PFTRACE_RE.search(n))
             if pf and not found:
                 found = pf
             elif pf:
@@ -35,8 +51,11 @@ def merge_inputs(args, cmd="merge"):
             if not found:
                 fail("%s: no .json, .json.gz, .json.zst or .pftrace files in this folder" % a)
             files.extend(found)
-        elif os.path.isfile(a):
+        elif regular(a):
             files.append(a)
+        elif os.path.exists(a):
+            fail("%s: not a regular file (a FIFO, device or socket); only regular files "
+                 "are read" % a)
         else:
             fail("%s: no such file or folder" % a)
     pf = [f for f in files if PFTRACE_RE.search(f)]

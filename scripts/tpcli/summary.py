@@ -3,9 +3,11 @@ or .pftrace), or the steps' durations; --by rank is ranks.py's."""
 
 import argparse
 import math
+import os
 import sys
 
 from .events import STEP_RE, finite_num, selected
+from .inputs import regular
 from .pftrace import PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
 from .reader import TraceError, TraceReader
@@ -47,6 +49,9 @@ def cmd_summary(argv):
     if len(a.files) > 1:
         p.error("one FILE (several only with --by rank)")
     a.file = a.files[0]
+    if os.path.exists(a.file) and not os.path.isdir(a.file) and not regular(a.file):
+        fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
+             "read" % a.file)
 
     events = []  # (pid, tid, ts, dur, key or None)
     lo, hi = math.inf, -math.inf
