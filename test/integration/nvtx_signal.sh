@@ -30,7 +30,12 @@ count() { # count hangs of 20 runs: count ENV...
 }
 plain=$(count LD_BIND_NOW=1)
 hung=$(count LD_BIND_NOW=1 LD_PRELOAD="$TP_PRELOAD")
-echo "hung: $hung of 20 traced, $plain of 20 untraced"
+# A traced parent's children inherit NVTX_INJECTION64_PATH naming the
+# library: the same holds there.
+inherited=$(count LD_BIND_NOW=1 LD_PRELOAD="$TP_PRELOAD" NVTX_INJECTION64_PATH="$TP_LIB")
+echo "hung: $hung of 20 traced, $inherited of 20 traced with the path inherited, $plain of 20 untraced"
+[ "$inherited" -le $((plain + 5)) ] ||
+	die "$inherited of 20 runs with NVTX_INJECTION64_PATH inherited hung (untraced: $plain)"
 # NVTX's own window: 6 of 150 untraced runs hung on a loaded 2-CPU machine
 # (in its getenv and nvtxSetInitFunctionsToNoops), 4 of 113 traced ones;
 # both rates rise with the load, so the traced count is held to the
