@@ -414,10 +414,14 @@ static void NVTX_API cb_Initialize(const void *reserved)
  * NVTX passes getenv()'s own pointer to dlopen, with RTLD_LAZY: that is how
  * its dlopen is told from a program's dlopen of this library, which holds
  * nothing back (the pointer is read once, after tp_nvtx_setenv() sets the
- * variable, so that the few instructions before the hold do no search).  The mask is restored when InitializeInjectionNvtx2 returns,
- * or at the thread's next dlsym of another name or dlopen (a loader that
- * gives up between the two).  Synchronous signals (a fault) are never
- * held: blocked, the kernel would kill the process instead. */
+ * variable, so that the few instructions before the hold do no search).
+ * The mask is restored when InitializeInjectionNvtx2 returns, or at the
+ * thread's next dlsym of another name or dlopen (a loader that gives up
+ * between the two).  Synchronous signals (a fault) are never held: blocked,
+ * the kernel would kill the process instead.  The saved mask (128 bytes) is
+ * in ordinary TLS, not initial-exec: it is touched only here, and a copy of
+ * traceprof that a program dlopens draws initial-exec TLS from a small
+ * shared reserve. */
 static __thread struct {
 	int held;
 	sigset_t old;
@@ -449,7 +453,8 @@ int tp_nvtx_loader_open(const char *file, int mode)
 	 * before the hold is in the window. */
 	int blocked = nvtx && !nvtx_loader.held &&
 		      pthread_sigmask(SIG_BLOCK, &loader_mask, &old) == 0;
-	int self = file && !(mode & RTLD_GLOBAL) && !strcmp(file, tp_preload_self_path());
+	const char *me = tp_preload_self_path();
+	int self = file && me[0] && !(mode & RTLD_GLOBAL) && !strcmp(file, me);
 	if (blocked && self) {
 		nvtx_loader.old = old;
 		nvtx_loader.held = 1;
@@ -567,9 +572,14 @@ static int inject(NvtxGetExportTableFunc_t getExportTable)
 void tp_nvtx_setenv(void)
 {
 	const char *self = tp_preload_self_path();
-	/* The user's own injection library (nsys, a custom tool) wins. */
-	if (!self || !self[0] || getenv("NVTX_INJECTION64_PATH"))
+	if (!self || !self[0])
 		return;
-	setenv("NVTX_INJECTION64_PATH", self, 0);
+	const char *cur = getenv("NVTX_INJECTION64_PATH");
+	/* The user's own injection library (nsys, a custom tool) wins; this
+	 * library named already (inherited from a traced parent) is ours. */
+	if (cur && strcmp(cur, self))
+		return;
+	if (!cur)
+		setenv("NVTX_INJECTION64_PATH", self, 0);
 	loader_warm();
 }
