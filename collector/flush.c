@@ -342,13 +342,13 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 	tp_store_configure(cfg->max_buffer_mb * 1024 * 1024);
 	tp_ring_set_wake(fl_wake_hint);
 	tp_threads_set_first_use(tp_flush_need);
-	/* Relative folders stay relative to this working directory, whatever
-	 * chdir() the program makes (format/sink.h).  Without it (no getcwd),
-	 * they follow the working directory, as before. */
+	/* Folders stay where they are now, whatever chdir() or chroot() the
+	 * program makes (format/sink.h).  Without the anchor (no getcwd, no
+	 * "/"), they follow the working and root directories, as before. */
 	int arc = tp_sink_anchor();
 	if (arc < 0)
-		tp_warn("cannot hold the working directory (%s); a relative TRACEPROF_FOLDER "
-			"will follow the program's chdir()",
+		tp_warn("cannot hold the working or root directory (%s); TRACEPROF_FOLDER "
+			"will follow the program's chdir() and chroot()",
 			strerror(-arc));
 	F.configured = 1;
 	return 0;

@@ -8,6 +8,9 @@
 #    SYS_clone runs no fork handler and has no flush thread: it exits at
 #    once (the default TRACEPROF_EXIT_TIMEOUT_S is 60 s), records nothing,
 #    and the parent's trace is saved as usual.
+#  - Item 12: a program that chroots before its last step: every window,
+#    the last one too, is in the real folder (absolute and relative
+#    TRACEPROF_FOLDER), none under the jail.
 . "$TP_TOP/test/lib/common.sh"
 prog="$BUILD/test/prog_own_life"
 [ -x "$prog" ] || skip "$prog not built"
@@ -47,4 +50,22 @@ for how in glibc raw; do
 	n=$(ls "$TP_TMP/clone" | wc -l)
 	[ "$n" = 1 ] || die "clone $how: $n trace files: $(ls "$TP_TMP/clone")"
 done
+# Item 12 (as root only: chroot needs CAP_SYS_CHROOT).
+if [ "$(id -u)" = 0 ]; then
+	for folder in "$TP_TMP/abs" rel; do
+		rm -rf "$TP_TMP/jail" "$TP_TMP/start"
+		mkdir -p "$TP_TMP/jail" "$TP_TMP/start"
+		out=$(cd "$TP_TMP/start" && env TRACEPROF_FOLDER="$folder" TRACEPROF_SCHEDULE=active=1 \
+			LD_PRELOAD="$TP_PRELOAD" "$prog" chroot "$TP_TMP/jail" 3 2>"$TP_TMP/chroot.err") ||
+			die "chroot $folder: exit $?: $out $(cat "$TP_TMP/chroot.err")"
+		[ "$out" = ok ] || die "chroot $folder: $out"
+		jailed=$(cd "$TP_TMP/jail" && find . -type f)
+		[ -z "$jailed" ] || die "chroot $folder: written under the jail: $jailed"
+		case $folder in /*) dir=$folder ;; *) dir=$TP_TMP/start/$folder ;; esac
+		n=$(ls "$dir" 2>/dev/null | grep -c "step3.trace.$TP_EXT" || true)
+		[ "$n" = 1 ] || die "chroot $folder: the last window is not in $dir: $(ls -R "$TP_TMP/start" "$dir" 2>&1)"
+	done
+else
+	echo "not root: the chroot case is left out"
+fi
 echo ok
