@@ -29,6 +29,8 @@ struct dr_ctx {
 void tp_flush_note_activity(void)
 {
 	atomic_store_explicit(&tp_fl.activity, 1, memory_order_relaxed);
+	/* A step is worth a file: the windows move on the flush thread. */
+	tp_flush_need();
 }
 
 static void dr_record_cut(void)

@@ -29,7 +29,15 @@ struct tp_fl tp_fl;
 /* The thread and how the program's threads talk to it. */
 static struct {
 	pthread_t thread;
-	int running;
+	/* The thread's life (FL_*): it starts when there is first something to
+	 * flush (tp_flush_need()), never at load, so that a process that records
+	 * nothing stays single-threaded (unshare(CLONE_NEWUSER) refuses a
+	 * multi-threaded process).  The CAS from FL_NONE to FL_STARTING elects
+	 * the one starter; its release store of FL_RUNNING (F.thread written
+	 * before) pairs with the acquire loads in fl_thread_state(). */
+	_Atomic int tstate;
+	/* tp_flush_start() ran: the collector is set up and a thread may start. */
+	int configured;
 	/* A futex word, not a descriptor: the program may close any descriptor
 	 * (common/fd.h), and waking needs no file.  Incremented (release) to
 	 * wake the thread early; the thread's acquire load pairs with it. */
@@ -49,6 +57,8 @@ static struct {
 	_Atomic uint64_t passes_done;
 	uint64_t last_recal_ns;
 } F;
+
+enum { FL_NONE, FL_STARTING, FL_RUNNING, FL_FAILED };
 
 static long fl_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -238,8 +248,71 @@ static int fl_start_thread(void)
 	if (rc)
 		return -rc;
 	pthread_setname_np(F.thread, "traceprof-flush");
-	F.running = 1;
 	return 0;
+}
+
+/* Whether this process is the one the collector was set up in (or last
+ * forked into, with the fork handlers run).  A child made by clone()
+ * without CLONE_VM, or by a raw SYS_clone, runs no fork handler: it holds a
+ * copy of its parent's state, taken wherever the parent's flush thread was,
+ * and no flush thread.  It records nothing (it is disabled here, once) and
+ * never waits for a thread it does not have.  getpid() is a system call:
+ * only on slow paths (the thread's start, exit, a signal). */
+static int fl_own_process(void)
+{
+	if ((int64_t)getpid() == tp_fl.pid)
+		return 1;
+	static _Atomic int said;
+	tp_control_disable();
+	if (!atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+		tp_info("process %lld was started without fork handlers (clone() without "
+			"CLONE_VM?) from process %lld: it is not recorded",
+			(long long)getpid(), (long long)tp_fl.pid);
+	return 0;
+}
+
+/* FL_RUNNING, FL_FAILED or FL_NONE.  A start under way on another thread
+ * (FL_STARTING: pthread_create() takes microseconds) is waited for, so that
+ * the caller never saves beside a thread that is about to run a pass.
+ * Async-signal-safe: atomic loads and nanosleep(). */
+static int fl_thread_state(void)
+{
+	struct timespec us = { 0, 100000 };
+	/* Acquire pairs with the release store of FL_RUNNING in tp_flush_need():
+	 * F.thread is set once this reads FL_RUNNING.  Bounded: 1 s. */
+	int st = atomic_load_explicit(&F.tstate, memory_order_acquire);
+	for (int i = 0; st == FL_STARTING && i < 10000; i++) {
+		nanosleep(&us, NULL);
+		st = atomic_load_explicit(&F.tstate, memory_order_acquire);
+	}
+	return st == FL_STARTING ? FL_FAILED : st;
+}
+
+void tp_flush_need(void)
+{
+	/* Relaxed: the common case, a thread already started or tried, leaves
+	 * at once; the CAS below decides. */
+	if (atomic_load_explicit(&F.tstate, memory_order_relaxed) != FL_NONE || !F.configured)
+		return;
+	int expect = FL_NONE;
+	if (!atomic_compare_exchange_strong_explicit(&F.tstate, &expect, FL_STARTING,
+						     memory_order_relaxed, memory_order_relaxed))
+		return;
+	int saved = errno;
+	if (!fl_own_process() || atomic_load_explicit(&F.finished, memory_order_acquire)) {
+		atomic_store_explicit(&F.tstate, FL_FAILED, memory_order_release);
+		errno = saved;
+		return;
+	}
+	int rc = fl_start_thread();
+	/* Release: F.thread, written by pthread_create(), is seen by whoever
+	 * reads FL_RUNNING with acquire (fl_thread_state()). */
+	atomic_store_explicit(&F.tstate, rc < 0 ? FL_FAILED : FL_RUNNING, memory_order_release);
+	if (rc < 0)
+		tp_warn("cannot start the flush thread: %s; what is recorded is saved at exit "
+			"only, and a full buffer drops (counted)",
+			strerror(-rc));
+	errno = saved;
 }
 
 int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars,
@@ -268,20 +341,23 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 	tp_wsm_init(&tp_fl.wsm, &fl_wsm_ops, NULL, tp_control_current_step());
 	tp_store_configure(cfg->max_buffer_mb * 1024 * 1024);
 	tp_ring_set_wake(fl_wake_hint);
-	/* Relative folders stay relative to this working directory, whatever
-	 * chdir() the program makes (format/sink.h).  Without it (no getcwd),
-	 * they follow the working directory, as before. */
+	tp_threads_set_first_use(tp_flush_need);
+	/* Folders stay where they are now, whatever chdir() or chroot() the
+	 * program makes (format/sink.h).  Without the anchor (no getcwd, no
+	 * "/"), they follow the working and root directories, as before. */
 	int arc = tp_sink_anchor();
 	if (arc < 0)
-		tp_warn("cannot hold the working directory (%s); a relative TRACEPROF_FOLDER "
-			"will follow the program's chdir()",
+		tp_warn("cannot hold the working or root directory (%s); TRACEPROF_FOLDER "
+			"will follow the program's chdir() and chroot()",
 			strerror(-arc));
-	return fl_start_thread();
+	F.configured = 1;
+	return 0;
 }
 
 void tp_flush_sync(int timeout_ms)
 {
-	if (!F.running || pthread_equal(pthread_self(), F.thread) ||
+	if (!fl_own_process() || fl_thread_state() != FL_RUNNING ||
+	    pthread_equal(pthread_self(), F.thread) ||
 	    atomic_load_explicit(&F.finished, memory_order_acquire))
 		return;
 	/* The pass under way may have drained before the caller's last
@@ -306,11 +382,12 @@ void tp_flush_sync(int timeout_ms)
 
 void tp_flush_finish(void)
 {
-	if (atomic_load_explicit(&F.finished, memory_order_acquire))
+	if (atomic_load_explicit(&F.finished, memory_order_acquire) || !fl_own_process())
 		return;
-	if (!F.running || pthread_equal(pthread_self(), F.thread)) {
+	if (fl_thread_state() != FL_RUNNING || pthread_equal(pthread_self(), F.thread)) {
 		/* exit() from the flush thread itself (tp_fl_alone()),
-		 * whose signals are all blocked: save here. */
+		 * whose signals are all blocked, or no flush thread (nothing
+		 * was recorded, or it could not start): save here. */
 		atomic_store_explicit(&F.stop, 1, memory_order_release);
 		fl_final_save();
 		return;
@@ -336,7 +413,9 @@ void tp_flush_finish(void)
 
 int tp_flush_finish_from_signal(int timeout_ms)
 {
-	if (!F.running)
+	if (!fl_own_process())
+		return -1;
+	if (fl_thread_state() != FL_RUNNING)
 		return atomic_load_explicit(&F.finished, memory_order_acquire) ? 0 : -1;
 	atomic_store_explicit(&tp_fl.cut_ns,
 			      tp_clock_monotonic_ns() + (uint64_t)timeout_ms * 500000ULL,
@@ -356,7 +435,9 @@ void tp_flush_after_fork_child(int follow)
 	 * free nothing (the windows, sinks, buffers and descriptors leak in the
 	 * child: their pages are the parent's, shared copy-on-write). */
 	tp_wsm_forget(&tp_fl.wsm);
-	F.running = 0;
+	/* The child starts its own thread when it first records
+	 * (tp_flush_need()), as a new process would. */
+	atomic_store_explicit(&F.tstate, FL_NONE, memory_order_relaxed);
 	tp_threads_after_fork_child();
 	tp_store_after_fork_child();
 	tp_rotate_forget();
@@ -380,9 +461,4 @@ void tp_flush_after_fork_child(int follow)
 		memcpy(tp_fl.cfg.filename, name, sizeof(name));
 	}
 	tp_wsm_init(&tp_fl.wsm, &fl_wsm_ops, NULL, tp_control_current_step());
-	if (fl_start_thread() < 0) {
-		tp_error("cannot start the flush thread in the forked child %lld; not recording it",
-			 (long long)tp_fl.pid);
-		tp_control_disable();
-	}
 }

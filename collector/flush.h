@@ -47,11 +47,18 @@ extern const struct tp_flush_plugin tp_onsave_plugin;	/* onsave.c: TRACEPROF_ON_
 extern const struct tp_flush_plugin tp_sampler_plugin; /* sampler.c: host counters */
 extern const struct tp_flush_plugin tp_stacks_plugin;	/* stacks.c: call stack frames */
 
-/* Starts the flush thread with signals blocked, with the plugins given (in
- * the order their callbacks run; NULL entries skipped).  Returns 0 or
- * -errno. */
+/* Sets the collector up with the plugins given (in the order their callbacks
+ * run; NULL entries skipped).  The flush thread is not started here: see
+ * tp_flush_need().  Returns 0 or -errno. */
 int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars,
 		   const struct tp_flush_plugin *const *plugins, int nplugins);
+
+/* There is something to flush: starts the flush thread (signals blocked)
+ * if it is not started yet, once per process.  Called on slow paths only: a
+ * thread's first record (its ring's creation, tp_threads_set_first_use()),
+ * a step (tp_flush_note_activity()), the first successful cuInit.  A
+ * process that never gets here stays single-threaded.  Preserves errno. */
+void tp_flush_need(void);
 
 /* Process exit: stops the flush thread, ends the current step, drains all
  * rings, applies the exit transition (a recording window is saved), and
@@ -75,8 +82,9 @@ void tp_flush_sync(int timeout_ms);
  * and waits up to timeout_ms for it.  Returns 0 when the files are saved. */
 int tp_flush_finish_from_signal(int timeout_ms);
 
-/* In a forked child: forget the parent's windows and files; start a new
- * flush thread for the child (follow=1) or disable recording (follow=0). */
+/* In a forked child: forget the parent's windows and files; the child starts
+ * its own flush thread when it first records (follow=1), or recording is
+ * disabled (follow=0). */
 void tp_flush_after_fork_child(int follow);
 
 #endif

@@ -24,6 +24,16 @@ static int exit_key_ok;
 
 TP_HOT_DATA intptr_t tp_self_tpoff;
 
+/* Called after each ring's creation (the flush thread's lazy start).
+ * Relaxed: a function pointer set once before any thread records, to a
+ * function that lives as long as the library. */
+static void (*_Atomic first_use)(void);
+
+void tp_threads_set_first_use(void (*fn)(void))
+{
+	atomic_store_explicit(&first_use, fn, memory_order_relaxed);
+}
+
 void tp_threads_configure(uint64_t ring_slots)
 {
 	ring_slots_cfg = ring_slots;
@@ -82,6 +92,9 @@ struct tp_thread *tp_thread_create_self(void)
 							memory_order_release,
 							memory_order_relaxed));
 	tp_self = t;
+	void (*fn)(void) = atomic_load_explicit(&first_use, memory_order_relaxed);
+	if (fn)
+		fn();
 	errno = saved;
 	return t;
 fail:

@@ -93,6 +93,11 @@ extern _Atomic uint64_t tp_threads_lost;
 /* Ring size for threads created from now on (TRACEPROF_BUFFER_EVENTS). */
 void tp_threads_configure(uint64_t ring_slots);
 
+/* fn runs on each thread's first record, once its ring exists (after the
+ * record's state is set up, before the record is written): the flush
+ * thread's lazy start (tp_flush_need()).  NULL: nothing. */
+void tp_threads_set_first_use(void (*fn)(void));
+
 /* Slow path of the hook: creates the calling thread's state.  Returns NULL
  * (and counts the event as lost) when the thread is gone or out of memory.
  * Preserves errno. */

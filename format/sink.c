@@ -66,50 +66,70 @@ struct tp_sink {
  * process (the pid distinguishes processes). */
 static atomic_uint sk_counter;
 
-/* Relative folders are resolved against the working directory of the moment
- * tp_sink_anchor() ran, never the current one: after the program's chdir(),
- * traces still go (and rotation still deletes) where they went before.
+/* Every folder is resolved from the root directory of the moment
+ * tp_sink_anchor() ran, and relative ones against the working directory of
+ * that moment (its absolute path): after the program's chdir(), traces still
+ * go (and rotation still deletes) where they went before, and after its
+ * chroot() they go to the real folder, not to one under the jail.  One
+ * descriptor (the root, kept high and checked: common/fd.h), not one per
+ * directory: a program under a small RLIMIT_NOFILE keeps its numbers.
  * Flush thread only (set at start, before it runs). */
-static struct tp_fd sk_base = TP_FD_NONE;
+static struct tp_fd sk_root = TP_FD_NONE;
 static char sk_base_abs[PATH_MAX];
 
-/* The directory relative folders are resolved against: sk_base while it is
- * ours, reopened from its absolute path (and checked to be the same
- * directory) when the program took its number; AT_FDCWD without an anchor. */
-static int sk_base_fd(void)
+/* The anchored root while it is ours; when the program took its number, "/"
+ * reopened and accepted only while it is the same directory (not a jail's
+ * root); AT_FDCWD without an anchor; -1 when lost. */
+static int sk_root_fd(void)
 {
-	if (sk_base.fd < 0 && !sk_base_abs[0])
+	if (sk_root.fd < 0 && !sk_root.ino)
 		return AT_FDCWD;
-	if (sk_base.fd >= 0 && tp_fd_ours(&sk_base))
-		return sk_base.fd;
-	if (sk_base.fd >= 0) {
-		tp_fd_lost("the working directory at start", sk_base.fd);
-		tp_fd_forget(&sk_base);
+	if (sk_root.fd >= 0 && tp_fd_ours(&sk_root))
+		return sk_root.fd;
+	if (sk_root.fd >= 0) {
+		tp_fd_lost("the root directory at start", sk_root.fd);
+		sk_root.fd = -1;
 	}
 	struct tp_fd again;
-	if (tp_fd_open_at(&again, AT_FDCWD, sk_base_abs, O_PATH | O_DIRECTORY, 0) < 0)
+	if (tp_fd_open_at(&again, AT_FDCWD, "/", O_PATH | O_DIRECTORY, 0) < 0)
 		return -1;
-	/* The same directory as at start, or nothing: never a new one that
-	 * took its name. */
-	if (again.dev != sk_base.dev || again.ino != sk_base.ino) {
+	if (again.dev != sk_root.dev || again.ino != sk_root.ino) {
 		tp_fd_close(&again);
 		return -1;
 	}
-	sk_base = again;
-	return sk_base.fd;
+	sk_root = again;
+	return sk_root.fd;
+}
+
+/* path as (directory descriptor, name) for the *at() calls: from the
+ * anchored root, relative paths joined to the start directory first (buf
+ * holds the result).  Returns the descriptor (AT_FDCWD without an anchor)
+ * and sets *rel, or -1. */
+static int sk_at(const char *path, char *buf, size_t size, const char **rel)
+{
+	const char *abs = tp_sink_abs_path(path, buf, size);
+	int root = abs[0] == '/' ? sk_root_fd() : AT_FDCWD;
+	if (root == AT_FDCWD || root == -1) {
+		*rel = abs;
+		return root;
+	}
+	while (*abs == '/')
+		abs++;
+	*rel = *abs ? abs : ".";
+	return root;
 }
 
 int tp_sink_anchor(void)
 {
+	int rc = tp_fd_open_at(&sk_root, AT_FDCWD, "/", O_PATH | O_DIRECTORY, 0);
+	if (rc < 0)
+		return rc;
 	if (!getcwd(sk_base_abs, sizeof(sk_base_abs))) {
 		int err = errno;
 		sk_base_abs[0] = '\0';
 		return -err;
 	}
-	int rc = tp_fd_open_at(&sk_base, AT_FDCWD, ".", O_PATH | O_DIRECTORY, 0);
-	if (rc < 0)
-		sk_base_abs[0] = '\0';
-	return rc;
+	return 0;
 }
 
 const char *tp_sink_abs_path(const char *path, char *buf, size_t size)
@@ -129,11 +149,12 @@ int tp_sink_mkdirs(const char *folder)
 	size_t n = strlen(folder);
 	if (n >= PATH_MAX)
 		return -ENAMETOOLONG;
-	char p[PATH_MAX];
-	memcpy(p, folder, n + 1);
-	int base = folder[0] == '/' ? AT_FDCWD : sk_base_fd();
+	char p[PATH_MAX], buf[PATH_MAX];
+	int base = sk_at(folder, buf, sizeof(buf), &folder);
 	if (base == -1)
 		return -ENOENT;
+	n = strlen(folder);
+	memcpy(p, folder, n + 1);
 
 	/* Walk the components left to right, creating each; a component that
 	 * exists is fine if it is a folder (or a link to one). */
@@ -195,7 +216,10 @@ static int sk_dir(struct tp_sink *s)
 	if (!s->dir_abs)
 		return -1;
 	struct tp_fd again;
-	if (tp_fd_open_at(&again, AT_FDCWD, s->dir_abs, O_PATH | O_DIRECTORY, 0) < 0)
+	char buf[PATH_MAX];
+	const char *rel;
+	int base = sk_at(s->dir_abs, buf, sizeof(buf), &rel);
+	if (base == -1 || tp_fd_open_at(&again, base, rel, O_PATH | O_DIRECTORY, 0) < 0)
 		return -1;
 	if (again.dev != s->dir.dev || again.ino != s->dir.ino) {
 		tp_fd_close(&again);
@@ -266,7 +290,8 @@ static void sk_free(struct tp_sink *s)
  * -errno. */
 static int sk_open_dir(struct tp_sink *s, const char *folder)
 {
-	int base = folder[0] == '/' ? AT_FDCWD : sk_base_fd();
+	char buf[PATH_MAX];
+	int base = sk_at(folder, buf, sizeof(buf), &folder);
 	if (base == -1)
 		return -ENOENT;
 	/* O_PATH needs no read permission on the folder and is enough for the

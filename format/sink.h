@@ -19,10 +19,11 @@ enum tp_sink_compress { TP_SINK_PLAIN = 0, TP_SINK_ZSTD = 1, TP_SINK_GZIP = 2 };
 
 struct tp_sink;
 
-/* Resolves relative folders, from now on, against the current working
- * directory (kept open, high, and checked: common/fd.h), so that the
- * program's chdir() changes nothing.  Without it, relative folders follow
- * the working directory.  Returns 0 or -errno. */
+/* Resolves every folder, from now on, from the current root directory
+ * (kept open, high, and checked: common/fd.h), relative ones against the
+ * current working directory's absolute path, so that the program's chdir()
+ * and chroot() change nothing.  Without it, folders follow the working and
+ * root directories.  Returns 0 or -errno. */
 int tp_sink_anchor(void);
 
 /* path (a file under a folder given to tp_sink_open()) as the program's

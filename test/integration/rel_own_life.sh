@@ -1,0 +1,71 @@
+# Issue 30 items 3 and 4: the process's own life stays its own.
+#  - Item 3: the flush thread starts when there is first something to flush,
+#    never at load: a process that records nothing has one thread, and
+#    unshare(CLONE_NEWUSER), which Linux refuses to a multi-threaded
+#    process, works in it and in its forked children (`unshare -Ur id`
+#    under `traceprof run` too).
+#  - Item 4: a child made with glibc clone() (no CLONE_VM) or a raw
+#    SYS_clone runs no fork handler and has no flush thread: it exits at
+#    once (the default TRACEPROF_EXIT_TIMEOUT_S is 60 s), records nothing,
+#    and the parent's trace is saved as usual.
+#  - Item 12: a program that chroots before its last step: every window,
+#    the last one too, is in the real folder (absolute and relative
+#    TRACEPROF_FOLDER), none under the jail.
+. "$TP_TOP/test/lib/common.sh"
+prog="$BUILD/test/prog_own_life"
+[ -x "$prog" ] || skip "$prog not built"
+
+# Item 3: one thread while nothing is recorded.  Under TSan its own
+# background thread is there too: compare with the untraced count.
+want=$("$prog" threads)
+got=$(traced "$prog" threads)
+[ "$got" = "$want" ] || die "threads: $got with traceprof, $want without"
+
+if "$prog" unshare >/dev/null 2>&1; then
+	out=$(traced "$prog" unshare 2>"$TP_TMP/unshare.err") ||
+		die "unshare: exit $?: $out $(cat "$TP_TMP/unshare.err")"
+	[ "$out" = ok ] || die "unshare: $out"
+	if command -v unshare >/dev/null && unshare -Ur true 2>/dev/null; then
+		out=$(TRACEPROF_FOLDER="$TP_TMP/ns" "$BUILD/traceprof" run -- unshare -Ur id -u 2>"$TP_TMP/ns.err") ||
+			die "traceprof run -- unshare -Ur id: exit $?: $(cat "$TP_TMP/ns.err")"
+		[ "$out" = 0 ] || die "traceprof run -- unshare -Ur id -u printed '$out'"
+	fi
+else
+	echo "unshare(CLONE_NEWUSER) unavailable here even without traceprof; its cases left out"
+fi
+
+# Item 4: the child's life, in ms, must be short with the default timeout.
+for how in glibc raw; do
+	rm -rf "$TP_TMP/clone"
+	out=$(cd "$TP_TMP" && env -u TRACEPROF_EXIT_TIMEOUT_S TRACEPROF_FOLDER="$TP_TMP/clone" \
+		timeout 120 env LD_PRELOAD="$TP_PRELOAD" "$prog" clone $how 2>"$TP_TMP/clone.err") ||
+		die "clone $how: exit $?: $out $(cat "$TP_TMP/clone.err")"
+	case "$out" in
+	"ok "*) ;;
+	*) die "clone $how: $out" ;;
+	esac
+	ms=${out#ok }
+	[ "$ms" -lt 5000 ] || die "clone $how: the child took $ms ms to exit: $(cat "$TP_TMP/clone.err")"
+	[ ! -s "$TP_TMP/clone.err" ] || die "clone $how: printed $(cat "$TP_TMP/clone.err")"
+	n=$(ls "$TP_TMP/clone" | wc -l)
+	[ "$n" = 1 ] || die "clone $how: $n trace files: $(ls "$TP_TMP/clone")"
+done
+# Item 12 (as root only: chroot needs CAP_SYS_CHROOT).
+if [ "$(id -u)" = 0 ]; then
+	for folder in "$TP_TMP/abs" rel; do
+		rm -rf "$TP_TMP/jail" "$TP_TMP/start"
+		mkdir -p "$TP_TMP/jail" "$TP_TMP/start"
+		out=$(cd "$TP_TMP/start" && env TRACEPROF_FOLDER="$folder" TRACEPROF_SCHEDULE=active=1 \
+			LD_PRELOAD="$TP_PRELOAD" "$prog" chroot "$TP_TMP/jail" 3 2>"$TP_TMP/chroot.err") ||
+			die "chroot $folder: exit $?: $out $(cat "$TP_TMP/chroot.err")"
+		[ "$out" = ok ] || die "chroot $folder: $out"
+		jailed=$(cd "$TP_TMP/jail" && find . -type f)
+		[ -z "$jailed" ] || die "chroot $folder: written under the jail: $jailed"
+		case $folder in /*) dir=$folder ;; *) dir=$TP_TMP/start/$folder ;; esac
+		n=$(ls "$dir" 2>/dev/null | grep -c "step3.trace.$TP_EXT" || true)
+		[ "$n" = 1 ] || die "chroot $folder: the last window is not in $dir: $(ls -R "$TP_TMP/start" "$dir" 2>&1)"
+	done
+else
+	echo "not root: the chroot case is left out"
+fi
+echo ok
