@@ -307,3 +307,25 @@ def _start_nvtx(torch, shapes):
     if start is not None:
         start()
     ap._enable_profiler(cfg, set())
+    # Stopped when the thread ends (the main thread's at interpreter exit):
+    # a thread-local object's finalizer runs on its thread as that thread's
+    # state is cleared.  PyTorch warns of a leaked callback handle on stderr
+    # otherwise.
+    import threading
+    global _nvtx_tls
+    _nvtx_tls = threading.local()
+    _nvtx_tls.stop = _NvtxStop(ap._disable_profiler)
+
+
+_nvtx_tls = None
+
+
+class _NvtxStop:
+    def __init__(self, disable):
+        self.disable = disable
+
+    def __del__(self):
+        try:
+            self.disable()
+        except Exception:
+            pass
