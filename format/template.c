@@ -303,11 +303,32 @@ static const char *tpl_python_target(const char *a, const char *end, size_t *len
 	return NULL;
 }
 
+/* For torchrun (or python -m torch.distributed.run): the name of the script
+ * it starts, its first argument ending in ".py", so that the launcher and
+ * its workers (`python -u train.py`) share one run name.  NULL when there is
+ * none (torchrun --no-python, or a module). */
+static const char *tpl_torchrun_script(const char *a, const char *end, size_t *len)
+{
+	for (; a < end; a += strlen(a) + 1) {
+		size_t l = strlen(a);
+		if (a[0] != '-' && l > 3 && strcmp(a + l - 3, ".py") == 0)
+			return tpl_base(a, len, 1);
+	}
+	return NULL;
+}
+
+static int tpl_is_torchrun(const char *name, size_t len)
+{
+	return (len == 8 && strncmp(name, "torchrun", 8) == 0) ||
+	       (len == 21 && strncmp(name, "torch.distributed.run", 21) == 0);
+}
+
 /* The program's name: the basename of argv[0] as the kernel recorded it, so
  * that a renamed comm (prctl) does not matter; glibc's copy is the fallback.
  * For a Python interpreter, the script's name without ".py" (train for
  * `python3 train.py`) or the module of -m: the interpreter's name says
- * nothing about the run (a torchrun worker is `python -u train.py`).
+ * nothing about the run (a torchrun worker is `python -u train.py`); for
+ * torchrun, its script's (tpl_torchrun_script()).
  * scripts/tpcli/run.py's program_name() is the same rule. */
 static void tpl_program_name(char *dst, size_t size)
 {
@@ -324,6 +345,14 @@ static void tpl_program_name(char *dst, size_t size)
 			if (t && tl) {
 				name = t;
 				l = tl;
+			}
+		}
+		if (tpl_is_torchrun(name, l)) {
+			size_t sl;
+			const char *sc = tpl_torchrun_script(name + strlen(name) + 1, buf + n, &sl);
+			if (sc && sl) {
+				name = sc;
+				l = sl;
 			}
 		}
 	}

@@ -75,18 +75,33 @@ def program_name(argv):
     """The default {run_name}: the program's basename, or for a Python
     interpreter the script's name without ".py" (train for `python3
     train.py`) or the module of -m; the interpreter's own name for -c, - and
-    no program.  format/template.c's tpl_program_name() is the same rule
+    no program; for torchrun, the name of its script.  format/template.c's tpl_program_name() is the same rule
     (the library applies it in each process it is loaded in)."""
     name = os.path.basename(argv[0])
-    if not re.fullmatch(r"python[0-9.]*", name):
-        return name
-    args = iter(argv[1:])
-    for a in args:
+    rest = argv[1:]
+    if re.fullmatch(r"python[0-9.]*", name):
+        name, rest = _python_target(name, rest)
+    if name in ("torchrun", "torch.distributed.run"):
+        # Its script's name, shared by the launcher and its workers.
+        for a in rest:
+            if not a.startswith("-") and a.endswith(".py") and len(a) > 3:
+                return _script(a)
+    return name
+
+
+def _script(a):
+    b = os.path.basename(a)
+    return b[:-3] if b.endswith(".py") and len(b) > 3 else b
+
+
+def _python_target(name, argv):
+    """(what python runs, the arguments after it) for program_name()."""
+    args = iter(enumerate(argv, 1))
+    for i, a in args:
         if not a.startswith("-"):
-            b = os.path.basename(a)
-            return (b[:-3] if b.endswith(".py") and len(b) > 3 else b) or name
+            return _script(a) or name, argv[i:]
         if a in ("-", "--"):
-            return name
+            return name, []
         if a.startswith("--"):
             if a == "--check-hash-based-pycs":
                 next(args, None)
@@ -94,13 +109,13 @@ def program_name(argv):
         for k, c in enumerate(a[1:], 2):
             if c not in "cmWX":
                 continue
-            val = a[k:] or next(args, None)
+            j, val = (i, a[k:]) if a[k:] else next(args, (None, None))
             if c == "c" or val is None:
-                return name
+                return name, []
             if c == "m":
-                return val or name
+                return val or name, argv[j:]
             break
-    return name
+    return name, []
 
 def cmd_run(argv):
     p = build_run_parser()
