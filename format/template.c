@@ -245,20 +245,125 @@ static int tpl_env_num(const char *name, int64_t min, int64_t *out, const char *
 	return 1;
 }
 
+/* The basename of s, without a ".py" ending for a script. */
+static const char *tpl_base(const char *s, size_t *len, int script)
+{
+	const char *b = strrchr(s, '/') ? strrchr(s, '/') + 1 : s;
+	*len = strlen(b);
+	if (script && *len > 3 && strcmp(b + *len - 3, ".py") == 0)
+		*len -= 3;
+	return b;
+}
+
+/* Whether name (a basename) is a Python interpreter: python, python3,
+ * python3.11, ... */
+static int tpl_is_python(const char *name)
+{
+	if (strncmp(name, "python", 6) != 0)
+		return 0;
+	for (name += 6; *name; name++)
+		if ((*name < '0' || *name > '9') && *name != '.')
+			return 0;
+	return 1;
+}
+
+/* What a Python command line runs, from its arguments (NUL-separated, argc
+ * of them, after the interpreter): the script's name without ".py", or the
+ * module's of -m.  NULL for -c, - and an interactive interpreter (the
+ * interpreter's own name stays). */
+static const char *tpl_python_target(const char *a, const char *end, size_t *len)
+{
+	for (; a < end; a += strlen(a) + 1) {
+		if (a[0] != '-')
+			return tpl_base(a, len, 1);
+		if (a[1] == '\0' || strcmp(a, "--") == 0)
+			return NULL;  /* the program comes from stdin, or "--" */
+		if (a[1] == '-') {
+			/* Long options; only --check-hash-based-pycs takes a
+			 * separate value. */
+			if (strcmp(a, "--check-hash-based-pycs") == 0 && a + strlen(a) + 1 < end)
+				a += strlen(a) + 1;
+			continue;
+		}
+		/* Short options, grouped as getopt groups them (-um mod, -Wd). */
+		for (const char *c = a + 1; *c; c++) {
+			if (*c != 'c' && *c != 'm' && *c != 'W' && *c != 'X')
+				continue;
+			const char *val = c[1] ? c + 1 : a + strlen(a) + 1;
+			if (*c == 'c' || val >= end)
+				return NULL;
+			if (*c == 'm') {
+				*len = strlen(val);
+				return val;
+			}
+			a = c[1] ? a : val;  /* -W and -X: skip their value */
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* For torchrun (or python -m torch.distributed.run): the name of the script
+ * it starts, its first argument ending in ".py", so that the launcher and
+ * its workers (`python -u train.py`) share one run name.  NULL when there is
+ * none (torchrun --no-python, or a module). */
+static const char *tpl_torchrun_script(const char *a, const char *end, size_t *len)
+{
+	for (; a < end; a += strlen(a) + 1) {
+		size_t l = strlen(a);
+		if (a[0] != '-' && l > 3 && strcmp(a + l - 3, ".py") == 0)
+			return tpl_base(a, len, 1);
+	}
+	return NULL;
+}
+
+static int tpl_is_torchrun(const char *name, size_t len)
+{
+	return (len == 8 && strncmp(name, "torchrun", 8) == 0) ||
+	       (len == 21 && strncmp(name, "torch.distributed.run", 21) == 0);
+}
+
 /* The program's name: the basename of argv[0] as the kernel recorded it, so
- * that a renamed comm (prctl) does not matter; glibc's copy is the fallback. */
+ * that a renamed comm (prctl) does not matter; glibc's copy is the fallback.
+ * For a Python interpreter, the script's name without ".py" (train for
+ * `python3 train.py`) or the module of -m: the interpreter's name says
+ * nothing about the run (a torchrun worker is `python -u train.py`); for
+ * torchrun, its script's (tpl_torchrun_script()).
+ * scripts/tpcli/run.py's program_name() is the same rule. */
 static void tpl_program_name(char *dst, size_t size)
 {
-	char buf[512];
+	char buf[4096];
 	const char *name = NULL;
+	size_t l = 0;
+	ssize_t n = tp_procfs_read("/proc/self/cmdline", buf, sizeof(buf));
 	/* argv[0] ends at the first NUL. */
-	if (tp_procfs_read("/proc/self/cmdline", buf, sizeof(buf)) > 0)
-		name = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
-	if (!name || !name[0])
+	if (n > 0) {
+		name = tpl_base(buf, &l, 0);
+		if (tpl_is_python(name)) {
+			size_t tl;
+			const char *t = tpl_python_target(buf + strlen(buf) + 1, buf + n, &tl);
+			if (t && tl) {
+				name = t;
+				l = tl;
+			}
+		}
+		if (tpl_is_torchrun(name, l)) {
+			size_t sl;
+			const char *sc = tpl_torchrun_script(name + strlen(name) + 1, buf + n, &sl);
+			if (sc && sl) {
+				name = sc;
+				l = sl;
+			}
+		}
+	}
+	if (!name || !name[0]) {
 		name = program_invocation_short_name;
-	if (!name || !name[0])
+		l = name ? strlen(name) : 0;
+	}
+	if (!name || !name[0]) {
 		name = "traceprof";
-	size_t l = strlen(name);
+		l = strlen(name);
+	}
 	if (l >= size)
 		l = size - 1;
 	memcpy(dst, name, l);

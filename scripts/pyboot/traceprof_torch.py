@@ -14,10 +14,12 @@ TRACEPROF_STEP=torch
 TRACEPROF_PYTORCH=modules[,ops][,shapes]
     modules: one complete event per nn.Module forward call, named
       "nn.Module: CLASS QUALIFIED.NAME", through the global module forward
-      hooks.  ops (and shapes): torch.autograd.profiler.emit_nvtx entered
-      for the run (at the first module call), whose NVTX ranges traceprof's
-      NVTX injection records; a PyTorch built without CUDA has no NVTX
-      emission, which one "traceprof:" line says.
+      hooks.  ops (and shapes): PyTorch's NVTX emission (what
+      torch.autograd.profiler.emit_nvtx enters, without its device
+      synchronization) started for the run at the first module call, on
+      that thread (and the autograd threads it starts); traceprof's NVTX
+      injection records the ranges.  It works with no GPU.  A PyTorch built
+      without CUDA has no NVTX emission, which one "traceprof:" line says.
 
 Nothing here may break the program: every hook catches its own errors,
 reports the first one, and stops itself.
@@ -273,19 +275,57 @@ def _hook_ops(torch, shapes):
     handle = []
 
     def enter(_module, _inputs):
-        # Entered at the first module call, not at import: emit_nvtx
-        # synchronizes the device, which would create the CUDA context before
-        # the program chose its device (or forked its workers).
+        # Entered at the first module call, not at import: PyTorch's NVTX
+        # callbacks are per thread (the autograd threads inherit them), and
+        # the first module call is on the thread that trains.
         global _nvtx
         handle[0].remove()
         if _nvtx is not None:
             return
         try:
-            _nvtx = torch.autograd.profiler.emit_nvtx(record_shapes=shapes)
-            _nvtx.__enter__()
+            _nvtx = True
+            _start_nvtx(torch, shapes)
         except Exception as e:
             _nvtx = False
-            _say("ops", "TRACEPROF_PYTORCH=ops: emit_nvtx failed (%s: %s); no operator "
-                 "events" % (type(e).__name__, e))
+            _say("ops", "TRACEPROF_PYTORCH=ops: PyTorch's NVTX emission did not start "
+                 "(%s: %s); no operator events" % (type(e).__name__, e))
 
     handle.append(mm.register_module_forward_pre_hook(enter))
+
+
+def _start_nvtx(torch, shapes):
+    """What torch.autograd.profiler.emit_nvtx(record_shapes=shapes).__enter__()
+    does, less its torch.cuda.synchronize(): that call fails in a CUDA build
+    without a driver (the program would see an error it never caused), and on
+    a GPU it would create the CUDA context at a moment the program did not
+    choose.  The ranges need no synchronization: traceprof times them on the
+    CPU, where PyTorch emits them."""
+    ap = torch.autograd.profiler
+    cfg = ap.ProfilerConfig(ap.ProfilerState.NVTX, shapes, False, False, False, False,
+                            ap._ExperimentalConfig())
+    start = getattr(ap, "_run_on_profiler_start", None)
+    if start is not None:
+        start()
+    ap._enable_profiler(cfg, set())
+    # Stopped when the thread ends (the main thread's at interpreter exit):
+    # a thread-local object's finalizer runs on its thread as that thread's
+    # state is cleared.  PyTorch warns of a leaked callback handle on stderr
+    # otherwise.
+    import threading
+    global _nvtx_tls
+    _nvtx_tls = threading.local()
+    _nvtx_tls.stop = _NvtxStop(ap._disable_profiler)
+
+
+_nvtx_tls = None
+
+
+class _NvtxStop:
+    def __init__(self, disable):
+        self.disable = disable
+
+    def __del__(self):
+        try:
+            self.disable()
+        except Exception:
+            pass

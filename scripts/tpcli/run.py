@@ -70,6 +70,53 @@ def split_run_args(argv):
     return argv
 
 
+
+def program_name(argv):
+    """The default {run_name}: the program's basename, or for a Python
+    interpreter the script's name without ".py" (train for `python3
+    train.py`) or the module of -m; the interpreter's own name for -c, - and
+    no program; for torchrun, the name of its script.  format/template.c's tpl_program_name() is the same rule
+    (the library applies it in each process it is loaded in)."""
+    name = os.path.basename(argv[0])
+    rest = argv[1:]
+    if re.fullmatch(r"python[0-9.]*", name):
+        name, rest = _python_target(name, rest)
+    if name in ("torchrun", "torch.distributed.run"):
+        # Its script's name, shared by the launcher and its workers.
+        for a in rest:
+            if not a.startswith("-") and a.endswith(".py") and len(a) > 3:
+                return _script(a)
+    return name
+
+
+def _script(a):
+    b = os.path.basename(a)
+    return b[:-3] if b.endswith(".py") and len(b) > 3 else b
+
+
+def _python_target(name, argv):
+    """(what python runs, the arguments after it) for program_name()."""
+    args = iter(enumerate(argv, 1))
+    for i, a in args:
+        if not a.startswith("-"):
+            return _script(a) or name, argv[i:]
+        if a in ("-", "--"):
+            return name, []
+        if a.startswith("--"):
+            if a == "--check-hash-based-pycs":
+                next(args, None)
+            continue
+        for k, c in enumerate(a[1:], 2):
+            if c not in "cmWX":
+                continue
+            j, val = (i, a[k:]) if a[k:] else next(args, (None, None))
+            if c == "c" or val is None:
+                return name, []
+            if c == "m":
+                return val or name, argv[j:]
+            break
+    return name, []
+
 def cmd_run(argv):
     p = build_run_parser()
     argv = split_run_args(argv)
@@ -109,7 +156,7 @@ def cmd_run(argv):
         elif env.get("SLURM_JOB_ID"):
             rn = env["SLURM_JOB_ID"]
         else:
-            rn = os.path.basename(a.program[0]) or "traceprof"
+            rn = program_name(a.program) or "traceprof"
     known["run_name"] = rn
     known["hostname"] = socket.gethostname()
     folder = env.get("TRACEPROF_FOLDER") or "traceprof_traces/{run_name}"

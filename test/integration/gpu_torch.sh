@@ -11,7 +11,9 @@
 #     that it yielded CUPTI, keeping the GPU events recorded before.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
-why=$("$PYTHON" -c '
+TORCH_PY=$(python_where "import torch")
+TORCH_PY=${TORCH_PY:-$PYTHON}
+why=$("$TORCH_PY" -c '
 try:
     import torch
 except Exception as e:
@@ -25,15 +27,15 @@ prog="$TP_TOP/test/programs/torch_train.py"
 export PYTHONPATH="$TP_TOP/scripts${PYTHONPATH:+:$PYTHONPATH}"
 STEPS=10
 
-plain=$("$PYTHON" "$prog" $STEPS) || die "the program failed without traceprof: $plain"
+plain=$("$TORCH_PY" "$prog" $STEPS) || die "the program failed without traceprof: $plain"
 out=$("$BUILD/traceprof" run --folder "$PWD/tr" --schedule wait=1,warmup=1,active=2,repeat=2 \
-	-- "$PYTHON" "$prog" $STEPS 2>err.txt) || die "the program failed under traceprof: $(cat err.txt)"
+	-- "$TORCH_PY" "$prog" $STEPS 2>err.txt) || die "the program failed under traceprof: $(cat err.txt)"
 [ "$(echo "$out" | grep '^losses')" = "$plain" ] || die "losses changed: '$plain' -> '$out'"
 check_trace tr/*.json >/dev/null || die "trace check failed"
 
-plain=$("$PYTHON" "$prog" 6 --profiler "$PWD/torch-plain.json") ||
+plain=$("$TORCH_PY" "$prog" 6 --profiler "$PWD/torch-plain.json") ||
 	die "torch.profiler without traceprof failed: $plain"
-out=$("$BUILD/traceprof" run --folder "$PWD/tp" -- "$PYTHON" "$prog" 6 --profiler "$PWD/torch-tp.json" \
+out=$("$BUILD/traceprof" run --folder "$PWD/tp" -- "$TORCH_PY" "$prog" 6 --profiler "$PWD/torch-tp.json" \
 	2>err-prof.txt) || die "torch.profiler under traceprof failed: $(cat err-prof.txt)"
 [ "$(echo "$out" | grep -v '^traceprof')" = "$plain" ] ||
 	die "torch.profiler's results changed under traceprof: '$plain' -> '$out'"

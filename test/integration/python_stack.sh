@@ -224,15 +224,14 @@ main cudaRuntimeGetVersion | $want_gen2
 main cudaGetDeviceCount | $want_main
 main cudaRuntimeGetVersion | $want_main"
 
-# 8. Real PyTorch (Debian's, CPU) under --python-stack with --step torch: the
-#    profile function runs through torch's import and a training loop (with
-#    a data-loading thread), and the losses are those of a run without it.
-TORCH_PY=""
-for py in "$PYTHON" /usr/bin/python3; do
-	"$py" -c 'import torch' 2>/dev/null && { TORCH_PY=$py; break; }
-done
+# 8. Real PyTorch (the torch venv's CUDA build of torch 2.x, made by
+#    scripts/install-deps --with-optional) under --python-stack with --step
+#    torch: the profile function runs through torch's import and a training
+#    loop (with a data-loading thread), and the losses are those of a run
+#    without it.
+TORCH_PY=$(python_where 'import torch')
 if [ -z "$TORCH_PY" ]; then
-	echo "torch: SKIP (no PyTorch for $PYTHON or /usr/bin/python3)"
+	echo "torch: SKIP (no torch venv, and no PyTorch for $PYTHON or /usr/bin/python3; scripts/install-deps --with-optional)"
 else
 	cat >train.py <<'PY'
 import threading, queue, torch

@@ -9,16 +9,20 @@
 # fails.  And HTA's rank pattern reads the rank of merged files: each rank's
 # windows merged into one file, the folder of those files read as 4 ranks.
 #
-# HTA is the package in the shared folder's clients/hta (test/run-all finds
-# it: ../shared or /work/shared; or $TRACEPROF_HTA_DIR/hta),
-# run with Debian's Python and pandas, plotly and networkx
-# (scripts/install-deps --with-optional); without them the test is skipped.
+# HTA is HolisticTraceAnalysis from PyPI, in the torch venv that
+# scripts/install-deps --with-optional makes (issue 31); a copy at
+# $TRACEPROF_HTA_DIR/hta is used instead when that variable is set.  Without
+# either the test is skipped.
 . "$TP_TOP/test/lib/common.sh"
-HTA_DIR="${TRACEPROF_HTA_DIR:-${TP_SHARED:-$TP_TOP/../shared}/clients}"
-[ -d "$HTA_DIR/hta" ] || skip "no Holistic Trace Analysis package at $HTA_DIR/hta"
-HPY=/usr/bin/python3
-"$HPY" -c 'import pandas, plotly, networkx' 2>/dev/null ||
-	skip "$HPY lacks pandas, plotly or networkx (scripts/install-deps --with-optional)"
+if [ -n "${TRACEPROF_HTA_DIR:-}" ]; then
+	[ -d "$TRACEPROF_HTA_DIR/hta" ] || skip "no Holistic Trace Analysis package at $TRACEPROF_HTA_DIR/hta"
+	HPY=/usr/bin/python3
+	export PYTHONPATH="$TRACEPROF_HTA_DIR"
+else
+	HPY=$(tp_venv_python torch) || skip "no torch venv with HolisticTraceAnalysis (scripts/install-deps --with-optional makes it)"
+fi
+"$HPY" -c 'import hta, pandas, plotly, networkx' 2>/dev/null ||
+	skip "$HPY lacks hta, pandas, plotly or networkx (scripts/install-deps --with-optional)"
 SI="$BUILD/standin"
 [ -e "$SI/libcupti.so.13" ] && [ -e "$SI/libcuda.so.1" ] || die "stand-ins not built ($SI); run make check"
 prog="$BUILD/test/prog_gpu_steps"
@@ -37,10 +41,10 @@ for r in 0 1 2 3; do
 done
 check_trace ranks/*.json merged/*.json >/dev/null || die "trace check failed"
 
-HTA_DISABLE_NS_ROUNDING=1 PYTHONPATH="$HTA_DIR" "$HPY" "$TP_TOP/test/lib/readers/hta_check.py" \
+HTA_DISABLE_NS_ROUNDING=1 "$HPY" "$TP_TOP/test/lib/readers/hta_check.py" \
 	ranks 4 $((STEPS * KERNELS * 2)) || die "HTA's analyses failed"
 
-PYTHONPATH="$HTA_DIR" "$HPY" - <<'PY'
+"$HPY" - <<'PY'
 import logging, warnings
 warnings.simplefilter("ignore")
 logging.disable(logging.WARNING)

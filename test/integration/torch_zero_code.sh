@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PyTorch with no code change (issue 18): Debian's real PyTorch runs an
+# PyTorch with no code change (issue 18): real PyTorch (the torch venv's, else Debian's) runs an
 # unmodified training script (test/programs/torch_mlp.py: MLP, SGD, no
 # traceprof import) under `traceprof run --step torch --pytorch modules`.
 # Checks that:
@@ -17,7 +17,7 @@
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
 py=$(python_where 'import torch')
-[ -n "$py" ] || skip "PyTorch not installed for $PYTHON or /usr/bin/python3 (apt-get install python3-torch)"
+[ -n "$py" ] || skip "no PyTorch: no torch venv (scripts/install-deps --with-optional makes it), none for $PYTHON or /usr/bin/python3"
 prog="$TP_TOP/test/programs/torch_mlp.py"
 T="$BUILD/traceprof"
 

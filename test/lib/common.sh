@@ -38,12 +38,20 @@ traced() { LD_PRELOAD="$TP_PRELOAD" "$@"; }
 # checker (test/lib/tracecheck.py), printing a summary.
 check_trace() { "$PYTHON" "$TP_TOP/test/lib/tracecheck.py" "$@"; }
 
-# The first Python, of $PYTHON and Debian's /usr/bin/python3, for which the
-# code given succeeds (the PyTorch tests: Debian's PyTorch is installed for
-# the system Python only).  Prints nothing when none does.
+# tp_venv_python NAME: the python of the venv that scripts/install-deps
+# --with-optional made (prints nothing when it is missing).
+tp_venv_python() {
+	local p="${TP_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/traceprof/venvs}/$1/bin/python"
+	[ -x "$p" ] && echo "$p"
+}
+
+# The first Python, of the torch venv's (scripts/install-deps
+# --with-optional), $PYTHON and Debian's /usr/bin/python3, for which the code
+# given succeeds.  Prints nothing when none does.
 python_where() {
 	local cand
-	for cand in "$PYTHON" /usr/bin/python3; do
+	for cand in "$(tp_venv_python torch)" "$PYTHON" /usr/bin/python3; do
+		[ -n "$cand" ] || continue
 		if "$cand" -c "$1" >/dev/null 2>&1; then
 			echo "$cand"
 			return
