@@ -49,7 +49,21 @@ SI int cuInit(unsigned flags)
 SI int cuDriverGetVersion(int *v);
 SI int cuDriverGetVersion(int *v) { MARK(); *v = 13000; return 0; }
 SI int cuGetExportTable(const void **t, const void *id);
-SI int cuGetExportTable(const void **t, const void *id) { MARK(); *t = NULL; return 500; }
+/* One table, for the id whose first byte is 0x42: the caller must get this
+ * very pointer back (traceprof passes the call through untouched). */
+static const void *export_table[4];
+SI const void *fake_cuda_export_table(void);
+SI const void *fake_cuda_export_table(void) { return export_table; }
+SI int cuGetExportTable(const void **t, const void *id)
+{
+	MARK();
+	if (id && *(const unsigned char *)id == 0x42) {
+		*t = export_table;
+		return 0;
+	}
+	*t = NULL;
+	return 500;
+}
 SI int cuCtxSynchronize(void);
 SI int cuCtxSynchronize(void) { MARK(); return 0; }
 SI int cuMemAlloc_v2(dptr_t *p, size_t n);
@@ -139,9 +153,17 @@ int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, in
 	else if (!strcmp(sym, "cuMemcpyHtoD")) p = ptds ? (void *)cuMemcpyHtoD_v2_ptds : (void *)cuMemcpyHtoD_v2;
 	else if (!strcmp(sym, "cuLaunchKernel")) p = ptds ? (void *)cuLaunchKernel_ptsz : (void *)cuLaunchKernel;
 	else if (!strcmp(sym, "cuModuleGetFunction")) p = (void *)cuModuleGetFunction;
+	else if (!strcmp(sym, "cuGetExportTable")) p = (void *)cuGetExportTable;
 	else if (!strcmp(sym, "cuGetProcAddress")) p = ver >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
 	else if (!strcmp(sym, "cuCtxSynchronize")) p = NULL; /* "supported by no driver": success, NULL */
-	else if (!strcmp(sym, "cuProfilerStart")) p = (void *)cuProfilerStart;
+	else if (!strcmp(sym, "cuProfilerStart") && ver < 4000) {
+		/* Older than the function: as the driver, NOT_FOUND with
+		 * CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT. */
+		if (status)
+			*status = 2;
+		*pfn = NULL;
+		return 500;
+	} else if (!strcmp(sym, "cuProfilerStart")) p = (void *)cuProfilerStart;
 	else if (!strcmp(sym, "cuProfilerStop")) p = (void *)cuProfilerStop;
 	else {
 		if (status)
