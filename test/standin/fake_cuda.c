@@ -29,7 +29,25 @@ typedef struct {
 __attribute__((visibility("default"))) const char *fake_cuda_last;
 static dptr_t next_ptr = 0x7f0000000000ull;
 
-#define MARK() (fake_cuda_last = __func__)
+/* Stream capture in global mode, as the driver enforces it: while a capture
+ * is open, any call from another thread, or from the capturing thread other
+ * than a launch or the capture calls, invalidates it (cuStreamEndCapture then
+ * fails with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).  Each such call is
+ * counted, so that a test sees whether traceprof added one. */
+static _Atomic int capture_open, capture_foreign;
+static __thread int capture_thread;
+static const char *_Atomic capture_foreign_name = "";
+static void capture_note(const char *fn)
+{
+	if (!capture_open)
+		return;
+	if (capture_thread && (!strncmp(fn, "cuLaunchKernel", 14) || !strncmp(fn, "cuStream", 8)))
+		return;
+	capture_foreign++;
+	capture_foreign_name = fn;
+}
+
+#define MARK() (fake_cuda_last = __func__, capture_note(__func__))
 
 SI int cuInit(unsigned flags);
 static int torn_down;
@@ -91,6 +109,7 @@ SI int cuModuleGetFunction(func_t *f, void *mod, const char *name) { MARK(); *f 
 SI int cuFuncGetName(const char **name, func_t f);
 SI int cuFuncGetName(const char **name, func_t f)
 {
+	capture_note(__func__);
 	if (torn_down)
 		return 4; /* CUDA_ERROR_DEINITIALIZED */
 	if (f != (func_t)&fake_function)
@@ -99,7 +118,7 @@ SI int cuFuncGetName(const char **name, func_t f)
 	return 0;
 }
 SI int cuKernelGetName(const char **name, void *k);
-SI int cuKernelGetName(const char **name, void *k) { return 400; }
+SI int cuKernelGetName(const char **name, void *k) { capture_note(__func__); return 400; }
 
 /* One made-up device, for deviceProperties: every attribute 1 except the
  * ones named. */
@@ -183,3 +202,47 @@ int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags)
 	MARK();
 	return r;
 }
+
+/* Capture and graphs (see capture_note).  The graph records how many
+ * launches were captured; cuGraphLaunch "runs" them. */
+static int captured_launches;
+SI int cuStreamBeginCapture_v2(void *st, int mode);
+SI int cuStreamBeginCapture_v2(void *st, int mode)
+{
+	MARK();
+	if (capture_open)
+		return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+	capture_thread = 1;
+	capture_foreign = 0;
+	captured_launches = 0;
+	capture_open = 1;
+	return 0;
+}
+SI int cuStreamIsCapturing(void *st, int *status);
+SI int cuStreamIsCapturing(void *st, int *status) { MARK(); *status = capture_open ? 1 : 0; return 0; }
+SI int cuStreamEndCapture(void *st, void **graph);
+SI int cuStreamEndCapture(void *st, void **graph)
+{
+	MARK();
+	if (!capture_open || !capture_thread)
+		return 400;
+	capture_open = 0;
+	capture_thread = 0;
+	*graph = capture_foreign ? NULL : (void *)&captured_launches;
+	return capture_foreign ? 901 : 0; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+}
+SI int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags);
+SI int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
+{
+	MARK();
+	if (!graph)
+		return 400;
+	*exec = graph;
+	return 0;
+}
+SI int cuGraphLaunch(void *exec, void *st);
+SI int cuGraphLaunch(void *exec, void *st) { MARK(); return exec ? 0 : 400; }
+SI int fake_cuda_capture_foreign(void);
+SI int fake_cuda_capture_foreign(void) { return capture_foreign; }
+SI const char *fake_cuda_capture_foreign_name(void);
+SI const char *fake_cuda_capture_foreign_name(void) { return capture_foreign_name; }
