@@ -15,14 +15,17 @@
  * capture and is skipped, or the capture's begin sees the look-up and waits
  * for that one driver call to return before the capture starts. */
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "preload/cuda_pack.h"
 
 /* Captures begun and not ended (seq_cst: pairs with `naming` below). */
 static _Atomic int open_captures;
 /* traceprof's own driver calls in progress (seq_cst: pairs with
- * open_captures). */
+ * open_captures), and the process that makes them: a child forked during a
+ * look-up inherits the count but not the thread, and must not wait for it. */
 static _Atomic int naming;
+static _Atomic pid_t naming_pid;
 
 /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and cudaErrorStreamCaptureInvalidated:
  * the capture has ended all the same. */
@@ -31,8 +34,11 @@ static _Atomic int naming;
 void tp_cuda_capture_begin(void)
 {
 	atomic_fetch_add_explicit(&open_captures, 1, memory_order_seq_cst);
-	/* At most one cuFuncGetName in flight: a short wait, capture begins only. */
-	while (atomic_load_explicit(&naming, memory_order_seq_cst))
+	/* At most one cuFuncGetName in flight: a short wait, capture begins only
+	 * (getpid() is a system call, not on any hot path). */
+	pid_t me = getpid();
+	while (atomic_load_explicit(&naming, memory_order_seq_cst) &&
+	       atomic_load_explicit(&naming_pid, memory_order_relaxed) == me)
 		__asm__ __volatile__("" ::: "memory");
 }
 
@@ -59,6 +65,9 @@ void tp_cuda_capture_ended(int result)
 
 int tp_cuda_naming_enter(void)
 {
+	/* Relaxed: published by the seq_cst (release) increment below, which
+	 * the capture's begin reads before it reads the pid. */
+	atomic_store_explicit(&naming_pid, getpid(), memory_order_relaxed);
 	atomic_fetch_add_explicit(&naming, 1, memory_order_seq_cst);
 	if (!atomic_load_explicit(&open_captures, memory_order_seq_cst))
 		return 1;
