@@ -41,6 +41,27 @@ for lib in cupy cuda-python numba jax triton; do
 	done
 done
 
+# A kernel launch through cuda.bindings that returns: over the test stand-in
+# driver (build/standin/libcuda.so.1, not NVIDIA's), with the default flags and
+# with CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1 (cuGetProcAddress_v2 asked
+# for the per-thread variants: cuLaunchKernel_ptsz).
+SI="$BUILD/standin"
+[ -e "$SI/libcuda.so.1" ] || die "stand-ins not built ($SI); run make check"
+for v in default ptds; do
+	pt=CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=0
+	[ $v = default ] || pt=CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1
+	set +e
+	env $pt LD_LIBRARY_PATH="$SI" "$VPY" "$PROBE" cuda-python-launch >"p_launch_$v.out" 2>&1
+	echo "exit $?" >>"p_launch_$v.out"
+	env $pt LD_LIBRARY_PATH="$SI" TRACEPROF_FOLDER="$TP_TMP/t_launch_$v" TRACEPROF_CUPTI=off \
+		LD_PRELOAD="$TP_PRELOAD" "$VPY" "$PROBE" cuda-python-launch >"t_launch_$v.out" 2>&1
+	echo "exit $?" >>"t_launch_$v.out"
+	set -e
+	diff "p_launch_$v.out" "t_launch_$v.out" || die "launch ($v): the output changed under traceprof"
+	grep -qx "cuLaunchKernel <CUresult.CUDA_SUCCESS: 0>" "p_launch_$v.out" ||
+		die "launch ($v): the stand-in launch failed: $(cat "p_launch_$v.out")"
+done
+
 # The answers themselves (so that a probe that stopped probing fails).
 expect() { grep -qF -- "$2" "p_$1.out" || die "$1: expected '$2' without traceprof; got: $(cat "p_$1.out")"; }
 expect cupy_stub "cupy.cuda.is_available() -> False"
@@ -78,6 +99,16 @@ one(ev, "cuInit", result=34)
 # Triton: cuInit through ctypes on its own handle of libcuda.so.1.
 ev = load(os.path.join(tmp, "t_triton_stub"))
 one(ev, "cuInit", result=34)
+# The launches, with the kernel's name (from cuFuncGetName), grid, block,
+# shared memory and the stream cuda.bindings created.
+for v, name in (("default", "cuLaunchKernel"), ("ptds", "cuLaunchKernel_ptsz")):
+    ev = load(os.path.join(tmp, "t_launch_" + v))
+    sync = api(ev, "cuStreamSynchronize")  # the stand-in has no _ptsz variant of it
+    if len(sync) != 1:
+        fail("launch (%s): %d stream synchronizations recorded" % (v, len(sync)))
+    stream = sync[0]["args"]["stream handle"]
+    one(ev, name, result=0, kernel="_Z9saxpy_drvfPf", grid=[4, 2, 1], block=[128, 1, 1],
+        **{"shared memory": 256, "stream handle": stream})
 # One file per process that recorded a call; none for the children or for
 # runs that never reached CUDA.
 for r in ("cupy_stub", "cuda-python_stub", "numba_stub", "jax_stub", "triton_stub"):

@@ -1,5 +1,6 @@
 """The availability probe of one Python CUDA library (argv[1]: cupy,
-cuda-python, numba, jax, triton), run by test/integration/cuda_pylibs.sh with
+cuda-python, numba, jax, triton; cuda-python-launch: a kernel launch through
+cuda.bindings, over the test stand-in driver), run by test/integration/cuda_pylibs.sh with
 and without traceprof: every answer, exception and warning is printed, so
 that the two runs' outputs can be compared line by line."""
 import sys
@@ -43,3 +44,19 @@ if which == "triton":
     # Not called: with the stub, its error path prints a pointer that
     # cuGetErrorString left unset (whatever the stack held).
     show("CudaUtils() built", lambda: callable(nv.CudaUtils().get_device_properties))
+elif which == "cuda-python-launch":
+    from cuda.bindings import driver as d
+
+    def ok(label, r):
+        print(label, r[0])
+        return r[1] if len(r) > 1 else None
+
+    ok("cuInit", d.cuInit(0))
+    dev = ok("cuDeviceGet", d.cuDeviceGet(0))
+    ctx = ok("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain(dev))
+    ok("cuCtxSetCurrent", d.cuCtxSetCurrent(ctx))
+    mod = ok("cuModuleLoadData", d.cuModuleLoadData(b"stand-in image"))
+    fn = ok("cuModuleGetFunction", d.cuModuleGetFunction(mod, b"saxpy_drv"))
+    st = ok("cuStreamCreate", d.cuStreamCreate(0))
+    ok("cuLaunchKernel", d.cuLaunchKernel(fn, 4, 2, 1, 128, 1, 1, 256, st, 0, 0))
+    ok("cuStreamSynchronize", d.cuStreamSynchronize(st))

@@ -154,6 +154,20 @@ SI int cuProfilerStop(void) { profiler_calls++; return 0; }
 SI int standin_driver_profiler_calls(void);
 SI int standin_driver_profiler_calls(void) { return profiler_calls; }
 
+/* What cuda.bindings needs for a launch (test/integration/cuda_pylibs.sh):
+ * a device, its primary context, a module, a stream. */
+static struct { int dummy; } fake_context, fake_module, fake_stream;
+SI int cuDevicePrimaryCtxRetain(void **ctx, int dev);
+SI int cuDevicePrimaryCtxRetain(void **ctx, int dev) { MARK(); *ctx = &fake_context; return dev == 0 ? 0 : 101; }
+SI int cuCtxSetCurrent(void *ctx);
+SI int cuCtxSetCurrent(void *ctx) { MARK(); return 0; }
+SI int cuModuleLoadData(void **mod, const void *image);
+SI int cuModuleLoadData(void **mod, const void *image) { MARK(); *mod = &fake_module; return image ? 0 : 1; }
+SI int cuStreamCreate(void **st, unsigned flags);
+SI int cuStreamCreate(void **st, unsigned flags) { MARK(); *st = &fake_stream; return 0; }
+SI int cuStreamSynchronize(void *st);
+SI int cuStreamSynchronize(void *st) { MARK(); return 0; }
+
 SI int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status);
 SI int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags);
 
@@ -174,6 +188,14 @@ int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, in
 	else if (!strcmp(sym, "cuModuleGetFunction")) p = (void *)cuModuleGetFunction;
 	else if (!strcmp(sym, "cuGetExportTable")) p = (void *)cuGetExportTable;
 	else if (!strcmp(sym, "cuGetProcAddress")) p = ver >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+	else if (!strcmp(sym, "cuDeviceGet")) p = (void *)cuDeviceGet;
+	else if (!strcmp(sym, "cuDeviceGetCount")) p = (void *)cuDeviceGetCount;
+	else if (!strcmp(sym, "cuDevicePrimaryCtxRetain")) p = (void *)cuDevicePrimaryCtxRetain;
+	else if (!strcmp(sym, "cuCtxSetCurrent")) p = (void *)cuCtxSetCurrent;
+	else if (!strcmp(sym, "cuModuleLoadData")) p = (void *)cuModuleLoadData;
+	else if (!strcmp(sym, "cuStreamCreate")) p = (void *)cuStreamCreate;
+	else if (!strcmp(sym, "cuStreamSynchronize")) p = (void *)cuStreamSynchronize;
+	else if (!strcmp(sym, "cuFuncGetName")) p = (void *)cuFuncGetName;
 	else if (!strcmp(sym, "cuCtxSynchronize")) p = NULL; /* "supported by no driver": success, NULL */
 	else if (!strcmp(sym, "cuProfilerStart") && ver < 4000) {
 		/* Older than the function: as the driver, NOT_FOUND with
