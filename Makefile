@@ -194,7 +194,8 @@ STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
                 $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12 \
                 $(STANDIN_DIR)/standin_app \
                 $(STANDIN_DIR)/standin_dlopen \
-                $(STANDIN_DIR)/standin_capture
+                $(STANDIN_DIR)/standin_capture \
+                $(STANDIN_DIR)/standin_graph
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
 $(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c | preflight
@@ -274,6 +275,9 @@ $(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.
 $(STANDIN_DIR)/standin_capture: test/standin/standin_capture.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1 | preflight
 	$(CC) $(STANDIN_CFLAGS) -I. -o $@ $< -L$(STANDIN_DIR) -lcudart -lcuda -ldl \
 	    -Wl,-rpath,'$$ORIGIN'
+
+$(STANDIN_DIR)/standin_graph: test/standin/standin_graph.c $(STANDIN_DIR)/libcuda.so.1 | preflight
+	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
 $(STANDIN_DIR)/standin_dlopen: test/standin/standin_dlopen.c | preflight
 	@mkdir -p $(dir $@)

@@ -183,6 +183,10 @@ static const char *driver_name(const void *f)
 	if (s)
 		return (const char *)(uintptr_t)s->val;
 	const char *name = NULL;
+	/* Not while a stream capture is open (preload/cuda_capture.c): the
+	 * name is asked again at the kernel's next launch. */
+	if (!tp_cuda_naming_enter())
+		return NULL;
 	static const char *const getters[] = { "cuFuncGetName", "cuKernelGetName" };
 	for (size_t g = 0; g < 2 && !name; g++) {
 		int id = tp_cuda_find(getters[g]);
@@ -191,6 +195,7 @@ static const char *driver_name(const void *f)
 		if (fn && fn(&n, f) == 0 && n)
 			name = n;
 	}
+	tp_cuda_naming_leave();
 	char *copy = NULL;
 	if (name) {
 		copy = tp_demangle(name);

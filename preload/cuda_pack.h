@@ -175,6 +175,17 @@ int tp_cuda_match_variant(const char *symbol, const void *p,
 			  void *(*lookup)(void *ctx, uint32_t id), void *ctx);
 
 /* Hooks called by the generated wrappers whether or not they record. */
+/* Stream capture (preload/cuda_capture.c), from the wrappers of the capture
+ * calls: begin before the real call, began/ended after it with its result.
+ * tp_cuda_naming_enter() is asked by traceprof's own driver calls (kernel
+ * names): 0 while a capture is open (make no call); after 1, call
+ * tp_cuda_naming_leave() once the driver call has returned. */
+void tp_cuda_capture_begin(void);
+void tp_cuda_capture_began(int result);
+void tp_cuda_capture_ended(int result);
+int tp_cuda_naming_enter(void);
+void tp_cuda_naming_leave(void);
+
 void tp_cuda_kernels_register(const void *host_fun, const char *device_name);
 void tp_cuda_kernels_alias(const void *kernel, const void *host_fun);
 void tp_cuda_procaddr_fixup(uint32_t self_id, const char *symbol, void **pfn, int version,

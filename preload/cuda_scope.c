@@ -600,7 +600,10 @@ void *tp_scope_resolve(uint32_t id, const void *caller)
 		publish_locked(id);
 	}
 	pthread_mutex_unlock(&lock);
-	if (!p)
+	/* The line speaks of the program's call; traceprof's own look-ups
+	 * (caller NULL: naming kernels, cuGetProcAddress bookkeeping) do
+	 * without the function and say nothing (issue 32). */
+	if (!p && caller)
 		note_missing(id);
 	errno = saved;
 	return p;

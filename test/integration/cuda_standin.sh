@@ -17,6 +17,12 @@ grep -qx "errno-after-first-call=4242" traced.out && grep -qx "errno-after-call=
 grep -q 'variant=cuMemcpyHtoD_v2_ptds' traced.out || die "per-thread variant not kept"
 grep -q 'pa(cuCtxSynchronize)=0 null=1' traced.out || die "a NULL pfn was replaced"
 grep -q 'pa(cuGetProcAddress)=0 self=1' traced.out || die "cuGetProcAddress did not return itself"
+# symbolStatus exactly as the driver fills it; cuGetExportTable untouched.
+grep -qx 'pa(cuProfilerStart)=0 status=0' traced.out &&
+	grep -qx 'pa(cuProfilerStart, 3000)=500 status=2 null=1' traced.out &&
+	grep -qx 'pa(cuBogus) status=1' traced.out || die "symbolStatus not as the driver filled it: $(grep status= traced.out)"
+grep -qx 'cuGetExportTable=0 same=1' traced.out && grep -qx 'cuGetExportTable(unknown)=500 null=1' traced.out ||
+	die "cuGetExportTable not passed through: $(grep cuGetExportTable traced.out)"
 grep -q 'libtraceprof.so' traced.err || die "the driver pointer handed out is not traceprof's wrapper"
 
 "$PYTHON" - "$TP_TMP/t1" "$TP_TOP/test/lib" <<'PY'

@@ -58,3 +58,10 @@ python_where() {
 		fi
 	done
 }
+
+# tp_venv_python NAME: the python of the venv that scripts/install-deps
+# --with-optional made (prints nothing when it is missing).
+tp_venv_python() {
+	local p="${TP_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/traceprof/venvs}/$1/bin/python"
+	[ -x "$p" ] && echo "$p"
+}

@@ -29,7 +29,25 @@ typedef struct {
 __attribute__((visibility("default"))) const char *fake_cuda_last;
 static dptr_t next_ptr = 0x7f0000000000ull;
 
-#define MARK() (fake_cuda_last = __func__)
+/* Stream capture in global mode, as the driver enforces it: while a capture
+ * is open, any call from another thread, or from the capturing thread other
+ * than a launch or the capture calls, invalidates it (cuStreamEndCapture then
+ * fails with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).  Each such call is
+ * counted, so that a test sees whether traceprof added one. */
+static _Atomic int capture_open, capture_foreign;
+static __thread int capture_thread;
+static const char *_Atomic capture_foreign_name = "";
+static void capture_note(const char *fn)
+{
+	if (!capture_open)
+		return;
+	if (capture_thread && (!strncmp(fn, "cuLaunchKernel", 14) || !strncmp(fn, "cuStream", 8)))
+		return;
+	capture_foreign++;
+	capture_foreign_name = fn;
+}
+
+#define MARK() (fake_cuda_last = __func__, capture_note(__func__))
 
 SI int cuInit(unsigned flags);
 static int torn_down;
@@ -49,7 +67,21 @@ SI int cuInit(unsigned flags)
 SI int cuDriverGetVersion(int *v);
 SI int cuDriverGetVersion(int *v) { MARK(); *v = 13000; return 0; }
 SI int cuGetExportTable(const void **t, const void *id);
-SI int cuGetExportTable(const void **t, const void *id) { MARK(); *t = NULL; return 500; }
+/* One table, for the id whose first byte is 0x42: the caller must get this
+ * very pointer back (traceprof passes the call through untouched). */
+static const void *export_table[4];
+SI const void *fake_cuda_export_table(void);
+SI const void *fake_cuda_export_table(void) { return export_table; }
+SI int cuGetExportTable(const void **t, const void *id)
+{
+	MARK();
+	if (id && *(const unsigned char *)id == 0x42) {
+		*t = export_table;
+		return 0;
+	}
+	*t = NULL;
+	return 500;
+}
 SI int cuCtxSynchronize(void);
 SI int cuCtxSynchronize(void) { MARK(); return 0; }
 SI int cuMemAlloc_v2(dptr_t *p, size_t n);
@@ -77,6 +109,7 @@ SI int cuModuleGetFunction(func_t *f, void *mod, const char *name) { MARK(); *f 
 SI int cuFuncGetName(const char **name, func_t f);
 SI int cuFuncGetName(const char **name, func_t f)
 {
+	capture_note(__func__);
 	if (torn_down)
 		return 4; /* CUDA_ERROR_DEINITIALIZED */
 	if (f != (func_t)&fake_function)
@@ -85,7 +118,7 @@ SI int cuFuncGetName(const char **name, func_t f)
 	return 0;
 }
 SI int cuKernelGetName(const char **name, void *k);
-SI int cuKernelGetName(const char **name, void *k) { return 400; }
+SI int cuKernelGetName(const char **name, void *k) { capture_note(__func__); return 400; }
 
 /* One made-up device, for deviceProperties: every attribute 1 except the
  * ones named. */
@@ -121,6 +154,20 @@ SI int cuProfilerStop(void) { profiler_calls++; return 0; }
 SI int standin_driver_profiler_calls(void);
 SI int standin_driver_profiler_calls(void) { return profiler_calls; }
 
+/* What cuda.bindings needs for a launch (test/integration/cuda_pylibs.sh):
+ * a device, its primary context, a module, a stream. */
+static struct { int dummy; } fake_context, fake_module, fake_stream;
+SI int cuDevicePrimaryCtxRetain(void **ctx, int dev);
+SI int cuDevicePrimaryCtxRetain(void **ctx, int dev) { MARK(); *ctx = &fake_context; return dev == 0 ? 0 : 101; }
+SI int cuCtxSetCurrent(void *ctx);
+SI int cuCtxSetCurrent(void *ctx) { MARK(); return 0; }
+SI int cuModuleLoadData(void **mod, const void *image);
+SI int cuModuleLoadData(void **mod, const void *image) { MARK(); *mod = &fake_module; return image ? 0 : 1; }
+SI int cuStreamCreate(void **st, unsigned flags);
+SI int cuStreamCreate(void **st, unsigned flags) { MARK(); *st = &fake_stream; return 0; }
+SI int cuStreamSynchronize(void *st);
+SI int cuStreamSynchronize(void *st) { MARK(); return 0; }
+
 SI int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status);
 SI int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags);
 
@@ -139,9 +186,25 @@ int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, in
 	else if (!strcmp(sym, "cuMemcpyHtoD")) p = ptds ? (void *)cuMemcpyHtoD_v2_ptds : (void *)cuMemcpyHtoD_v2;
 	else if (!strcmp(sym, "cuLaunchKernel")) p = ptds ? (void *)cuLaunchKernel_ptsz : (void *)cuLaunchKernel;
 	else if (!strcmp(sym, "cuModuleGetFunction")) p = (void *)cuModuleGetFunction;
+	else if (!strcmp(sym, "cuGetExportTable")) p = (void *)cuGetExportTable;
 	else if (!strcmp(sym, "cuGetProcAddress")) p = ver >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+	else if (!strcmp(sym, "cuDeviceGet")) p = (void *)cuDeviceGet;
+	else if (!strcmp(sym, "cuDeviceGetCount")) p = (void *)cuDeviceGetCount;
+	else if (!strcmp(sym, "cuDevicePrimaryCtxRetain")) p = (void *)cuDevicePrimaryCtxRetain;
+	else if (!strcmp(sym, "cuCtxSetCurrent")) p = (void *)cuCtxSetCurrent;
+	else if (!strcmp(sym, "cuModuleLoadData")) p = (void *)cuModuleLoadData;
+	else if (!strcmp(sym, "cuStreamCreate")) p = (void *)cuStreamCreate;
+	else if (!strcmp(sym, "cuStreamSynchronize")) p = (void *)cuStreamSynchronize;
+	else if (!strcmp(sym, "cuFuncGetName")) p = (void *)cuFuncGetName;
 	else if (!strcmp(sym, "cuCtxSynchronize")) p = NULL; /* "supported by no driver": success, NULL */
-	else if (!strcmp(sym, "cuProfilerStart")) p = (void *)cuProfilerStart;
+	else if (!strcmp(sym, "cuProfilerStart") && ver < 4000) {
+		/* Older than the function: as the driver, NOT_FOUND with
+		 * CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT. */
+		if (status)
+			*status = 2;
+		*pfn = NULL;
+		return 500;
+	} else if (!strcmp(sym, "cuProfilerStart")) p = (void *)cuProfilerStart;
 	else if (!strcmp(sym, "cuProfilerStop")) p = (void *)cuProfilerStop;
 	else {
 		if (status)
@@ -161,3 +224,47 @@ int cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags)
 	MARK();
 	return r;
 }
+
+/* Capture and graphs (see capture_note).  The graph records how many
+ * launches were captured; cuGraphLaunch "runs" them. */
+static int captured_launches;
+SI int cuStreamBeginCapture_v2(void *st, int mode);
+SI int cuStreamBeginCapture_v2(void *st, int mode)
+{
+	MARK();
+	if (capture_open)
+		return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+	capture_thread = 1;
+	capture_foreign = 0;
+	captured_launches = 0;
+	capture_open = 1;
+	return 0;
+}
+SI int cuStreamIsCapturing(void *st, int *status);
+SI int cuStreamIsCapturing(void *st, int *status) { MARK(); *status = capture_open ? 1 : 0; return 0; }
+SI int cuStreamEndCapture(void *st, void **graph);
+SI int cuStreamEndCapture(void *st, void **graph)
+{
+	MARK();
+	if (!capture_open || !capture_thread)
+		return 400;
+	capture_open = 0;
+	capture_thread = 0;
+	*graph = capture_foreign ? NULL : (void *)&captured_launches;
+	return capture_foreign ? 901 : 0; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+}
+SI int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags);
+SI int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
+{
+	MARK();
+	if (!graph)
+		return 400;
+	*exec = graph;
+	return 0;
+}
+SI int cuGraphLaunch(void *exec, void *st);
+SI int cuGraphLaunch(void *exec, void *st) { MARK(); return exec ? 0 : 400; }
+SI int fake_cuda_capture_foreign(void);
+SI int fake_cuda_capture_foreign(void) { return capture_foreign; }
+SI const char *fake_cuda_capture_foreign_name(void);
+SI const char *fake_cuda_capture_foreign_name(void) { return capture_foreign_name; }

@@ -143,6 +143,32 @@ int main(void)
 	r = gpa("cuLaunchKernel", (void **)&launch, 13000, 2, &status);
 	c = launch(fn, 8, 1, 1, 64, 2, 1, 512, stream, NULL, NULL);
 	printf("pa(cuLaunchKernel, ptsz)=%d call=%d variant=%s\n", r, c, *last);
+	/* symbolStatus as the driver fills it (0 found, 1 no such symbol, 2
+	 * version not sufficient), and cuGetExportTable's table untouched. */
+	status = -1;
+	r = gpa("cuProfilerStart", &p, 13000, 0, &status);
+	printf("pa(cuProfilerStart)=%d status=%d\n", r, status);
+	status = -1;
+	r = gpa("cuProfilerStart", &p, 3000, 0, &status);
+	printf("pa(cuProfilerStart, 3000)=%d status=%d null=%d\n", r, status, p == NULL);
+	status = -1;
+	r = gpa("cuBogus", &p, 13000, 0, &status);
+	printf("pa(cuBogus) status=%d\n", status);
+	typedef int (*export_fn)(const void **, const void *);
+	typedef const void *(*table_fn)(void);
+	export_fn get_table = NULL;
+	r = gpa("cuGetExportTable", (void **)&get_table, 13000, 0, &status);
+	table_fn real_table = (table_fn)dlsym(h, "fake_cuda_export_table");
+	static const unsigned char table_id[16] = { 0x42 }, no_id[16] = { 0x17 };
+	const void *table = NULL;
+	if (get_table && real_table) {
+		c = get_table(&table, table_id);
+		printf("cuGetExportTable=%d same=%d\n", c, table == real_table());
+		c = get_table(&table, no_id);
+		printf("cuGetExportTable(unknown)=%d null=%d\n", c, table == NULL);
+	} else {
+		printf("cuGetExportTable: pa=%d, not found\n", r);
+	}
 	Dl_info info;
 	/* Where the function handed out lives: traceprof when traced.  Printed
 	 * to stderr, since it is the one line that must differ. */
