@@ -303,7 +303,7 @@ static const char *tpl_python_target(const char *a, const char *end, size_t *len
 	return NULL;
 }
 
-/* For torchrun (or python -m torch.distributed.run): the name of the script
+/* For torchrun (or python -m torch.distributed.run, or composer): the name of the script
  * it starts, its first argument ending in ".py", so that the launcher and
  * its workers (`python -u train.py`) share one run name.  NULL when there is
  * none (torchrun --no-python, or a module). */
@@ -317,10 +317,13 @@ static const char *tpl_torchrun_script(const char *a, const char *end, size_t *l
 	return NULL;
 }
 
+/* torchrun, python -m torch.distributed.run, and Composer's launcher
+ * (`composer -n 2 train.py`, whose workers are `python -u train.py`). */
 static int tpl_is_torchrun(const char *name, size_t len)
 {
 	return (len == 8 && strncmp(name, "torchrun", 8) == 0) ||
-	       (len == 21 && strncmp(name, "torch.distributed.run", 21) == 0);
+	       (len == 21 && strncmp(name, "torch.distributed.run", 21) == 0) ||
+	       (len == 8 && strncmp(name, "composer", 8) == 0);
 }
 
 /* The program's name: the basename of argv[0] as the kernel recorded it, so

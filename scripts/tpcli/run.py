@@ -75,13 +75,14 @@ def program_name(argv):
     """The default {run_name}: the program's basename, or for a Python
     interpreter the script's name without ".py" (train for `python3
     train.py`) or the module of -m; the interpreter's own name for -c, - and
-    no program; for torchrun, the name of its script.  format/template.c's tpl_program_name() is the same rule
+    no program; for torchrun and Composer's launcher, the name of their
+    script.  format/template.c's tpl_program_name() is the same rule
     (the library applies it in each process it is loaded in)."""
     name = os.path.basename(argv[0])
     rest = argv[1:]
     if re.fullmatch(r"python[0-9.]*", name):
         name, rest = _python_target(name, rest)
-    if name in ("torchrun", "torch.distributed.run"):
+    if name in ("torchrun", "torch.distributed.run", "composer"):
         # Its script's name, shared by the launcher and its workers.
         for a in rest:
             if not a.startswith("-") and a.endswith(".py") and len(a) > 3:

@@ -12,7 +12,7 @@
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
 py=$(python_where 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)')
-[ -n "$py" ] || skip "no PyTorch with a GPU (for $PYTHON or /usr/bin/python3)"
+[ -n "$py" ] || skip "no PyTorch with a GPU (the torch venv, $PYTHON or /usr/bin/python3)"
 prog="$TP_TOP/test/programs/torch_mlp.py"
 "$py" -c 'import torch, torch.optim.optimizer as o; print("torch", torch.__version__, "post-hook" if hasattr(o, "register_optimizer_step_post_hook") else "1.13 path")'
 plain=$("$py" "$prog" 5 --cuda) || die "the script failed without traceprof: $plain"
