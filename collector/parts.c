@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collector/control.h"
+#include "collector/thread.h"
 #include "collector/flush_int.h"
 #include "collector/rotate.h"
 #include "common/clock.h"
@@ -259,7 +260,13 @@ void tp_fl_window_finalize(void *ctx, struct tp_win *win)
 	(void)ctx;
 	struct pt_files *w = win->data;
 	int save = tp_wsm_saves(win, atomic_load_explicit(&tp_fl.activity, memory_order_relaxed));
-	if (win->save && !save)
+	uint64_t no_room = atomic_load_explicit(&tp_threads_lost_as, memory_order_relaxed);
+	if (win->save && !save && no_room)
+		tp_info("nothing recorded: %llu events lost for want of memory (the program's "
+			"RLIMIT_AS): no trace file for steps %llu-%llu",
+			(unsigned long long)no_room, (unsigned long long)win->first_step,
+			(unsigned long long)win->last_step);
+	else if (win->save && !save)
 		tp_info("nothing recorded (no CUDA call, marker, NVTX range or step): no trace "
 			"file for steps %llu-%llu", (unsigned long long)win->first_step,
 			(unsigned long long)win->last_step);

@@ -32,16 +32,18 @@ void tp_fl_refresh_thread_name(struct tp_thread *t)
 		tp_format(t->name, sizeof(t->name), "thread %d", (int)t->tid);
 }
 
-/* Read every 100 ms for the life of the process: kept open (see struct
- * tp_procfs_file).  Flush thread only. */
-static struct tp_procfs_file self_main_stat = TP_PROCFS_FILE_INIT;
+/* Read only once the main thread is gone: kept open (see struct
+ * tp_procfs_file).  The main thread's stat, read every 100 ms, is opened
+ * each time: one descriptor fewer held for the program's whole life (a
+ * program under a small RLIMIT_NOFILE).  Flush thread only. */
 static struct tp_procfs_file self_status = TP_PROCFS_FILE_INIT;
 
 int tp_fl_alone(void)
 {
 	char path[64], buf[2048];
 	tp_format(path, sizeof(path), "/proc/self/task/%lld/stat", (long long)tp_fl.pid);
-	tp_procfs_pread(&self_main_stat, path, buf, sizeof(buf));
+	if (tp_procfs_read(path, buf, sizeof(buf)) < 0)
+		return 0;
 	char state = tp_procfs_stat_state(buf);
 	if (state != 'Z' && state != 'X')
 		return 0; /* the main thread runs: the common case, one read */

@@ -5,15 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collector/control.h"
 #include "collector/convert.h"
 #include "common/log.h"
+#include "common/procfs.h"
 
 __thread struct tp_thread *tp_self __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t tp_threads_lost;
+_Atomic uint64_t tp_threads_lost_as;
+/* This thread found no room for its ring (th_ring_slots()): it is GONE for
+ * the hot path, and its events count as tp_threads_lost_as. */
+static __thread int th_no_room __attribute__((tls_model("initial-exec")));
 
 static _Atomic(struct tp_thread *) registry_head;
 static _Atomic uint64_t registry_serial;
@@ -55,10 +61,38 @@ static void make_exit_key(void)
 	exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
 }
 
+/* The smallest ring worth having (16 KiB); below it a thread does not
+ * record. */
+#define TH_MIN_SLOTS 256u
+
+/* Slots for a new thread's ring.  All that TRACEPROF_BUFFER_EVENTS asks,
+ * unless the program limits its own address space (RLIMIT_AS): then at most
+ * an eighth of the room left under the limit, so that the program's own
+ * malloc() and pthread_create() still get what they would without us.  0:
+ * not even TH_MIN_SLOTS fits.  A thread's first event only (a /proc read). */
+static uint64_t th_ring_slots(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return ring_slots_cfg;
+	char text[128];
+	uint64_t pages;
+	if (tp_procfs_read("/proc/self/statm", text, sizeof(text)) < 0 ||
+	    tp_procfs_word_u64(text, 0, &pages) < 0)
+		return 0;
+	uint64_t used = pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t room = rl.rlim_cur > used ? (rl.rlim_cur - used) / 8 : 0;
+	uint64_t slots = ring_slots_cfg;
+	while (slots > TH_MIN_SLOTS && slots * sizeof(struct tp_record) > room)
+		slots /= 2;
+	return slots * sizeof(struct tp_record) <= room ? slots : 0;
+}
+
 struct tp_thread *tp_thread_create_self(void)
 {
 	if (tp_self == TP_THREAD_GONE) {
-		atomic_fetch_add_explicit(&tp_threads_lost, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(th_no_room ? &tp_threads_lost_as : &tp_threads_lost, 1,
+					  memory_order_relaxed);
 		return NULL;
 	}
 	int saved = errno;
@@ -70,10 +104,23 @@ struct tp_thread *tp_thread_create_self(void)
 	if (posix_memalign((void **)&t, 64, sizeof(*t)) != 0)
 		goto fail;
 	memset(t, 0, sizeof(*t));
-	if (tp_ring_init(&t->ring, ring_slots_cfg) != 0) {
+	uint64_t slots = th_ring_slots();
+	if (!slots || tp_ring_init(&t->ring, slots) != 0) {
 		free(t);
 		t = NULL;
-		goto fail;
+		/* The program's own RLIMIT_AS leaves no room: this thread does
+		 * not record (each of its events counted), and the program keeps
+		 * its memory.  Said once per process. */
+		static _Atomic int said;
+		if (!atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+			tp_warn("no room for a recording buffer under the program's address-space "
+				"limit (RLIMIT_AS); threads without one are not recorded and their "
+				"events are counted as events_lost_no_memory");
+		tp_self = TP_THREAD_GONE;
+		th_no_room = 1;
+		atomic_fetch_add_explicit(&tp_threads_lost_as, 1, memory_order_relaxed);
+		errno = saved;
+		return NULL;
 	}
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->cupti_thread = (uint32_t)(uintptr_t)pthread_self();

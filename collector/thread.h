@@ -89,6 +89,9 @@ static inline __attribute__((always_inline)) struct tp_thread *tp_self_hot(void)
 /* Records lost because the thread had already exited (TLS destructors) or its
  * ring could not be allocated.  Written into every trace. */
 extern _Atomic uint64_t tp_threads_lost;
+/* Events of threads that found no room for a ring under the program's own
+ * RLIMIT_AS (events_lost_no_memory).  Written into every trace. */
+extern _Atomic uint64_t tp_threads_lost_as;
 
 /* Ring size for threads created from now on (TRACEPROF_BUFFER_EVENTS). */
 void tp_threads_configure(uint64_t ring_slots);

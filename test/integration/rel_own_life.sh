@@ -11,6 +11,13 @@
 #  - Item 12: a program that chroots before its last step: every window,
 #    the last one too, is in the real folder (absolute and relative
 #    TRACEPROF_FOLDER), none under the jail.
+#  - Item 11: under the program's own RLIMIT_AS with a little room, its
+#    threads' mallocs succeed as without traceprof, one `traceprof:` line
+#    says what is not recorded, and the trace counts the lost events.
+#  - Minor: under RLIMIT_NOFILE=32, traceprof holds at most 4 descriptors
+#    (the root anchor, /proc/self/stat, a window's folder and file): the
+#    program opens at least 24 files where it opens 28 without traceprof
+#    (22 before).
 . "$TP_TOP/test/lib/common.sh"
 prog="$BUILD/test/prog_own_life"
 [ -x "$prog" ] || skip "$prog not built"
@@ -67,5 +74,33 @@ if [ "$(id -u)" = 0 ]; then
 	done
 else
 	echo "not root: the chroot case is left out"
+fi
+# Item 11: 8 threads alive together under the current size + 24 MiB.
+if [ -z "${TP_SANITIZER:-}" ]; then
+	out=$("$prog" rlimit 24 8) || die "rlimit untraced: $out"
+	rm -rf "$TP_TMP/as"
+	out=$(TRACEPROF_FOLDER="$TP_TMP/as" TRACEPROF_LOG=info traced "$prog" rlimit 24 8 \
+		2>"$TP_TMP/as.err") || die "rlimit: exit $?: $out $(cat "$TP_TMP/as.err")"
+	[ "$out" = ok ] || die "rlimit: $out $(cat "$TP_TMP/as.err")"
+	grep -q '^traceprof: no room for a recording buffer' "$TP_TMP/as.err" ||
+		die "rlimit: no line about the events not recorded: $(cat "$TP_TMP/as.err")"
+	grep 'nothing recorded (no CUDA call' "$TP_TMP/as.err" && die "rlimit: says nothing was recorded"
+	"$PYTHON" - "$TP_TMP/as" <<'PY' || die "rlimit: the trace does not count the lost events"
+import sys
+sys.path.insert(0, __import__("os").environ["TP_TOP"] + "/test/lib")
+from rel import load_trace, trace_files
+files = trace_files(sys.argv[1])
+foot = load_trace(files[-1])["traceprof"]
+lost, written = foot.get("events_lost_no_memory", 0), foot["events_written"]
+# 8 threads x 1000 x 2 events, each written or counted.
+assert lost + written >= 16000, (lost, written)
+assert lost > 0, foot
+PY
+	# The minor: descriptors under RLIMIT_NOFILE=32.
+	base=$(bash -c "ulimit -n 32 && '$prog' nofile 32")
+	got=$(bash -c "ulimit -n 32 && TRACEPROF_FOLDER='$TP_TMP/nofile' LD_PRELOAD='$TP_PRELOAD' '$prog' nofile 32" 2>/dev/null)
+	[ "$got" -ge $((base - 4)) ] || die "nofile: $got files with traceprof, $base without"
+else
+	echo "under a sanitizer (its own address space and descriptors): rlimit and nofile left out"
 fi
 echo ok
