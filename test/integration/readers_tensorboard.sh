@@ -9,8 +9,7 @@
 # (rank0.step2.trace.json) it finds nothing: it only reads *.pt.trace.json.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
-py=$(tp_venv_python torch) || skip "no torch venv (scripts/install-deps --with-optional makes it)"
-"$py" -c 'import torch, torch_tb_profiler' 2>/dev/null || skip "$py lacks torch or torch-tb-profiler"
+need_venv torch 'import torch, torch_tb_profiler' "lacks torch or torch-tb-profiler"
 prog="$TP_TOP/test/programs/torch_block.py"
 T="$BUILD/traceprof"
 for r in 0 1; do

@@ -10,9 +10,7 @@
 # with the stub.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
-py=$(tp_venv_python torch) || skip "no torch venv (scripts/install-deps --with-optional makes it)"
-"$py" -c 'import sys, torch; sys.exit(0 if torch.backends.cuda.is_built() else 1)' 2>/dev/null ||
-	skip "$py: torch does not import or is not a CUDA build"
+need_venv torch 'import sys, torch; sys.exit(0 if torch.backends.cuda.is_built() else 1)' "torch does not import or is not a CUDA build"
 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 STUB="$CUDA_HOME/lib64/stubs/libcuda.so"
 [ -e "$STUB" ] || skip "no stub driver at $STUB"

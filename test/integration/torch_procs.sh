@@ -13,8 +13,7 @@
 #     the losses unchanged, nothing hangs.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
-py=$(tp_venv_python torch) || skip "no torch venv (scripts/install-deps --with-optional makes it)"
-"$py" -c 'import torch' 2>/dev/null || skip "$py: torch does not import"
+need_venv torch 'import torch' "torch does not import"
 prog="$TP_TOP/test/programs/torch_loader.py"
 T="$BUILD/traceprof"
 

@@ -13,9 +13,7 @@
 #     puts rank 0 in n0/l0 and rank 1 in n1/l0.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
-py=$(tp_venv_python torch) || skip "no torch venv (scripts/install-deps --with-optional makes it)"
-"$py" -c 'import torch.distributed as d; assert d.is_available() and d.is_gloo_available()' 2>/dev/null ||
-	skip "$py: torch without gloo"
+need_venv torch 'import torch.distributed as d; assert d.is_available() and d.is_gloo_available()' "torch without gloo"
 run="$(dirname "$py")/torchrun"
 [ -x "$run" ] || skip "no torchrun beside $py"
 prog="$TP_TOP/test/programs/torch_ddp.py"

@@ -45,6 +45,13 @@ tp_venv_python() {
 	[ -x "$p" ] && echo "$p"
 }
 
+# need_venv NAME CODE WHY: sets $py to the venv NAME's python, or skips the
+# test when the venv is missing or its python cannot run CODE (saying WHY).
+need_venv() {
+	py=$(tp_venv_python "$1") || skip "no $1 venv (scripts/install-deps --with-optional makes it)"
+	"$py" -c "$2" 2>/dev/null || skip "$py: $3"
+}
+
 # The first Python, of the torch venv's (scripts/install-deps
 # --with-optional), $PYTHON and Debian's /usr/bin/python3, for which the code
 # given succeeds.  Prints nothing when none does.
@@ -57,11 +64,4 @@ python_where() {
 			return
 		fi
 	done
-}
-
-# tp_venv_python NAME: the python of the venv that scripts/install-deps
-# --with-optional made (prints nothing when it is missing).
-tp_venv_python() {
-	local p="${TP_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/traceprof/venvs}/$1/bin/python"
-	[ -x "$p" ] && echo "$p"
 }
