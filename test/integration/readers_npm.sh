@@ -23,6 +23,10 @@ have() {
 }
 if ! have; then
 	command -v npm >/dev/null || skip "npm is not installed (scripts/install-deps --with-optional)"
+	# npm retries a registry it cannot reach for minutes: ask once first
+	# (our machines reach Debian's and PyPI's registries, not npm's).
+	timeout 30 npm ping --fetch-retries=0 --fetch-timeout=10000 >npm.log 2>&1 ||
+		skip "the npm registry does not answer: $(grep -m1 -i error npm.log)"
 	mkdir -p "$NPM_DIR"
 	if ! (cd "$NPM_DIR" && timeout 300 npm install --no-audit --no-fund --loglevel=error $WANT) \
 		>npm.log 2>&1; then
