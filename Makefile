@@ -286,6 +286,13 @@ $(SCOPE_DIR)/libplugin_real.so: test/scope/reload.c | preflight
 
 check: $(SCOPE_BINS) $(RELOAD_BINS)
 
+# A preloaded CUDA interposer (test/integration/cuda_shim.sh).
+$(STANDIN_DIR)/libshim.so: test/standin/shim.c | preflight
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -ldl
+
+check: $(STANDIN_DIR)/libshim.so
+
 # With the toolkit's CUPTI headers: the stand-in writes their record layouts.
 # Built twice: as our major's libcupti, and as another major's (cupti12/),
 # which a program may have loaded already.  The soname is the file's name.

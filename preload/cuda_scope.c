@@ -615,8 +615,15 @@ static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int
 	struct lobjs L = { 0 };
 	dl_iterate_phdr(gather, &L);
 	long c = caller && !tp_scope_is_self(caller) && !L.failed ? by_addr(&L, (uintptr_t)caller) : -1;
-	/* The program's own scope is the global one: step 2 covers it. */
-	if (c >= 0 && L.v[c].path[0])
+	/* The program's own scope is the global one: step 2 covers it.  So is
+	 * that of an object loaded before traceprof (a library preloaded
+	 * before it): such an object's own relocations never reach traceprof,
+	 * so its call is a forward (a CUDA interposer calling on through
+	 * dlsym(RTLD_NEXT)), and its own definition would call it back
+	 * forever (issue 30, item 6).  What it reaches without traceprof is
+	 * the next definition after it: step 2. */
+	long me = L.failed ? -1 : by_addr(&L, self_lo);
+	if (c >= 0 && L.v[c].path[0] && !(me >= 0 && c < me))
 		p = scope_lookup(&L, c, name, &ifunc);
 	if (!p)
 		p = not_self(dl(RTLD_NEXT, name));
