@@ -258,7 +258,41 @@ $(SCOPE_DIR)/libprobe_real.so: test/scope/probe.c | preflight
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(CUDA_HOME)/lib64 -l:libcudart.so.13 \
 	    -Wl,-rpath,$(CUDA_HOME)/lib64
 
-check: $(SCOPE_BINS)
+# A plugin loaded, unloaded and loaded again (test/scope/reload.c,
+# test/integration/cuda_reload.sh): two builds of the stand-in runtime that
+# report different device counts (1 and 3), each beside its own plugin, and
+# a plugin linked with the toolkit's real runtime.
+RELOAD_BINS := $(SCOPE_DIR)/reload_app $(SCOPE_DIR)/reload_a/libplugin.so \
+               $(SCOPE_DIR)/reload_b/libplugin.so \
+               $(if $(wildcard $(CUDA_HOME)/lib64/libcudart.so.13),$(SCOPE_DIR)/libplugin_real.so)
+
+$(SCOPE_DIR)/reload_app: test/scope/reload.c | preflight
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl
+
+$(SCOPE_DIR)/reload_a/libcudart.so.13 $(SCOPE_DIR)/reload_b/libcudart.so.13: test/standin/fake_cudart.c | preflight
+	@mkdir -p $(dir $@)
+	printf '%s { global: *; };\n' $(notdir $@) > $@.map
+	$(CC) $(STANDIN_CFLAGS) $(if $(findstring reload_a,$@),-DSTANDIN_DEVICES=1 -DSTANDIN_PAD=2,-DSTANDIN_DEVICES=3 -DSTANDIN_PAD=1) -shared -o $@ $< \
+	    -Wl,-soname,$(notdir $@) -Wl,--version-script,$@.map -ldl
+
+$(SCOPE_DIR)/reload_%/libplugin.so: test/scope/reload.c $(SCOPE_DIR)/reload_%/libcudart.so.13 | preflight
+	$(CC) $(STANDIN_CFLAGS) -DRELOAD_PLUGIN -shared -o $@ $< -L$(dir $@) -l:libcudart.so.13 \
+	    -Wl,-rpath,'$$ORIGIN'
+
+$(SCOPE_DIR)/libplugin_real.so: test/scope/reload.c | preflight
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -DRELOAD_PLUGIN -shared -o $@ $< -L$(CUDA_HOME)/lib64 -l:libcudart.so.13 \
+	    -Wl,-rpath,$(CUDA_HOME)/lib64
+
+check: $(SCOPE_BINS) $(RELOAD_BINS)
+
+# A preloaded CUDA interposer (test/integration/cuda_shim.sh).
+$(STANDIN_DIR)/libshim.so: test/standin/shim.c | preflight
+	@mkdir -p $(dir $@)
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -ldl
+
+check: $(STANDIN_DIR)/libshim.so
 
 # With the toolkit's CUPTI headers: the stand-in writes their record layouts.
 # Built twice: as our major's libcupti, and as another major's (cupti12/),

@@ -73,7 +73,9 @@ struct site {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	int inflight;			  /* dlopens between begin and end */
+	int inflight;			  /* dlopens, dlcloses and scans under way */
+	int unloading;			  /* dlcloses between begin and end */
+	struct site *parked;		  /* the call-site table while unloading */
 	size_t nseen;			  /* objects looked at: sorted base addresses */
 	uintptr_t seen[MAX_SEEN];
 	uintptr_t definer[NFAM][MAX_DEFINERS];
@@ -210,7 +212,10 @@ static void sites_reset(void)
 		t = calloc(SITE_SLOTS, sizeof(*t));
 	pthread_mutex_lock(&lock);
 	S.site_tables++;
-	atomic_store_explicit(&sites, t, memory_order_release);
+	if (S.unloading)
+		S.parked = t; /* put in place when the last dlclose ends */
+	else
+		atomic_store_explicit(&sites, t, memory_order_release);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -259,9 +264,9 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem, size_t first)
 
 /* ---- scanning loaded objects ------------------------------------------ */
 
-/* What a scan found: objects not seen before that define a library. */
+/* What a scan found: objects not seen before that define a library (for
+ * the messages, written after the walk). */
 struct found {
-	uintptr_t base;
 	unsigned bits; /* bit f: defines library f */
 	char name[200];
 };
@@ -269,13 +274,15 @@ struct found {
 struct scan_ctx {
 	struct found *v;
 	size_t n, cap;
-	unsigned long long subs; /* objects unloaded so far (dlpi_subs) */
-	int full;		 /* out of memory: some definers missed */
+	int started;  /* the first object was looked at */
+	int rebuilt;  /* objects were unloaded since the last scan: all forgotten */
+	int new_multi[NFAM]; /* library f got its second definer in this scan */
+	int full;     /* out of memory: some definers missed */
 };
 
 /* dlpi_subs at the last scan (under lock): a change means objects were
- * unloaded, and a call site cached for one of them could now belong to a
- * new object mapped at the same address. */
+ * unloaded, so an address known before may now belong to another object
+ * mapped at the same place (issue 30, item 5). */
 static unsigned long long last_subs;
 
 static int seen_locked(uintptr_t base)
@@ -324,13 +331,54 @@ static unsigned defines(const struct dl_phdr_info *info)
 	return bits;
 }
 
+/* Everything learnt from objects that may be gone: the objects seen, the
+ * definers, the first definitions (their addresses may now lie in another
+ * object) and the fast pointers made from them.  Under lock. */
+static void forget_locked(void)
+{
+	S.nseen = 0;
+	for (int f = 0; f < NFAM; f++) {
+		S.ndef[f] = 0;
+		atomic_store_explicit(&multi[f], 0, memory_order_relaxed);
+	}
+	memset(S.first, 0, sizeof(S.first));
+	withdraw_locked(-1);
+}
+
+static void add_definer_locked(int f, uintptr_t base, struct scan_ctx *c)
+{
+	for (int i = 0; i < S.ndef[f] && i < MAX_DEFINERS; i++)
+		if (S.definer[f][i] == base)
+			return;
+	if (S.ndef[f] < MAX_DEFINERS)
+		S.definer[f][S.ndef[f]] = base;
+	S.ndef[f]++;
+	if (S.ndef[f] == 2 && !atomic_load_explicit(&multi[f], memory_order_relaxed)) {
+		withdraw_locked(f);
+		atomic_store_explicit(&multi[f], 1, memory_order_relaxed);
+		c->new_multi[f] = 1;
+	}
+}
+
 /* dl_iterate_phdr callback: runs under the loader's list lock, so no object
- * goes away meanwhile; takes ours inside it (never the other way round). */
+ * goes away meanwhile and no other thread's walk runs; takes ours inside it
+ * (never the other way round).  The whole bookkeeping happens here, so that
+ * two threads' scans cannot interleave. */
 static int collect(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct scan_ctx *c = data;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
-		c->subs = info->dlpi_subs;
+	if (!c->started) {
+		c->started = 1;
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+			pthread_mutex_lock(&lock);
+			if (info->dlpi_subs != last_subs) {
+				last_subs = info->dlpi_subs;
+				forget_locked();
+				c->rebuilt = 1;
+			}
+			pthread_mutex_unlock(&lock);
+		}
+	}
 	uintptr_t lo, hi;
 	range_of(info, &lo, &hi);
 	if (lo <= self_lo && self_lo < hi)
@@ -344,12 +392,16 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 	unsigned bits = defines(info);
 	if (!bits)
 		return 0;
+	pthread_mutex_lock(&lock);
+	for (int f = 0; f < NFAM; f++)
+		if (bits & (1u << f))
+			add_definer_locked(f, info->dlpi_addr, c);
+	pthread_mutex_unlock(&lock);
 	if (grow((void **)&c->v, &c->cap, c->n, sizeof(*c->v), 8) < 0) {
 		c->full = 1;
 		return 0;
 	}
 	struct found *f = &c->v[c->n++];
-	f->base = info->dlpi_addr;
 	f->bits = bits;
 	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "the program";
 	size_t len = strlen(name);
@@ -360,46 +412,68 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static void add_definer_locked(int f, const struct found *b)
-{
-	for (int i = 0; i < S.ndef[f]; i++)
-		if (S.definer[f][i] == b->base)
-			return;
-	if (S.ndef[f] < MAX_DEFINERS)
-		S.definer[f][S.ndef[f]] = b->base;
-	S.ndef[f]++;
-	tp_debug("%s defined by %s", fam_name[f], b->name);
-	if (S.ndef[f] == 2 && !atomic_load_explicit(&multi[f], memory_order_relaxed)) {
-		withdraw_locked(f);
-		atomic_store_explicit(&multi[f], 1, memory_order_relaxed);
-		tp_info("two %s libraries in one process (the second: %s): each call "
-			"goes to the one its caller's scope holds", fam_name[f], b->name);
-	}
-}
-
-/* Looks at every object not seen before.  Called without lock. */
+/* Looks at every object not seen before, and at every object again when
+ * some were unloaded since the last scan.  The fast pointers stay
+ * withdrawn meanwhile (a scan counts as a load in flight); the caller
+ * publishes them again (tp_scope_load_end, tp_scope_unload_end, or
+ * tp_scope_resolve on the next call).  Called without lock. */
 static void scan(void)
 {
 	int saved = errno;
 	struct scan_ctx c = { 0 };
 	pthread_once(&self_once, init_self);
-	dl_iterate_phdr(collect, &c);
 	pthread_mutex_lock(&lock);
+	S.inflight++;
+	pthread_mutex_unlock(&lock);
+	dl_iterate_phdr(collect, &c);
 	for (size_t i = 0; i < c.n; i++)
 		for (int f = 0; f < NFAM; f++)
 			if (c.v[i].bits & (1u << f))
-				add_definer_locked(f, &c.v[i]);
-	int unloaded = c.subs != last_subs;
-	last_subs = c.subs;
-	pthread_mutex_unlock(&lock);
+				tp_debug("%s defined by %s", fam_name[f], c.v[i].name);
+	for (int f = 0; f < NFAM; f++)
+		if (c.new_multi[f])
+			tp_info("two %s libraries in one process: each call goes to the one its "
+				"caller's scope holds", fam_name[f]);
 	free(c.v);
 	if (c.full)
 		tp_scope_degrade("out of memory scanning loaded objects");
-	if (unloaded)
+	if (c.rebuilt)
 		sites_reset();
+	pthread_mutex_lock(&lock);
+	S.inflight--;
+	pthread_mutex_unlock(&lock);
 	/* Release: a reader that sees it sees the definers recorded above. */
 	atomic_store_explicit(&scanned, 1, memory_order_release);
 	errno = saved;
+}
+
+/* The definition of function id in an object that defines its library now
+ * (step 4 once the first definitions were forgotten): looked up inside a
+ * dl_iterate_phdr walk, so that the object cannot be unloaded meanwhile. */
+struct definer_ctx {
+	uint32_t id;
+	void *p;
+};
+
+static int definer_def(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct definer_ctx *d = data;
+	int fam = tp_cuda_fns[d->id].lib, is = 0;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < S.ndef[fam] && i < MAX_DEFINERS; i++)
+		if (S.definer[fam][i] == info->dlpi_addr)
+			is = 1;
+	pthread_mutex_unlock(&lock);
+	struct tp_elf e;
+	int ifunc = 0;
+	if (!is || tp_elf_open_phdr(&e, info) < 0)
+		return 0;
+	void *p = tp_elf_lookup(&e, tp_cuda_fns[d->id].name, &ifunc);
+	if (!p || tp_scope_is_self(p))
+		return 0;
+	d->p = p;
+	return 1;
 }
 
 /* ---- resolution ------------------------------------------------------- */
@@ -541,8 +615,15 @@ static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int
 	struct lobjs L = { 0 };
 	dl_iterate_phdr(gather, &L);
 	long c = caller && !tp_scope_is_self(caller) && !L.failed ? by_addr(&L, (uintptr_t)caller) : -1;
-	/* The program's own scope is the global one: step 2 covers it. */
-	if (c >= 0 && L.v[c].path[0])
+	/* The program's own scope is the global one: step 2 covers it.  So is
+	 * that of an object loaded before traceprof (a library preloaded
+	 * before it): such an object's own relocations never reach traceprof,
+	 * so its call is a forward (a CUDA interposer calling on through
+	 * dlsym(RTLD_NEXT)), and its own definition would call it back
+	 * forever (issue 30, item 6).  What it reaches without traceprof is
+	 * the next definition after it: step 2. */
+	long me = L.failed ? -1 : by_addr(&L, self_lo);
+	if (c >= 0 && L.v[c].path[0] && !(me >= 0 && c < me))
 		p = scope_lookup(&L, c, name, &ifunc);
 	if (!p)
 		p = not_self(dl(RTLD_NEXT, name));
@@ -589,6 +670,17 @@ void *tp_scope_resolve(uint32_t id, const void *caller)
 		tp_dlerr_begin();
 		p = resolve_caller(id, caller, dl, 1);
 		tp_dlerr_end();
+	}
+	pthread_mutex_lock(&lock);
+	int none = !p && !S.first[id];
+	pthread_mutex_unlock(&lock);
+	if (none) {
+		/* The first definitions were forgotten at an unload: a caller
+		 * with no CUDA library in its scope gets what a definer loaded
+		 * now holds. */
+		struct definer_ctx d = { id, NULL };
+		dl_iterate_phdr(definer_def, &d);
+		p = d.p;
 	}
 	pthread_mutex_lock(&lock);
 	if (!p)
@@ -662,6 +754,35 @@ void tp_scope_load_end(int global)
 		sites_reset();
 	pthread_mutex_lock(&lock);
 	S.inflight--;
+	if (!S.inflight)
+		for (uint32_t id = 0; id < TP_CUDA_NFUNCS; id++)
+			publish_locked(id);
+	pthread_mutex_unlock(&lock);
+}
+
+void tp_scope_unload_begin(void)
+{
+	pthread_mutex_lock(&lock);
+	S.inflight++;
+	if (!S.unloading++) {
+		/* No call site is answered from the table while objects go away:
+		 * one in an unloaded object may come back at the same address in
+		 * a new object (a dlopen on another thread) before the scan after
+		 * the dlclose has replaced the table. */
+		S.parked = atomic_load_explicit(&sites, memory_order_relaxed);
+		atomic_store_explicit(&sites, NULL, memory_order_release);
+	}
+	withdraw_locked(-1);
+	pthread_mutex_unlock(&lock);
+}
+
+void tp_scope_unload_end(void)
+{
+	scan();
+	pthread_mutex_lock(&lock);
+	S.inflight--;
+	if (!--S.unloading)
+		atomic_store_explicit(&sites, S.parked, memory_order_release);
 	if (!S.inflight)
 		for (uint32_t id = 0; id < TP_CUDA_NFUNCS; id++)
 			publish_locked(id);

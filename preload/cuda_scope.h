@@ -41,6 +41,14 @@ int tp_scope_single(uint32_t id);
 void tp_scope_load_begin(void);
 void tp_scope_load_end(int global);
 
+/* dlclose's two halves (preload/dl_open.c): before the real dlclose, the
+ * fast pointers and the call-site cache are withdrawn (they may point into
+ * the objects going away); after it, when anything was unloaded, all that
+ * was learnt from the loaded objects is forgotten and every object is
+ * looked at again (a new one may be mapped where an old one was). */
+void tp_scope_unload_begin(void);
+void tp_scope_unload_end(void);
+
 /* A load traceprof cannot follow (it had to jump to the real dlopen as it
  * is): from now on every call is resolved per caller. */
 void tp_scope_degrade(const char *why);

@@ -275,6 +275,46 @@ void *tp_dl_open_c(const char *file, int mode)
 	return h;
 }
 
+/* dlclose(), interposed: what traceprof learnt from the objects it unloads
+ * must not outlive them (preload/cuda_scope.c).  What dlclose does does not
+ * depend on its caller, so a C forwarder is exact. */
+typedef int (*dlclose_fn)(void *);
+
+static dlclose_fn real_dlclose(void)
+{
+	/* Written once; racing writers store the same address. */
+	static _Atomic(dlclose_fn) real;
+	dlclose_fn f = atomic_load_explicit(&real, memory_order_relaxed);
+	if (f)
+		return f;
+	f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
+#if defined(__x86_64__)
+	if (!f)
+		f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.2.5");
+#elif defined(__aarch64__)
+	if (!f)
+		f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.17");
+#endif
+	atomic_store_explicit(&real, f, memory_order_relaxed);
+	return f;
+}
+
+TP_EXPORT int dlclose(void *handle);
+TP_EXPORT int dlclose(void *handle)
+{
+	dlclose_fn real = real_dlclose();
+	if (!real)
+		return -1;
+	tp_scope_unload_begin();
+	int r = real(handle);
+	int saved = errno;
+	tp_dlerr_begin();
+	tp_scope_unload_end();
+	tp_dlerr_end();
+	errno = saved;
+	return r;
+}
+
 #if defined(__x86_64__)
 /* dlopen(file, mode): rdi = file, esi = mode.  The plan gets both and the
  * return address (at 24(%rsp) after the two pushes and the alignment), and

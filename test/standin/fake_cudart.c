@@ -47,8 +47,24 @@ static int driver(void)
 	return drv.mem_alloc ? 0 : 35;
 }
 
+/* STANDIN_PAD: 4 KiB of code before the functions below (1) or after them
+ * (2): two builds of the same size whose functions lie at different offsets
+ * (test/scope/reload.c: a stale address into one build then lands
+ * mid-function in the other, mapped at the same place). */
+#if defined(STANDIN_PAD)
+SI void standin_pad(void);
+#endif
+#if defined(STANDIN_PAD) && STANDIN_PAD == 1
+void standin_pad(void) { __asm__ volatile(".skip 4096, 0x90"); }
+#endif
+
+/* STANDIN_DEVICES (default 1): the device count this build reports, so that
+ * a test can tell two builds of the same major apart (test/scope/reload.c). */
+#ifndef STANDIN_DEVICES
+#define STANDIN_DEVICES 1
+#endif
 SI int cudaGetDeviceCount(int *n);
-int cudaGetDeviceCount(int *n) { *n = 1; return 0; }
+int cudaGetDeviceCount(int *n) { *n = STANDIN_DEVICES; return 0; }
 
 /* Built for two majors (STANDIN_MAJOR, default 13; the Makefile also builds a
  * libcudart.so.12), so that a test can tell which runtime answered a call. */
@@ -178,3 +194,7 @@ int cudaProfilerStop(void)
 }
 SI int standin_profiler_calls(void);
 int standin_profiler_calls(void) { return profiler_calls; }
+
+#if defined(STANDIN_PAD) && STANDIN_PAD == 2
+void standin_pad(void) { __asm__ volatile(".skip 4096, 0x90"); }
+#endif
