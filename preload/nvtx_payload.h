@@ -1,0 +1,22 @@
+/* NVTX's payload extension (preload/nvtx_payload.c). */
+#ifndef TP_PRELOAD_NVTX_PAYLOAD_H
+#define TP_PRELOAD_NVTX_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+/* The domain id (collector/nvtx_decode.h) of an NVTX domain handle
+ * (preload/nvtx.c). */
+uint64_t tp_nvtx_handle_domain(nvtxDomainHandle_t d);
+
+/* Hot path: when a carries an extended payload (NVTX_PAYLOAD_TYPE_EXT),
+ * writes into buf (size bytes) the extras of a range record: the name
+ * (len bytes, cut to fit) and its NUL, padding, the payload header and at
+ * most TP_NVTX_PAYLOAD_MAX bytes of the first payload; returns their
+ * length.  Returns 0 when a carries none.  No allocation, lock or call. */
+size_t tp_nvtx_payload_extras(const nvtxEventAttributes_t *a, const char *name, size_t len,
+			      char *buf, size_t size);
+
+#endif

@@ -1,0 +1,37 @@
+# NCCL's NVTX payloads decoded: a program built against the toolkit's NVTX
+# headers registers NCCL-like schemas and the reduction-op enum in domain
+# "NCCL" (through InitializeInjectionNvtxExtension) and pushes payload
+# ranges; their fields show up as args (comm, bytes, op by its enum name,
+# peer, nranks, myrank, cudaDev), an unregistered schema leaves the range
+# without fields, and the program's output is unchanged.
+. "$TP_TOP/test/lib/common.sh"
+prog="$BUILD/test/prog_nvtx_payload"
+[ -x "$prog" ] || skip "prog_nvtx_payload not built (no CUDA toolkit headers?)"
+plain=$("$prog" 3)
+[ "$plain" = "done" ] || die "untraced output: $plain"
+out=$(TRACEPROF_FOLDER=out traced "$prog" 3) || die "traced run failed"
+[ "$out" = "done" ] || die "traced output changed: $out"
+"$PYTHON" - <<'PY'
+import glob, json
+files = glob.glob("out/*.json")
+assert len(files) == 1, files
+ev = json.load(open(files[0]))["traceEvents"]
+X = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+     and not e["name"].startswith("ProfilerStep#")]
+by = {}
+for e in X:
+    by.setdefault(e["name"], []).append(e.get("args", {}))
+assert sorted(by) == ["ncclAllReduce", "ncclCommInitRank", "ncclSend", "unknown_schema"], by
+ar = by["ncclAllReduce"]
+assert [a.get("bytes") for a in ar] == [4096, 8192, 16384], ar
+assert [a.get("op") for a in ar] == ["Sum", "Max", "Sum"], ar
+for a in ar + by["ncclSend"] + by["ncclCommInitRank"]:
+    assert a.get("domain") == "NCCL", a
+    assert a.get("comm") == "0xabc123", a
+assert all(a.get("peer") == 5 and a.get("bytes") == 1024 for a in by["ncclSend"]), by["ncclSend"]
+i = by["ncclCommInitRank"][0]
+assert (i.get("nranks"), i.get("myrank"), i.get("cudaDev")) == (8, 3, 1), i
+assert by["unknown_schema"] == [{"domain": "NCCL"}], by["unknown_schema"]
+PY
+
+echo "ok: payload args decoded"
