@@ -67,4 +67,9 @@ unsigned tp_nvtx_payload_args(uint64_t domain, const struct tp_nvtx_payload_hdr 
 /* Payloads (or entries of one) that could not be decoded so far. */
 uint64_t tp_nvtx_payload_undecoded(void);
 
+/* Writes the footer's "nvtx_payloads" object: schemas and enums registered
+ * and payloads not decoded, since the process started. */
+struct tp_doc;
+void tp_nvtx_payload_footer(struct tp_doc *d);
+
 #endif

@@ -259,3 +259,20 @@ uint64_t tp_nvtx_payload_undecoded(void)
 {
 	return atomic_load_explicit(&undecoded, memory_order_relaxed);
 }
+
+void tp_nvtx_payload_footer(struct tp_doc *d)
+{
+	uint64_t ns = 0, ne = 0;
+	/* Pair with the release CASes of the registrations. */
+	for (const struct schema *s = atomic_load_explicit(&schemas, memory_order_acquire); s;
+	     s = s->next)
+		ns++;
+	for (const struct enum_def *e = atomic_load_explicit(&enums, memory_order_acquire); e;
+	     e = e->next)
+		ne++;
+	tp_doc_object(d, "nvtx_payloads");
+	tp_doc_u64(d, "schemas", ns);
+	tp_doc_u64(d, "enums", ne);
+	tp_doc_u64(d, "undecoded", tp_nvtx_payload_undecoded());
+	tp_doc_end(d);
+}

@@ -26,9 +26,12 @@
 #include "preload/init.h"
 
 /* The compatibility ids whose ABI (the structs above, the slot numbers) we
- * know: 0x0104 is the CUDA 13 toolkit's headers; NCCL bundles its own,
- * older copy of the payload extension (0x0101..0x0103 by NCCL version),
- * whose schema, enum and payload-data structs are laid out the same. */
+ * take: 0x0104 is the CUDA 13 toolkit's headers; NCCL bundles its own,
+ * older copy of the payload extension: 0x0103 in NCCL 2.28.9 (what
+ * libnccl.so.2 of the toolkit passes; test/integration/cuda_staticlibs.sh).
+ * Its schema, enum and payload-data structs and the two registration
+ * slots are laid out as 0x0104's.  0x0101 and 0x0102 (older NCCL) are
+ * taken on the same footing, untested. */
 static int compat_ok(uint16_t id)
 {
 	return id >= 0x0101 && id <= NVTX_EXT_PAYLOAD_COMPATID;

@@ -15,7 +15,10 @@ out=$(TRACEPROF_FOLDER=out traced "$prog" 3) || die "traced run failed"
 import glob, json
 files = glob.glob("out/*.json")
 assert len(files) == 1, files
-ev = json.load(open(files[0]))["traceEvents"]
+d = json.load(open(files[0]))
+ev = d["traceEvents"]
+# 3 schemas and the enum registered; the unregistered schema's payload counted.
+assert d["traceprof"]["nvtx_payloads"] == {"schemas": 3, "enums": 1, "undecoded": 1}, d["traceprof"]
 X = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
      and not e["name"].startswith("ProfilerStep#")]
 by = {}
