@@ -38,3 +38,19 @@ assert by["unknown_schema"] == [{"domain": "NCCL"}], by["unknown_schema"]
 PY
 
 echo "ok: payload args decoded"
+# `traceprof summary --by comm`: calls, time and bytes per collective.
+"$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm --csv >comm.csv ||
+	die "summary --by comm failed"
+"$PYTHON" - <<'PY'
+import csv
+rows = {r["name"]: r for r in csv.DictReader(open("comm.csv"))}
+assert set(rows) == {"ncclAllReduce", "ncclSend", "ncclCommInitRank", "unknown_schema"}, rows
+ar, sd = rows["ncclAllReduce"], rows["ncclSend"]
+assert (ar["calls"], ar["total_bytes"]) == ("3", str(4096 + 8192 + 16384)), ar
+assert (sd["calls"], sd["total_bytes"], sd["avg_bytes"]) == ("3", "3072", "1024"), sd
+assert rows["ncclCommInitRank"]["total_bytes"] == "", rows
+assert float(ar["total_us"]) > 0, ar
+PY
+"$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm | grep -q "^ncclAllReduce .* 28.0 KiB" ||
+	die "summary --by comm table: $("$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm)"
+echo "ok: summary --by comm"
