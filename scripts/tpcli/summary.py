@@ -56,6 +56,9 @@ def cmd_summary(argv):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
 
+    if a.by == "comm" and PFTRACE_RE.search(a.file):
+        fail("%s: --by comm reads JSON traces only (it needs the events' args, which "
+             "summary does not read from Perfetto files); record with --format json" % a.file)
     events = []  # (pid, tid, ts, dur, key or None)
     comm = []  # --by comm: (name, dur, bytes or None)
     lo, hi = math.inf, -math.inf

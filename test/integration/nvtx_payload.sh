@@ -51,6 +51,10 @@ assert (sd["calls"], sd["total_bytes"], sd["avg_bytes"]) == ("3", "3072", "1024"
 assert rows["ncclCommInitRank"]["total_bytes"] == "", rows
 assert float(ar["total_us"]) > 0, ar
 PY
-"$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm | grep -q "^ncclAllReduce .* 28.0 KiB" ||
-	die "summary --by comm table: $("$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm)"
+table=$("$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm) || die "summary --by comm failed"
+echo "$table" | grep -q "^ncclAllReduce .* 28.0 KiB" || die "summary --by comm table: $table"
 echo "ok: summary --by comm"
+# A Perfetto file: refused with one line, no traceback.
+: >t.pftrace
+if "$PYTHON" "$TP_TOP/scripts/traceprof" summary t.pftrace --by comm 2>err.txt; then die "--by comm took a .pftrace"; fi
+grep -q "JSON traces only" err.txt && ! grep -q Traceback err.txt || die "--by comm on .pftrace: $(cat err.txt)"
