@@ -146,6 +146,22 @@ uint64_t tp_nvtx_handle_domain(nvtxDomainHandle_t d)
 
 /* ---- recording ---------------------------------------------------------- */
 
+/* A record whose extras carry the name and the payload: out of line, so
+ * that the common case keeps no extras buffer on its stack. */
+static __attribute__((noinline)) void emit_payload(struct tp_thread *t, struct tp_record *r,
+						   const nvtxEventAttributes_t *a,
+						   const char *name, size_t len)
+{
+	char x[NAME_MAX_BYTES];
+	size_t xlen = tp_nvtx_payload_extras(a, name, len, x, sizeof(x));
+	if (xlen) {
+		r->flags = TP_RF_STRING | TP_RF_PAYLOAD;
+		tp_emit(t, r, x, xlen);
+	} else {
+		tp_emit_named(t, r, name, len);
+	}
+}
+
 /* a: the event's attributes, for an extended payload (NULL: none). */
 static void emit(uint64_t domain, enum tp_nvtx_op op, uint64_t a2, const nvtxEventAttributes_t *a,
 		 uint32_t category, const char *name, size_t len)
@@ -164,12 +180,9 @@ static void emit(uint64_t domain, enum tp_nvtx_op op, uint64_t a2, const nvtxEve
 	r.arg[1] = op;
 	r.arg[2] = a2;
 	r.arg[3] = category;
-	char x[NAME_MAX_BYTES];
-	size_t xlen = name ? tp_nvtx_payload_extras(a, name, len, x, sizeof(x)) : 0;
-	if (xlen) {
-		r.flags = TP_RF_STRING | TP_RF_PAYLOAD;
-		tp_emit(t, &r, x, xlen);
-	} else if (name)
+	if (__builtin_expect(name && tp_nvtx_has_payload(a), 0))
+		emit_payload(t, &r, a, name, len);
+	else if (name)
 		tp_emit_named(t, &r, name, len);
 	else
 		tp_emit(t, &r, NULL, 0);

@@ -25,6 +25,8 @@
 #include "preload/export.h"
 #include "preload/init.h"
 
+_Static_assert(TP_NVTX_PAYLOAD_TYPE_EXT == NVTX_PAYLOAD_TYPE_EXT, "the payload type's value");
+
 /* The compatibility ids whose ABI (the structs above, the slot numbers) we
  * take: 0x0104 is the CUDA 13 toolkit's headers; NCCL bundles its own,
  * older copy of the payload extension: 0x0103 in NCCL 2.28.9 (what

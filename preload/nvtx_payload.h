@@ -11,6 +11,16 @@
  * (preload/nvtx.c). */
 uint64_t tp_nvtx_handle_domain(nvtxDomainHandle_t d);
 
+/* NVTX_PAYLOAD_TYPE_EXT (nvToolsExtPayload.h), which this header does
+ * not include: an event's payloadType when an extended payload is given. */
+#define TP_NVTX_PAYLOAD_TYPE_EXT ((int32_t)0xDFBD0009)
+
+/* Hot path: whether a carries an extended payload (one compare). */
+static inline int tp_nvtx_has_payload(const nvtxEventAttributes_t *a)
+{
+	return a && a->payloadType == TP_NVTX_PAYLOAD_TYPE_EXT;
+}
+
 /* Hot path: when a carries an extended payload (NVTX_PAYLOAD_TYPE_EXT),
  * writes into buf (size bytes) the extras of a range record: the name
  * (len bytes, cut to fit) and its NUL, padding, the payload header and at
