@@ -153,9 +153,10 @@ static __attribute__((noinline)) void emit_payload(struct tp_thread *t, struct t
 						   const char *name, size_t len)
 {
 	char x[NAME_MAX_BYTES];
-	size_t xlen = tp_nvtx_payload_extras(a, name, len, x, sizeof(x));
+	int cut = 0;
+	size_t xlen = tp_nvtx_payload_extras(a, name, len, x, sizeof(x), &cut);
 	if (xlen) {
-		r->flags = TP_RF_STRING | TP_RF_PAYLOAD;
+		r->flags = TP_RF_STRING | TP_RF_PAYLOAD | (cut ? TP_RF_TRUNC : 0);
 		tp_emit(t, r, x, xlen);
 	} else {
 		tp_emit_named(t, r, name, len);

@@ -137,7 +137,7 @@ TP_EXPORT int NVTX_API InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *m)
 }
 
 size_t tp_nvtx_payload_extras(const nvtxEventAttributes_t *a, const char *name, size_t len,
-			      char *buf, size_t size)
+			      char *buf, size_t size, int *cut)
 {
 	if (__builtin_expect(!a || a->payloadType != NVTX_PAYLOAD_TYPE_EXT, 1))
 		return 0;
@@ -148,8 +148,10 @@ size_t tp_nvtx_payload_extras(const nvtxEventAttributes_t *a, const char *name, 
 	if (!pd->payload)
 		copied = 0;
 	size_t room = size - sizeof(struct tp_nvtx_payload_hdr) - TP_NVTX_PAYLOAD_MAX - 8;
-	if (len > room)
+	if (len > room) {
 		len = room;
+		*cut = 1;
+	}
 	memcpy(buf, name, len);
 	buf[len] = '\0';
 	size_t at = (len + 1 + 7) & ~(size_t)7;

@@ -25,8 +25,9 @@ static inline int tp_nvtx_has_payload(const nvtxEventAttributes_t *a)
  * writes into buf (size bytes) the extras of a range record: the name
  * (len bytes, cut to fit) and its NUL, padding, the payload header and at
  * most TP_NVTX_PAYLOAD_MAX bytes of the first payload; returns their
- * length.  Returns 0 when a carries none.  No allocation, lock or call. */
+ * length, and sets *cut when the name was cut.  Returns 0 when a carries
+ * none.  No allocation, lock or call: memcpy only. */
 size_t tp_nvtx_payload_extras(const nvtxEventAttributes_t *a, const char *name, size_t len,
-			      char *buf, size_t size);
+			      char *buf, size_t size, int *cut);
 
 #endif
