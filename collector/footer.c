@@ -5,6 +5,7 @@
 
 #include "collector/convert.h"
 #include "collector/flush_int.h"
+#include "collector/nvtx_payload.h"
 #include "collector/thread.h"
 #include "common/demangle.h"
 #include "common/clock.h"
@@ -67,6 +68,7 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_doc_u64(d, "events_cut_at_exit", tp_fl.cut_total);
 	tp_doc_u64(d, "names_cut", tp_demangle_cut_count());
 	tp_doc_u64(d, "names_left_mangled", tp_demangle_refused_count());
+	tp_nvtx_payload_footer(d);
 	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_doc_str(d, "hostname", tp_fl.vars.hostname);
 	tp_doc_str(d, "command_line", tp_fl.cmdline);

@@ -7,6 +7,7 @@
 
 #include "collector/annos.h"
 #include "collector/convert.h"
+#include "collector/nvtx_payload.h"
 #include "common/clock.h"
 
 /* ---- registries (written by program threads) --------------------------- */
@@ -94,6 +95,11 @@ struct open_range {
 	uint64_t domain;
 	uint32_t category;
 	uint32_t len;
+	/* An NVTX payload copied from the record (has_payload), decoded when
+	 * the range is written. */
+	uint32_t has_payload;
+	struct tp_nvtx_payload_hdr pl_hdr;
+	unsigned char pl[TP_NVTX_PAYLOAD_MAX];
 	char name[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
 };
 
@@ -139,9 +145,13 @@ static void list_del(struct range_list *l, size_t i)
 	l->n--;
 }
 
+#define NV_ARGS (3 + TP_NVTX_PAYLOAD_ARGS)
+
 /* The args of an NVTX event: "domain", "category", "unfinished", each when
- * it applies; returns their number (args has room for 3). */
-static unsigned nv_args(struct tp_arg *args, uint64_t domain, uint32_t category, int unfinished)
+ * it applies, then the fields of its payload (pl, or NULL); returns their
+ * number (args has room for NV_ARGS). */
+static unsigned nv_args(struct tp_arg *args, uint64_t domain, uint32_t category, int unfinished,
+			const struct tp_nvtx_payload_hdr *hdr, const unsigned char *pl)
 {
 	const char *dn = tp_nvtx_domain_name(domain);
 	unsigned n = 0;
@@ -151,6 +161,8 @@ static unsigned nv_args(struct tp_arg *args, uint64_t domain, uint32_t category,
 		args[n++] = TP_ARG(u64, "category", category);
 	if (unfinished)
 		args[n++] = TP_ARG(bool, "unfinished", 1);
+	if (hdr)
+		n += tp_nvtx_payload_args(domain, hdr, pl, args + n);
 	return n;
 }
 
@@ -158,10 +170,11 @@ static unsigned nv_args(struct tp_arg *args, uint64_t domain, uint32_t category,
  * (collector/annos.h). */
 static void nv_slice(struct tp_writer *out, const char *name, size_t len, int64_t pid,
 		     int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t domain,
-		     uint32_t category, int unfinished)
+		     uint32_t category, int unfinished, const struct tp_nvtx_payload_hdr *hdr,
+		     const unsigned char *pl)
 {
-	struct tp_arg args[3];
-	unsigned n = nv_args(args, domain, category, unfinished);
+	struct tp_arg args[NV_ARGS];
+	unsigned n = nv_args(args, domain, category, unfinished, hdr, pl);
 	tp_writer_slice(out, "user_annotation", name, len, pid, tid, start_ns, end_ns, args, n);
 	tp_annos_add(pid, tid, name, len, start_ns, end_ns);
 }
@@ -170,7 +183,7 @@ static void write_range(struct tp_writer *out, const struct open_range *o, int64
 			uint64_t end_ns, int unfinished)
 {
 	nv_slice(out, o->name, o->len, pid, o->tid, tp_clock_to_ns(o->start), end_ns, o->domain,
-		 o->category, unfinished);
+		 o->category, unfinished, o->has_payload ? &o->pl_hdr : NULL, o->pl);
 }
 
 static void open_from(struct open_range *o, struct tp_thread *t, const struct tp_record *r)
@@ -184,16 +197,25 @@ static void open_from(struct open_range *o, struct tp_thread *t, const struct tp
 	o->category = (uint32_t)r->arg[3];
 	o->len = (uint32_t)len;
 	memcpy(o->name, s, len);
+	const struct tp_nvtx_payload_hdr *hdr;
+	const unsigned char *pl;
+	o->has_payload = (uint32_t)tp_nvtx_payload_get(r, &hdr, &pl);
+	if (o->has_payload) {
+		o->pl_hdr = *hdr;
+		memcpy(o->pl, pl, hdr->copied);
+	}
 }
 
 void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		     int64_t pid)
 {
 	struct open_range *o;
-	struct tp_arg args[3];
+	struct tp_arg args[NV_ARGS];
 	unsigned n;
 	size_t len;
 	const char *s;
+	const struct tp_nvtx_payload_hdr *hdr = NULL;
+	const unsigned char *pl = NULL;
 	switch ((enum tp_nvtx_op)r->arg[1]) {
 	case TP_NVTX_PUSH:
 		if ((o = list_add(&pushed)))
@@ -243,7 +265,7 @@ void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp
 			return;
 		}
 		if ((o = list_add(&ended))) {
-			memset(o, 0, offsetof(struct open_range, name));
+			memset(o, 0, offsetof(struct open_range, pl));
 			o->start = r->start;
 			o->id = r->arg[2];
 			o->tid = t->tid;
@@ -251,7 +273,9 @@ void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp
 		break;
 	case TP_NVTX_MARK:
 		s = tp_record_string(r, &len);
-		n = nv_args(args, r->arg[0], (uint32_t)r->arg[3], 0);
+		if (!tp_nvtx_payload_get(r, &hdr, &pl))
+			hdr = NULL;
+		n = nv_args(args, r->arg[0], (uint32_t)r->arg[3], 0, hdr, pl);
 		tp_writer_instant(out, "user_annotation", s, len, pid, t->tid,
 				  tp_clock_to_ns(r->start), args, n);
 		break;
@@ -259,7 +283,7 @@ void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp
 	default:
 		s = tp_record_string(r, &len);
 		nv_slice(out, s, len, pid, t->tid, tp_clock_to_ns(r->start), tp_clock_to_ns(r->end),
-			 r->arg[0], (uint32_t)r->arg[3], 0);
+			 r->arg[0], (uint32_t)r->arg[3], 0, NULL, NULL);
 		break;
 	}
 }

@@ -31,6 +31,7 @@ enum tp_rec_flags {
 	TP_RF_TRUNC = 1u << 2,	/* the string was cut to fit TP_REC_MAX_EXTRA */
 	TP_RF_CUDA_DRIVER = 1u << 3, /* API record of a driver (cu*) function */
 	TP_RF_PYSTACK = 1u << 4, /* after the stack: u64 n, then n Python frames (collector/pystack.h) */
+	TP_RF_PAYLOAD = 1u << 5, /* TP_REC_RANGE: after the string, an NVTX payload (collector/nvtx_payload.h) */
 };
 
 struct tp_record {

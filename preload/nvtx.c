@@ -38,6 +38,7 @@
 #include "preload/export.h"
 #include "preload/init.h"
 #include "preload/nvtx.h"
+#include "preload/nvtx_payload.h"
 #include "preload/steps.h"
 
 #define NAME_MAX_BYTES (TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES)
@@ -138,10 +139,33 @@ static uint64_t domain_id(nvtxDomainHandle_t d)
 	return d ? d->id : 0;
 }
 
+uint64_t tp_nvtx_handle_domain(nvtxDomainHandle_t d)
+{
+	return domain_id(d);
+}
+
 /* ---- recording ---------------------------------------------------------- */
 
-static void emit(uint64_t domain, enum tp_nvtx_op op, uint64_t a2, uint32_t category,
-		 const char *name, size_t len)
+/* A record whose extras carry the name and the payload: out of line, so
+ * that the common case keeps no extras buffer on its stack. */
+static __attribute__((noinline)) void emit_payload(struct tp_thread *t, struct tp_record *r,
+						   const nvtxEventAttributes_t *a,
+						   const char *name, size_t len)
+{
+	char x[NAME_MAX_BYTES];
+	int cut = 0;
+	size_t xlen = tp_nvtx_payload_extras(a, name, len, x, sizeof(x), &cut);
+	if (xlen) {
+		r->flags = TP_RF_STRING | TP_RF_PAYLOAD | (cut ? TP_RF_TRUNC : 0);
+		tp_emit(t, r, x, xlen);
+	} else {
+		tp_emit_named(t, r, name, len);
+	}
+}
+
+/* a: the event's attributes, for an extended payload (NULL: none). */
+static void emit(uint64_t domain, enum tp_nvtx_op op, uint64_t a2, const nvtxEventAttributes_t *a,
+		 uint32_t category, const char *name, size_t len)
 {
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	if (__builtin_expect(!(s & TP_STATE_RECORDING), 1))
@@ -157,7 +181,9 @@ static void emit(uint64_t domain, enum tp_nvtx_op op, uint64_t a2, uint32_t cate
 	r.arg[1] = op;
 	r.arg[2] = a2;
 	r.arg[3] = category;
-	if (name)
+	if (__builtin_expect(name && tp_nvtx_has_payload(a), 0))
+		emit_payload(t, &r, a, name, len);
+	else if (name)
 		tp_emit_named(t, &r, name, len);
 	else
 		tp_emit(t, &r, NULL, 0);
@@ -176,7 +202,7 @@ static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *nam
 {
 	range_begins(name, len);
 	uint32_t level = nvtx_depth++;
-	emit(domain, TP_NVTX_PUSH, level, attr_category(a), name, len);
+	emit(domain, TP_NVTX_PUSH, level, a, attr_category(a), name, len);
 	return NVTX_PUSH_POP_UNTRACKED;
 }
 
@@ -185,7 +211,7 @@ static int pop(uint64_t domain)
 	if (nvtx_depth == 0)
 		return NVTX_PUSH_POP_UNTRACKED;
 	uint32_t level = --nvtx_depth;
-	emit(domain, TP_NVTX_POP, level, 0, NULL, 0);
+	emit(domain, TP_NVTX_POP, level, NULL, 0, NULL, 0);
 	return NVTX_PUSH_POP_UNTRACKED;
 }
 
@@ -194,7 +220,7 @@ static nvtxRangeId_t start(uint64_t domain, const nvtxEventAttributes_t *a, cons
 {
 	range_begins(name, len);
 	nvtxRangeId_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed) + 1;
-	emit(domain, TP_NVTX_START, id, attr_category(a), name, len);
+	emit(domain, TP_NVTX_START, id, a, attr_category(a), name, len);
 	return id;
 }
 
@@ -205,20 +231,20 @@ static void NVTX_API cb_MarkEx(const nvtxEventAttributes_t *a)
 	char buf[NAME_MAX_BYTES];
 	const char *s;
 	size_t len = attr_message(a, buf, &s);
-	emit(0, TP_NVTX_MARK, 0, attr_category(a), s, len);
+	emit(0, TP_NVTX_MARK, 0, a, attr_category(a), s, len);
 }
 
 static void NVTX_API cb_MarkA(const char *m)
 {
 	if (m)
-		emit(0, TP_NVTX_MARK, 0, 0, m, strnlen(m, NAME_MAX_BYTES));
+		emit(0, TP_NVTX_MARK, 0, NULL, 0, m, strnlen(m, NAME_MAX_BYTES));
 }
 
 static void NVTX_API cb_MarkW(const wchar_t *m)
 {
 	char buf[NAME_MAX_BYTES];
 	size_t len = wide_to_utf8(m, buf, sizeof(buf));
-	emit(0, TP_NVTX_MARK, 0, 0, buf, len);
+	emit(0, TP_NVTX_MARK, 0, NULL, 0, buf, len);
 }
 
 static nvtxRangeId_t NVTX_API cb_RangeStartEx(const nvtxEventAttributes_t *a)
@@ -243,7 +269,7 @@ static nvtxRangeId_t NVTX_API cb_RangeStartW(const wchar_t *m)
 
 static void NVTX_API cb_RangeEnd(nvtxRangeId_t id)
 {
-	emit(0, TP_NVTX_END, id, 0, NULL, 0);
+	emit(0, TP_NVTX_END, id, NULL, 0, NULL, 0);
 }
 
 static int NVTX_API cb_RangePushEx(const nvtxEventAttributes_t *a)
@@ -291,7 +317,7 @@ static void NVTX_API cb_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttrib
 	char buf[NAME_MAX_BYTES];
 	const char *s;
 	size_t len = attr_message(a, buf, &s);
-	emit(domain_id(d), TP_NVTX_MARK, 0, attr_category(a), s, len);
+	emit(domain_id(d), TP_NVTX_MARK, 0, a, attr_category(a), s, len);
 }
 
 static nvtxRangeId_t NVTX_API cb_DomainRangeStartEx(nvtxDomainHandle_t d,
@@ -305,7 +331,7 @@ static nvtxRangeId_t NVTX_API cb_DomainRangeStartEx(nvtxDomainHandle_t d,
 
 static void NVTX_API cb_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
-	emit(domain_id(d), TP_NVTX_END, id, 0, NULL, 0);
+	emit(domain_id(d), TP_NVTX_END, id, NULL, 0, NULL, 0);
 }
 
 static int NVTX_API cb_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)

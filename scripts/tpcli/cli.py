@@ -14,7 +14,7 @@ USAGE = """usage: traceprof COMMAND ...
 commands:
   run [OPTIONS] -- PROGRAM [ARGS...]   run PROGRAM with the profiler preloaded
   merge [-o OUT] FILES... | FOLDER      merge the per-rank traces of one job
-  summary FILE [--by all|api|kernel|marker|step] [--top N] [--csv]
+  summary FILE [--by all|api|kernel|marker|step|comm] [--top N] [--csv]
                                         print a key_averages-style table
   summary FILES... | FOLDER --by rank   step times per rank; names the straggler
   --version                             print the version

@@ -10,6 +10,7 @@ from .events import STEP_RE, finite_num, selected
 from .inputs import regular
 from .pftrace import PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
+from .summary_comm import comm_event, print_comm
 from .reader import TraceError, TraceReader
 from .table import fmt_time, print_table, write_csv
 from .util import err, fail
@@ -23,15 +24,17 @@ def cmd_summary(argv):
                     "thread), average, min, max and percent of the window (first to last "
                     "event).  --by step prints each step's duration and their spread.  "
                     "--by rank takes a job's per-rank files (or their folder, or a merged "
-                    "file) and prints one row per rank, naming the straggler.")
+                    "file) and prints one row per rank, naming the straggler.  --by comm "
+                    "prints NCCL's collectives (its NVTX ranges): calls, time and bytes.")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="a trace; with --by rank also several, or a folder")
-    p.add_argument("--by", choices=["all", "api", "kernel", "marker", "step", "rank"],
+    p.add_argument("--by", choices=["all", "api", "kernel", "marker", "step", "rank", "comm"],
                    default="all",
                    help="events to group: all (default; every complete event but "
                         "steps), api (CUDA runtime/driver calls), kernel (GPU kernels, "
                         "copies, sets), marker (user annotations), step (ProfilerStep#N), "
-                        "rank (step times per rank of a job)")
+                        "rank (step times per rank of a job), comm (NCCL collectives: "
+                        "calls, time and bytes from NCCL's NVTX ranges)")
     p.add_argument("--top", type=int, default=30, metavar="N",
                    help="rows to print, by total time (default 30; 0: all)")
     p.add_argument("--csv", action="store_true", help="CSV instead of a text table")
@@ -53,7 +56,11 @@ def cmd_summary(argv):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
 
+    if a.by == "comm" and PFTRACE_RE.search(a.file):
+        fail("%s: --by comm reads JSON traces only (it needs the events' args, which "
+             "summary does not read from Perfetto files); record with --format json" % a.file)
     events = []  # (pid, tid, ts, dur, key or None)
+    comm = []  # --by comm: (name, dur, bytes or None)
     lo, hi = math.inf, -math.inf
     has_events = False
     meta = {}
@@ -80,11 +87,22 @@ def cmd_summary(argv):
                 if ph != "X":
                     continue
                 name = str(ev.get("name", ""))
+                if a.by == "comm":
+                    c = comm_event(ev)
+                    if c is not None:
+                        comm.append((c[0], float(dur), c[1]))
+                    continue
                 key = name if selected(a.by, ev.get("cat"), name) else None
                 events.append((str(ev.get("pid")), str(ev.get("tid")), ts, float(dur), key))
     except TraceError as e:
         fail(str(e), 1)
     window = hi - lo if hi > lo else 0.0
+    if a.by == "comm":
+        if not comm:
+            err("%s: nothing to show: no NCCL ranges (NVTX domain \"NCCL\"): the program "
+                "made no NCCL call while recording" % a.file)
+            return 1
+        return print_comm(a, comm)
     if not has_events or not any(e[4] is not None for e in events):
         err("%s: nothing to show: %s" % (a.file, empty_reason(a.by, has_events, events, meta)))
         return 1
