@@ -48,6 +48,7 @@
 
 #include "common/elf.h"
 #include "common/log.h"
+#include "preload/copies.h"
 #include "preload/dl_hooks.h"
 
 enum { NFAM = 2 }; /* indexed by enum tp_cuda_lib: runtime, driver */
@@ -390,7 +391,8 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 	if (old)
 		return 0;
 	unsigned bits = defines(info);
-	if (!bits)
+	/* Another traceprof copy's wrappers are no runtime (issue 30, item 7). */
+	if (!bits || tp_copies_other((const void *)lo))
 		return 0;
 	pthread_mutex_lock(&lock);
 	for (int f = 0; f < NFAM; f++)
@@ -470,7 +472,7 @@ static int definer_def(struct dl_phdr_info *info, size_t size, void *data)
 	if (!is || tp_elf_open_phdr(&e, info) < 0)
 		return 0;
 	void *p = tp_elf_lookup(&e, tp_cuda_fns[d->id].name, &ifunc);
-	if (!p || tp_scope_is_self(p))
+	if (!p || tp_scope_is_self(p) || tp_copies_other(p))
 		return 0;
 	d->p = p;
 	return 1;
@@ -588,7 +590,7 @@ static void *scope_lookup(const struct lobjs *L, long root, const char *name, in
 		if (tp_elf_open(&e, o->base, o->dyn) < 0)
 			continue;
 		p = tp_elf_lookup(&e, name, ifunc);
-		if (p && tp_scope_is_self(p))
+		if (p && (tp_scope_is_self(p) || tp_copies_other(p)))
 			p = NULL;
 		const char *need;
 		for (int k = 0; (need = tp_elf_needed(&e, k)); k++) {
@@ -625,8 +627,12 @@ static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int
 	long me = L.failed ? -1 : by_addr(&L, self_lo);
 	if (c >= 0 && L.v[c].path[0] && !(me >= 0 && c < me))
 		p = scope_lookup(&L, c, name, &ifunc);
-	if (!p)
-		p = not_self(dl(RTLD_NEXT, name));
+	if (!p) {
+		/* Another traceprof copy after this one: the definition after it
+		 * (issue 30, item 7). */
+		int other;
+		p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name, &other));
+	}
 	if (!p && with_driver && tp_cuda_fns[id].lib == TP_CUDA_LIB_DRIVER && !L.failed) {
 		/* The runtime dlopens the driver without RTLD_GLOBAL, and reaches
 		 * it through cuGetProcAddress: its callers' scopes lack it. */
