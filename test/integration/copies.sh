@@ -46,4 +46,22 @@ n=$(ls "$TP_TMP/t" | grep -c '\.json$' || true)
 [ "$n" -eq 1 ] || die "dlopened copy: $n trace files, expected 1: $(ls "$TP_TMP/t")"
 grep -c "another copy of traceprof" dl.err | grep -qx 1 || die "dlopened copy: no single line about the inert copy: $(cat dl.err)"
 echo "dlopened copy: inert, one trace"
+
+# `traceprof run` with another traceprof in the program's LD_PRELOAD, by a
+# file name traceprof uses and by one it does not (found by the marker
+# symbol): the command keeps its own library, drops the other, says so in
+# one line, and the other never loads.
+cp "$TP_LIB" b/libtp-installed.so
+for other in "$PWD/a/libtraceprof.so" "$PWD/b/libtp-installed.so"; do
+	rm -rf "$TP_TMP/t"
+	LD_PRELOAD="$other" "$BUILD/traceprof" run --folder "$TP_TMP/t" -- "$SI/standin_app" >run.out 2>run.err ||
+		die "traceprof run with $other preloaded: failed (rc $?): $(tail -5 run.err)"
+	diff plain.out run.out || die "traceprof run with $other preloaded: the program's output changed"
+	grep -c "another traceprof library ($other); using .*libtraceprof.so in its place" run.err | grep -qx 1 ||
+		die "traceprof run with $other preloaded: no single line about it: $(cat run.err)"
+	! grep -q "another copy of traceprof" run.err || die "traceprof run with $other preloaded: the other copy was loaded: $(cat run.err)"
+	n=$(ls "$TP_TMP/t" | grep -c '\.json$' || true)
+	[ "$n" -eq 1 ] || die "traceprof run with $other preloaded: $n trace files, expected 1"
+	echo "traceprof run with $other preloaded: its own library only"
+done
 echo "PASS"
