@@ -53,6 +53,11 @@ static next_fn marker(struct dl_phdr_info *info)
 	return (next_fn)tp_elf_lookup(&e, "traceprof_copy_next", &ifunc);
 }
 
+int tp_copies_is_copy(struct dl_phdr_info *info)
+{
+	return marker(info) && !contains(info, (uintptr_t)&contains);
+}
+
 struct first_ctx {
 	char *who;
 	unsigned long size;

@@ -11,6 +11,12 @@ int tp_copies_first(char *who, unsigned long size);
  * unchanged and *other 0. */
 void *tp_copies_skip(void *p, const char *name, int *other);
 
+struct dl_phdr_info;
+
+/* 1 when the object is another traceprof copy (for a dl_iterate_phdr
+ * callback, which must not walk again). */
+int tp_copies_is_copy(struct dl_phdr_info *info);
+
 /* 1 when p lies in another traceprof copy. */
 int tp_copies_other(const void *p);
 

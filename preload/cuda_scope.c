@@ -392,7 +392,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	unsigned bits = defines(info);
 	/* Another traceprof copy's wrappers are no runtime (issue 30, item 7). */
-	if (!bits || tp_copies_other((const void *)lo))
+	if (!bits || tp_copies_is_copy(info))
 		return 0;
 	pthread_mutex_lock(&lock);
 	for (int f = 0; f < NFAM; f++)
@@ -472,7 +472,7 @@ static int definer_def(struct dl_phdr_info *info, size_t size, void *data)
 	if (!is || tp_elf_open_phdr(&e, info) < 0)
 		return 0;
 	void *p = tp_elf_lookup(&e, tp_cuda_fns[d->id].name, &ifunc);
-	if (!p || tp_scope_is_self(p) || tp_copies_other(p))
+	if (!p || tp_scope_is_self(p))
 		return 0;
 	d->p = p;
 	return 1;
