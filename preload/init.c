@@ -215,6 +215,10 @@ __attribute__((constructor)) static void tp_preload_init(void)
 	if (!tp_copies_first(first, sizeof(first))) {
 		tp_warn("another copy of traceprof (%s) is loaded before this one (%s) and records; "
 			"this copy passes calls through", first, self_path);
+		/* The recording copy takes its own name out; this one's may
+		 * differ, and a child would then record. */
+		if (!cfg.follow_exec)
+			strip_from_ld_preload();
 		goto out;
 	}
 	/* Before any NVTX call can read it: NVTX users report to us. */

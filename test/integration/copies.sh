@@ -47,6 +47,11 @@ n=$(ls "$TP_TMP/t" | grep -c '\.json$' || true)
 grep -c "another copy of traceprof" dl.err | grep -qx 1 || die "dlopened copy: no single line about the inert copy: $(cat dl.err)"
 echo "dlopened copy: inert, one trace"
 
+# TRACEPROF_FOLLOW_EXEC=0: children get neither copy, whatever its name.
+cp "$TP_LIB" b/libtp-other.so
+v=$(TRACEPROF_FOLLOW_EXEC=0 LD_PRELOAD="$TP_LIB:$PWD/b/libtp-other.so" "$PYTHON" -c 'import os; print(os.environ.get("LD_PRELOAD", ""))' 2>/dev/null)
+[ -z "$v" ] || die "TRACEPROF_FOLLOW_EXEC=0: children would still preload: $v"
+
 # `traceprof run` with another traceprof in the program's LD_PRELOAD, by a
 # file name traceprof uses and by one it does not (found by the marker
 # symbol): the command keeps its own library, drops the other, says so in
