@@ -646,7 +646,7 @@ static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int
 	return p;
 }
 
-/* dl_iterate_phdr callback: whether the object holding d->a names
+/* dl_iterate_phdr callback: whether the object holding c->a names
  * libtraceprof.so in its DT_NEEDED (the program linked with -ltraceprof). */
 struct links_ctx {
 	uintptr_t a;
@@ -681,6 +681,7 @@ static int links_self(struct dl_phdr_info *info, size_t size, void *data)
 static void note_missing(uint32_t id, const void *caller)
 {
 	static _Atomic uint64_t said[(TP_CUDA_NFUNCS + 63) / 64];
+	/* Once per process; orders nothing (a relaxed exchange, no partner). */
 	static _Atomic int said_link;
 	uint64_t bit = 1ull << (id % 64);
 	int fam = tp_cuda_fns[id].lib;
