@@ -48,6 +48,7 @@
 
 #include "common/elf.h"
 #include "common/log.h"
+#include "preload/copies.h"
 #include "preload/dl_hooks.h"
 
 enum { NFAM = 2 }; /* indexed by enum tp_cuda_lib: runtime, driver */
@@ -390,7 +391,8 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 	if (old)
 		return 0;
 	unsigned bits = defines(info);
-	if (!bits)
+	/* Another traceprof copy's wrappers are no runtime (issue 30, item 7). */
+	if (!bits || tp_copies_is_copy(info))
 		return 0;
 	pthread_mutex_lock(&lock);
 	for (int f = 0; f < NFAM; f++)
@@ -588,7 +590,7 @@ static void *scope_lookup(const struct lobjs *L, long root, const char *name, in
 		if (tp_elf_open(&e, o->base, o->dyn) < 0)
 			continue;
 		p = tp_elf_lookup(&e, name, ifunc);
-		if (p && tp_scope_is_self(p))
+		if (p && (tp_scope_is_self(p) || tp_copies_other(p)))
 			p = NULL;
 		const char *need;
 		for (int k = 0; (need = tp_elf_needed(&e, k)); k++) {
@@ -625,8 +627,12 @@ static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int
 	long me = L.failed ? -1 : by_addr(&L, self_lo);
 	if (c >= 0 && L.v[c].path[0] && !(me >= 0 && c < me))
 		p = scope_lookup(&L, c, name, &ifunc);
-	if (!p)
-		p = not_self(dl(RTLD_NEXT, name));
+	if (!p) {
+		/* Another traceprof copy after this one: the definition after it
+		 * (issue 30, item 7). */
+		int other;
+		p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name, &other));
+	}
 	if (!p && with_driver && tp_cuda_fns[id].lib == TP_CUDA_LIB_DRIVER && !L.failed) {
 		/* The runtime dlopens the driver without RTLD_GLOBAL, and reaches
 		 * it through cuGetProcAddress: its callers' scopes lack it. */
@@ -640,11 +646,64 @@ static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int
 	return p;
 }
 
-/* One line per function that nothing defines. */
-static void note_missing(uint32_t id)
+/* dl_iterate_phdr callback: whether the object holding c->a names
+ * libtraceprof.so in its DT_NEEDED (the program linked with -ltraceprof). */
+struct links_ctx {
+	uintptr_t a;
+	int links;
+};
+
+static int links_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct links_ctx *c = data;
+	uintptr_t lo, hi;
+	struct tp_elf e;
+	range_of(info, &lo, &hi);
+	if (c->a < lo || c->a >= hi)
+		return 0;
+	if (tp_elf_open_phdr(&e, info) < 0)
+		return 1;
+	const char *need;
+	for (int k = 0; (need = tp_elf_needed(&e, k)); k++)
+		if (!strncmp(need, "libtraceprof.so", 15))
+			c->links = 1;
+	return 1;
+}
+
+/* One line per function that nothing defines; for a caller linked with
+ * libtraceprof while no object defines the library at all, one line for
+ * the process that names the likely cause: a link with -Wl,--as-needed
+ * drops libcudart when -ltraceprof comes first, since traceprof's wrappers
+ * define its names.  traceprof cannot tell which runtime the program was
+ * built for, so it loads none: the call fails as it would with the runtime
+ * missing. */
+static void note_missing(uint32_t id, const void *caller)
 {
 	static _Atomic uint64_t said[(TP_CUDA_NFUNCS + 63) / 64];
+	/* Once per process; orders nothing (a relaxed exchange, no partner). */
+	static _Atomic int said_link;
 	uint64_t bit = 1ull << (id % 64);
+	int fam = tp_cuda_fns[id].lib;
+	pthread_mutex_lock(&lock);
+	int none = S.ndef[fam] == 0;
+	pthread_mutex_unlock(&lock);
+	if (none) {
+		struct links_ctx c = { (uintptr_t)caller, 0 };
+		dl_iterate_phdr(links_self, &c);
+		if (c.links) {
+			if (!atomic_exchange_explicit(&said_link, 1, memory_order_relaxed))
+				tp_warn("%s: no %s is loaded, and the caller is linked with libtraceprof.so: "
+					"linked with -Wl,--as-needed and -ltraceprof before %s, the linker "
+					"drops %s; put -Wl,--no-as-needed before -ltraceprof %s, or "
+					"preload traceprof (LD_PRELOAD) instead of linking it; CUDA calls "
+					"return an error without reaching CUDA",
+					tp_cuda_fns[id].name, fam_name[fam],
+					fam ? "-lcuda" : "-lcudart", fam ? "libcuda" : "libcudart",
+					fam ? "-lcuda" : "-lcudart");
+			return;
+		}
+	}
 	if (atomic_fetch_or_explicit(&said[id / 64], bit, memory_order_relaxed) & bit)
 		return;
 	tp_warn("%s: no definition in the caller's scope, the global scope or a loaded "
@@ -696,7 +755,7 @@ void *tp_scope_resolve(uint32_t id, const void *caller)
 	 * (caller NULL: naming kernels, cuGetProcAddress bookkeeping) do
 	 * without the function and say nothing (issue 32). */
 	if (!p && caller)
-		note_missing(id);
+		note_missing(id, caller);
 	errno = saved;
 	return p;
 }

@@ -18,6 +18,7 @@
 #include "common/preload_env.h"
 #include "format/template.h"
 #include "preload/cuda_pack.h"
+#include "preload/copies.h"
 #include "preload/cupti.h"
 #include "preload/hook.h"
 #include "preload/nvtx.h"
@@ -208,6 +209,18 @@ __attribute__((constructor)) static void tp_preload_init(void)
 	find_self_path();
 	if (tp_config_load(&cfg) < 0 || !cfg.enable)
 		goto out;
+	/* One recording copy per process (issue 30, item 7): the first in
+	 * load order; this one forwards each call to the next definition. */
+	char first[4096];
+	if (!tp_copies_first(first, sizeof(first))) {
+		tp_warn("another copy of traceprof (%s) is loaded before this one (%s) and records; "
+			"this copy passes calls through", first, self_path);
+		/* The recording copy takes its own name out; this one's may
+		 * differ, and a child would then record. */
+		if (!cfg.follow_exec)
+			strip_from_ld_preload();
+		goto out;
+	}
 	/* Before any NVTX call can read it: NVTX users report to us. */
 	tp_nvtx_setenv();
 	tp_hook_native_stack = cfg.with_stack;

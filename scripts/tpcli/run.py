@@ -12,10 +12,10 @@ import time
 
 from . import sigmask
 from .options import RUN_OPTIONS
-from .runenv import find_library, python_boot, sanitizer_runtime
+from .runenv import find_library, is_traceprof_library, python_boot, sanitizer_runtime
 from .runfiles import launcher_vars, report_files, snapshot, template_glob
 from .sigmask import RUN_SIGNALS
-from .util import fail
+from .util import err, fail
 
 
 def build_run_parser():
@@ -144,6 +144,14 @@ def cmd_run(argv):
     python_boot(env)
     pre = env.get("LD_PRELOAD", "")
     parts = [x for x in re.split(r"[: ]+", pre) if x and os.path.realpath(x) != lib]
+    # Another traceprof in the program's LD_PRELOAD (an installed copy while
+    # this command runs from a build tree, or the reverse): this command's
+    # library takes its place, since the options given here are for it.
+    others = [x for x in parts if is_traceprof_library(x)]
+    if others:
+        err("LD_PRELOAD holds another traceprof library (%s); using %s in its place"
+            % (", ".join(others), lib))
+        parts = [x for x in parts if x not in others]
     rt = sanitizer_runtime(lib)
     env["LD_PRELOAD"] = ":".join(([rt] if rt else []) + [lib] + parts)
 

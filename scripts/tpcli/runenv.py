@@ -24,6 +24,25 @@ def find_library():
          "`make`, or set TRACEPROF_LIB" % here)
 
 
+def is_traceprof_library(path):
+    """Whether an LD_PRELOAD entry is a traceprof library, this command's or
+    any other copy (an installed one, another build tree's): by file name
+    (libtraceprof.so, libtraceprof.so.N), or by the marker symbol every copy
+    exports (traceprof_copy_next) or its soname, read from the file's string
+    table.  Two copies in one process record once (the first in load order;
+    issue 30 item 7), but the one that records should be this command's,
+    whose options it was given."""
+    if re.match(r"libtraceprof[^/]*\.so(\.[0-9.]+)?$", os.path.basename(path)):
+        return True
+    try:
+        with open(path, "rb") as f:
+            data = f.read(64 << 20)
+    except OSError:
+        return False
+    return data[:4] == b"\x7fELF" and (b"\0traceprof_copy_next\0" in data or
+                                     b"\0libtraceprof.so\0" in data and b"\0traceprof_" in data)
+
+
 def sanitizer_runtime(lib):
     """The soname of the sanitizer runtime that lib needs ("libtsan.so.2"),
     or None.  A library built with -fsanitize (make check-asan / check-tsan)
