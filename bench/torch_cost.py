@@ -17,9 +17,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "programs"))
 
-import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from torch_block import Net  # noqa: E402
+from torch_block import setup  # noqa: E402
 
 
 def loop(iters, model, opt, x, y):
@@ -36,12 +35,7 @@ def loop(iters, model, opt, x, y):
 
 def main():
     mode, iters = sys.argv[1], int(sys.argv[2])
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    model = Net()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    x = torch.randn(4, 6, 8)
-    y = torch.randint(0, 4, (4,))
+    model, opt, x, y = setup()
     if mode == "profiler":
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU]):

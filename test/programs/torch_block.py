@@ -37,14 +37,19 @@ class Net(torch.nn.Module):
         return self.head(self.block(self.embed(x)).mean(1))
 
 
-def main():
-    steps = int(sys.argv[1])
+def setup():
+    """The seeded model, optimizer and batch (bench/torch_cost.py runs the
+    same loop)."""
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = Net()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    x = torch.randn(4, 6, 8)
-    y = torch.randint(0, 4, (4,))
+    return model, opt, torch.randn(4, 6, 8), torch.randint(0, 4, (4,))
+
+
+def main():
+    steps = int(sys.argv[1])
+    model, opt, x, y = setup()
     losses = []
     for _ in range(steps):
         opt.zero_grad()
