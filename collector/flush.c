@@ -36,8 +36,11 @@ static struct {
 	 * the one starter; its release store of FL_RUNNING (F.thread written
 	 * before) pairs with the acquire loads in fl_thread_state(). */
 	_Atomic int tstate;
-	/* tp_flush_start() ran: the collector is set up and a thread may start. */
-	int configured;
+	/* tp_flush_start() ran: the collector is set up and a thread may start.
+	 * Set with release at the end of tp_flush_start(); read with acquire in
+	 * tp_flush_need(), which a source started before it (the step timer
+	 * thread of TRACEPROF_STEP=time) may call at any moment. */
+	_Atomic int configured;
 	/* A futex word, not a descriptor: the program may close any descriptor
 	 * (common/fd.h), and waking needs no file.  Incremented (release) to
 	 * wake the thread early; the thread's acquire load pairs with it. */
@@ -292,7 +295,8 @@ void tp_flush_need(void)
 {
 	/* Relaxed: the common case, a thread already started or tried, leaves
 	 * at once; the CAS below decides. */
-	if (atomic_load_explicit(&F.tstate, memory_order_relaxed) != FL_NONE || !F.configured)
+	if (atomic_load_explicit(&F.tstate, memory_order_relaxed) != FL_NONE ||
+	    !atomic_load_explicit(&F.configured, memory_order_acquire))
 		return;
 	int expect = FL_NONE;
 	if (!atomic_compare_exchange_strong_explicit(&F.tstate, &expect, FL_STARTING,
@@ -350,7 +354,8 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 		tp_warn("cannot hold the working or root directory (%s); TRACEPROF_FOLDER "
 			"will follow the program's chdir() and chroot()",
 			strerror(-arc));
-	F.configured = 1;
+	/* Release: the set-up above is seen by tp_flush_need()'s acquire. */
+	atomic_store_explicit(&F.configured, 1, memory_order_release);
 	return 0;
 }
 
