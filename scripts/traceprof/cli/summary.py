@@ -6,14 +6,14 @@ import math
 import os
 import sys
 
-from .events import STEP_RE, finite_num, selected
+from ..traces.events import STEP_RE, finite_num, selected
 from .inputs import regular
-from .pftrace import PFTRACE_RE, PftraceReader
+from ..traces.pftrace import PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
 from .summary_comm import comm_event, print_comm
-from .reader import TraceError, TraceReader
+from ..traces.reader import TraceError, TraceReader
 from .table import fmt_time, print_table, write_csv
-from .util import err, fail
+from ..util import err, fail
 
 
 def cmd_summary(argv):
