@@ -59,6 +59,7 @@
 #include "collector/flush.h"
 #include "collector/rotate.h"
 #include "common/clock.h"
+#include "common/dl.h"
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/preload_env.h"
@@ -269,7 +270,7 @@ static onsave_clone_fn onsave_real_clone(void)
 {
 	static onsave_clone_fn fn;
 	if (!fn) {
-		fn = (onsave_clone_fn)dlsym(RTLD_NEXT, "clone");
+		fn = (onsave_clone_fn)tp_dl_sym(RTLD_NEXT, "clone");
 		if (!fn)
 			fn = clone;
 	}
