@@ -186,7 +186,7 @@ END_TEST
 static void from_env(struct tp_template_vars *v)
 {
 	char err[512] = "";
-	int rc = tp_template_vars_from_env(v, NULL, err, sizeof(err));
+	int rc = tp_launcher_vars(v, NULL, err, sizeof(err));
 	ck_assert_msg(rc == 0, "from_env failed: %s", err);
 }
 
@@ -240,9 +240,9 @@ START_TEST(test_env_torchrun)
 	ck_assert_str_eq(v.run_name, "12345");
 	/* The override wins over everything. */
 	char err[256];
-	ck_assert_int_eq(tp_template_vars_from_env(&v, "override", err, sizeof(err)), 0);
+	ck_assert_int_eq(tp_launcher_vars(&v, "override", err, sizeof(err)), 0);
 	ck_assert_str_eq(v.run_name, "override");
-	ck_assert_int_eq(tp_template_vars_from_env(&v, "", err, sizeof(err)), 0);
+	ck_assert_int_eq(tp_launcher_vars(&v, "", err, sizeof(err)), 0);
 	ck_assert_str_eq(v.run_name, "12345");
 }
 END_TEST
@@ -343,7 +343,7 @@ START_TEST(test_env_not_numbers)
 		setenv(bad[i].var, bad[i].val, 1);
 		struct tp_template_vars v;
 		char err[256] = "";
-		ck_assert_int_eq(tp_template_vars_from_env(&v, NULL, err, sizeof(err)), -1);
+		ck_assert_int_eq(tp_launcher_vars(&v, NULL, err, sizeof(err)), -1);
 		char want[128];
 		snprintf(want, sizeof(want), "%s='%s'", bad[i].var, bad[i].val);
 		ck_assert_msg(strstr(err, want) != NULL, "message \"%s\" lacks %s", err, want);
@@ -364,7 +364,7 @@ START_TEST(test_env_expand_end_to_end)
 	setenv("WORLD_SIZE", "4", 1);
 	struct tp_template_vars v;
 	char err[256];
-	ck_assert_int_eq(tp_template_vars_from_env(&v, "exp/1", err, sizeof(err)), 0);
+	ck_assert_int_eq(tp_launcher_vars(&v, "exp/1", err, sizeof(err)), 0);
 	v.step = 30;
 	ck_assert_str_eq(expand("{run_name}/traces/rank{rank}.{batch}.pt.trace.json", &v),
 			 "exp_1/traces/rank2.30.pt.trace.json");
