@@ -198,12 +198,12 @@ class Marker:
         self._bname = _b(name)
         self._bcats = _cats(categories)
 
-    def _call(self, plain, with_cats):
+    def _call(self, plain, with_cats=None):
         f = _get()
         if not f:
             return
         try:
-            if self._bcats and f[with_cats]:
+            if self._bcats and with_cats and f[with_cats]:
                 f[with_cats](self._bname, self._bcats)
             else:
                 f[plain](self._bname)
@@ -216,7 +216,7 @@ class Marker:
             self.instant()
 
     def finish(self):
-        self._call("finish", "finish")
+        self._call("finish")  # by name: the start's record has the categories
         if self.record_instant_on_finish:
             self.instant()
 
