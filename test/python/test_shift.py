@@ -4,7 +4,9 @@ between two files' time bases keeps the exact end traceprof's writer meant
 
 import random
 
-from traceprof.traces.shift import shift_span, shift_span_event
+import pytest
+
+from traceprof.traces.shift import _end_ns, shift_span, shift_span_event
 
 
 def us_text(ns):
@@ -18,16 +20,23 @@ def written(start_ns, end_ns):
     return ts, float(us_text(end_ns)) - ts
 
 
-def test_shift_keeps_exact_ends():
+@pytest.mark.parametrize("lo, hi", [
+    (10**12, 10**14),          # ts up to 1e11 us: each ns has its double
+    (10**15, 8 * 10**15),      # Kineto's magnitudes: a double's ulp near 1 ns
+])
+def test_shift_keeps_exact_ends(lo, hi):
     rnd = random.Random(33)
     for _ in range(2000):
-        start = rnd.randrange(10**12, 10**14)       # ts up to 1e11 us: ns fit a double
-        end = start + rnd.randrange(0, 10**9)
-        shift = rnd.randrange(-10**11, 10**11)
+        start = rnd.randrange(lo, hi)
+        end = start + rnd.randrange(0, 10**10)
+        shift = rnd.randrange(-10**12, 10**12)
         ts, dur = written(start, end)
+        # The end the file means, found again from its doubles.
+        assert _end_ns(round(ts * 1000), ts, dur) == end
         ev = {"ph": "X", "ts": ts, "dur": dur}
         shift_span_event(ev, shift / 1000)
-        assert ev["ts"] == float(us_text(start + shift))
+        if hi <= 10**14:
+            assert ev["ts"] == float(us_text(start + shift))
         # The end a reader computes is the shifted end, to the ns.
         assert ev["ts"] + ev["dur"] == float(us_text(end + shift)), (start, end, shift)
 
