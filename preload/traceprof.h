@@ -30,8 +30,9 @@ void traceprof_marker_counter(const char *name, const char *key, double value);
 /* traceprof_marker_start and traceprof_marker_instant with categories,
  * comma-separated ("forward,train"; NULL or "": none), as Composer's
  * Marker(categories=...): the event's "cat" is "user_annotation,<categories>"
- * and its args.categories "<categories>".  traceprof_marker_finish ends a
- * marker started either way (by name). */
+ * and its args.categories "<categories>" (the name and the categories are
+ * each cut at 255 bytes).  traceprof_marker_finish ends a marker started
+ * either way (by name). */
 void traceprof_marker_start_cat(const char *name, const char *categories);
 void traceprof_marker_instant_cat(const char *name, const char *categories);
 
