@@ -3,7 +3,6 @@
  * common/launcher.h. */
 #include "common/launcher.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +14,6 @@
 /* glibc's short program name, declared here rather than via <errno.h>'s
  * _GNU_SOURCE block so that the build flags do not matter. */
 extern char *program_invocation_short_name;
-
-static void lch_err(char *err, int errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void lch_err(char *err, int errlen, const char *fmt, ...)
-{
-	if (!err || errlen <= 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	tp_vformat(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const char *lch_env(const char *name)
 {
@@ -53,7 +39,7 @@ static int lch_env_num(const char *name, int64_t min, int64_t *out, const char *
 		v = v * 10 + (*p - '0');
 	}
 	if (p == s || *p || v < min) {
-		lch_err(err, errlen, "%s='%s' (set by %s) is not a number >= %lld", name, s, launcher,
+		tp_format(err, errlen, "%s='%s' (set by %s) is not a number >= %lld", name, s, launcher,
 			(long long)min);
 		return -1;
 	}

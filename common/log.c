@@ -65,6 +65,8 @@ static void out_signed(struct fmt_out *o, long long v)
 
 int tp_vformat(char *buf, int size, const char *fmt, va_list ap)
 {
+	if (!buf || size < 0)
+		size = 0; /* a caller that wants no message passes NULL */
 	struct fmt_out o = { buf, size, 0 };
 
 	for (const char *p = fmt; *p; p++) {

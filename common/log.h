@@ -26,7 +26,9 @@ void tp_log(enum tp_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tp_vlog(enum tp_log_level level, const char *fmt, va_list ap);
 
-/* Formats like tp_log into buf (always NUL-terminated); returns the length. */
+/* Formats like tp_log into buf (always NUL-terminated when size > 0); returns
+ * the length.  buf may be NULL (with any size): nothing is written, as for a
+ * caller that wants no message. */
 int tp_format(char *buf, int size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int tp_vformat(char *buf, int size, const char *fmt, va_list ap);

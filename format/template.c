@@ -1,7 +1,6 @@
 #include "format/template.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,19 +25,6 @@ static const char *const tpl_names[TPL_NVARS] = {
 	"run_name",	    "rank",	 "local_rank", "world_size", "local_world_size",
 	"node_rank", "step", "batch",	   "pid",	 "hostname",
 };
-
-static void tpl_err(char *err, int errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void tpl_err(char *err, int errlen, const char *fmt, ...)
-{
-	if (!err || errlen <= 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	tp_vformat(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* "{run_name} {rank} ..." for error messages. */
 static void tpl_known(char *buf, size_t size)
@@ -148,14 +134,14 @@ static int tpl_walk(const char *tmpl, const struct tp_template_vars *v, struct t
 			tpl_put(o, "}", 1);
 			p++;
 		} else if (*p == '}') {
-			tpl_err(err, errlen,
+			tp_format(err, errlen,
 				"unmatched '}' at offset %zu in \"%s\" (write \"}}\" for a literal brace)",
 				(size_t)(p - tmpl), tmpl);
 			return -1;
 		} else if (*p == '{') {
 			const char *end = strchr(p + 1, '}');
 			if (!end) {
-				tpl_err(err, errlen,
+				tp_format(err, errlen,
 					"unmatched '{' at offset %zu in \"%s\" (write \"{{\" for a literal brace)",
 					(size_t)(p - tmpl), tmpl);
 				return -1;
@@ -163,7 +149,7 @@ static int tpl_walk(const char *tmpl, const struct tp_template_vars *v, struct t
 			int var = tpl_lookup(p + 1, (size_t)(end - p - 1));
 			if (var < 0) {
 				tpl_known(known, sizeof(known));
-				tpl_err(err, errlen, "unknown variable {%.*s} in \"%s\"; known: %s",
+				tp_format(err, errlen, "unknown variable {%.*s} in \"%s\"; known: %s",
 					(int)(end - p - 1), p + 1, tmpl, known);
 				return -1;
 			}
@@ -188,14 +174,14 @@ int tp_template_expand(const char *tmpl, const struct tp_template_vars *v, char 
 {
 	struct tpl_out o = { out, outlen, 0 };
 	if (!out || outlen == 0) {
-		tpl_err(err, errlen, "no room to expand \"%s\"", tmpl);
+		tp_format(err, errlen, "no room to expand \"%s\"", tmpl);
 		return -1;
 	}
 	out[0] = '\0';
 	if (tpl_walk(tmpl, v, &o, err, errlen))
 		return -1;
 	if (o.len >= outlen || o.len > INT32_MAX) {
-		tpl_err(err, errlen, "\"%s\" expands to %zu bytes, more than the %zu allowed", tmpl,
+		tp_format(err, errlen, "\"%s\" expands to %zu bytes, more than the %zu allowed", tmpl,
 			o.len, outlen - 1);
 		out[0] = '\0';
 		return -1;
