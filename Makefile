@@ -198,9 +198,9 @@ STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
                 $(STANDIN_DIR)/standin_graph
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
-$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c | preflight
+$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c test/standin/fake_cuda_launch.c | preflight
 	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $^ -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -lpthread
 	ln -sf libcuda.so.1 $(STANDIN_DIR)/libcuda.so
 
 # Like NVIDIA's, the stand-in runtimes version every symbol with their soname
