@@ -12,8 +12,8 @@
  * the caller, and is found like this (resolve_caller()):
  *   0. when the caller's object refers to the name (its relocation is what
  *      reached us): the global scope after traceprof, binding only a
- *      definition of the version the reference names, as glibc does
- *      (dlvsym(RTLD_NEXT)): NVIDIA versions every runtime symbol with its
+ *      definition that the reference's version accepts, as glibc does
+ *      (global_binding()): NVIDIA versions every runtime symbol with its
  *      soname (cudaMalloc@@libcudart.so.13), and a caller linked with one
  *      major never binds another major's definition even when that one is
  *      global, while an unversioned one (a preloaded CUDA interposer) is
