@@ -202,9 +202,9 @@ STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
                 $(STANDIN_DIR)/standin_graph
 STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
 
-$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c | preflight
+$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c test/standin/fake_cuda_launch.c | preflight
 	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $^ -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -lpthread
 	ln -sf libcuda.so.1 $(STANDIN_DIR)/libcuda.so
 
 # Like NVIDIA's, the stand-in runtimes version every symbol with their soname
@@ -291,12 +291,24 @@ $(SCOPE_DIR)/libplugin_real.so: test/scope/reload.c | preflight
 
 check: $(SCOPE_BINS) $(RELOAD_BINS)
 
-# A preloaded CUDA interposer (test/integration/cuda_shim.sh).
+# A preloaded CUDA interposer (test/integration/cuda_shim.sh): unversioned,
+# and versioned as another runtime major's (libshim12.so); a program linked
+# with the stand-in runtime.
+SHIM_BINS := $(STANDIN_DIR)/libshim.so $(STANDIN_DIR)/libshim12.so $(STANDIN_DIR)/shim_app
+
 $(STANDIN_DIR)/libshim.so: test/standin/shim.c | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -ldl
 
-check: $(STANDIN_DIR)/libshim.so
+$(STANDIN_DIR)/libshim12.so: test/standin/shim.c | preflight
+	@mkdir -p $(dir $@)
+	printf 'libcudart.so.12 { global: cudaGetDeviceCount; local: *; };\n' > $@.map
+	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,--version-script,$@.map -ldl
+
+$(STANDIN_DIR)/shim_app: test/standin/shim_app.c $(STANDIN_DIR)/libcudart.so.13 | preflight
+	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
+
+check: $(SHIM_BINS)
 
 # With the toolkit's CUPTI headers: the stand-in writes their record layouts.
 # Built twice: as our major's libcupti, and as another major's (cupti12/),

@@ -39,12 +39,7 @@ static struct {
 	uint64_t last_cpu;    /* process CPU time then, ns */
 	struct sm_sample *buf; /* ring of SM_MAX_SAMPLES */
 	size_t first, n;
-	/* Kept open across samples: no descriptor opened per sample (see
-	 * struct tp_procfs_file), and one file for all three figures: each
-	 * descriptor held is one fewer for a program under a small
-	 * RLIMIT_NOFILE. */
-	struct tp_procfs_file stat;
-} M = { .stat = TP_PROCFS_FILE_INIT };
+} M;
 
 /* /proc/self/stat: utime is field 14, stime 15 (clock ticks), num_threads
  * 20, rss 24 (pages).  Returns 0 or -1. */
@@ -52,7 +47,11 @@ static int sm_stat(uint64_t *ticks, uint64_t *threads, uint64_t *pages)
 {
 	char buf[1024];
 	uint64_t utime, stime;
-	if (tp_procfs_pread(&M.stat, "/proc/self/stat", buf, sizeof(buf)) < 0 ||
+	/* Opened at each sample (tp_fd_read_small(): the number checked before
+	 * it is closed), not held: each descriptor held is one fewer for a
+	 * program under a small RLIMIT_NOFILE (issue 30), and one file gives
+	 * all three figures. */
+	if (tp_procfs_read("/proc/self/stat", buf, sizeof(buf)) < 0 ||
 	    tp_procfs_stat_u64(buf, 14, &utime) || tp_procfs_stat_u64(buf, 15, &stime) ||
 	    tp_procfs_stat_u64(buf, 20, threads) || tp_procfs_stat_u64(buf, 24, pages))
 		return -1;

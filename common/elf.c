@@ -43,6 +43,18 @@ int tp_elf_open(struct tp_elf *e, uintptr_t base, const ElfW(Dyn) *dyn)
 		case DT_VERSYM:
 			e->versym = (const ElfW(Versym) *)addr(base, d->d_un.d_ptr);
 			break;
+		case DT_VERDEF:
+			e->verdef = (const ElfW(Verdef) *)addr(base, d->d_un.d_ptr);
+			break;
+		case DT_VERDEFNUM:
+			e->verdefnum = d->d_un.d_val;
+			break;
+		case DT_VERNEED:
+			e->verneed = (const ElfW(Verneed) *)addr(base, d->d_un.d_ptr);
+			break;
+		case DT_VERNEEDNUM:
+			e->verneednum = d->d_un.d_val;
+			break;
 		case DT_SONAME:
 			e->soname = d->d_un.d_val;
 			break;
@@ -62,8 +74,45 @@ int tp_elf_open_phdr(struct tp_elf *e, const struct dl_phdr_info *info)
 	return -1;
 }
 
-/* A definition the dynamic linker would bind a lookup by name to. */
-static void *defined(const struct tp_elf *e, uint32_t i, const char *name, int *ifunc)
+/* The name of the object's own version index ndx (its DT_VERDEF), or NULL
+ * when it defines none of that index. */
+static const char *defined_version(const struct tp_elf *e, unsigned ndx)
+{
+	const ElfW(Verdef) *vd = e->verdef;
+	for (size_t k = 0; vd && k < e->verdefnum; k++) {
+		if ((vd->vd_ndx & 0x7fff) == ndx && vd->vd_cnt) {
+			const ElfW(Verdaux) *a = (const ElfW(Verdaux) *)((const char *)vd + vd->vd_aux);
+			return e->strtab + a->vda_name;
+		}
+		if (!vd->vd_next)
+			break;
+		vd = (const ElfW(Verdef) *)((const char *)vd + vd->vd_next);
+	}
+	return NULL;
+}
+
+/* Whether a reference at `version` binds symbol i (glibc's check_match for
+ * a relocation): the same version; or an object without versions; or a
+ * symbol whose index names none of the object's versions and is not
+ * hidden.  version NULL: a lookup by name (dlsym), which takes the default
+ * (non-hidden) definition. */
+static int version_ok(const struct tp_elf *e, uint32_t i, const char *version)
+{
+	if (!e->versym)
+		return 1;
+	unsigned hidden = e->versym[i] & 0x8000, ndx = e->versym[i] & 0x7fff;
+	if (!version)
+		return !hidden;
+	const char *have = defined_version(e, ndx);
+	if (have)
+		return !strcmp(have, version);
+	return !hidden;
+}
+
+/* A definition the dynamic linker would bind a lookup of name (at
+ * version, or by name when NULL) to. */
+static void *defined(const struct tp_elf *e, uint32_t i, const char *name, const char *version,
+		     int *ifunc)
 {
 	const ElfW(Sym) *s = &e->symtab[i];
 	int type = ST_TYPE(s->st_info), bind = ST_BIND(s->st_info);
@@ -74,9 +123,7 @@ static void *defined(const struct tp_elf *e, uint32_t i, const char *name, int *
 		return NULL;
 	if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)
 		return NULL;
-	if (e->versym && (e->versym[i] & 0x8000)) /* a hidden (non-default) version */
-		return NULL;
-	if (strcmp(e->strtab + s->st_name, name))
+	if (strcmp(e->strtab + s->st_name, name) || !version_ok(e, i, version))
 		return NULL;
 	if (type == STT_GNU_IFUNC) {
 		if (ifunc)
@@ -107,7 +154,7 @@ static uint32_t sysv_hash(const char *s)
 	return h;
 }
 
-void *tp_elf_lookup(const struct tp_elf *e, const char *name, int *ifunc)
+static void *lookup(const struct tp_elf *e, const char *name, const char *version, int *ifunc)
 {
 	if (!e->symtab || !name)
 		return NULL;
@@ -131,7 +178,7 @@ void *tp_elf_lookup(const struct tp_elf *e, const char *name, int *ifunc)
 		for (;; i++) {
 			uint32_t h2 = chain[i - symoffset];
 			if ((h | 1) == (h2 | 1)) {
-				void *p = defined(e, i, name, ifunc);
+				void *p = defined(e, i, name, version, ifunc);
 				if (p)
 					return p;
 			}
@@ -145,11 +192,63 @@ void *tp_elf_lookup(const struct tp_elf *e, const char *name, int *ifunc)
 		return NULL;
 	const uint32_t *bucket = s + 2, *chain = bucket + nbucket;
 	for (uint32_t i = bucket[sysv_hash(name) % nbucket]; i; i = chain[i]) {
-		void *p = defined(e, i, name, ifunc);
+		void *p = defined(e, i, name, version, ifunc);
 		if (p)
 			return p;
 	}
 	return NULL;
+}
+
+/* The name of version index ndx among the versions the object needs. */
+static const char *needed_version(const struct tp_elf *e, unsigned ndx)
+{
+	const ElfW(Verneed) *vn = e->verneed;
+	for (size_t k = 0; vn && k < e->verneednum; k++) {
+		const ElfW(Vernaux) *a = (const ElfW(Vernaux) *)((const char *)vn + vn->vn_aux);
+		for (unsigned j = 0; j < vn->vn_cnt; j++) {
+			if ((a->vna_other & 0x7fff) == ndx)
+				return e->strtab + a->vna_name;
+			a = (const ElfW(Vernaux) *)((const char *)a + a->vna_next);
+		}
+		if (!vn->vn_next)
+			break;
+		vn = (const ElfW(Verneed) *)((const char *)vn + vn->vn_next);
+	}
+	return NULL;
+}
+
+int tp_elf_reference(const struct tp_elf *e, const char *name, const char **version)
+{
+	*version = NULL;
+	if (!e->symtab || !name)
+		return 0;
+	/* Undefined symbols are not hashed: with DT_GNU_HASH the linkers put
+	 * them first, below symoffset; DT_HASH's nchain counts every symbol. */
+	uint32_t n = e->gnu_hash ? e->gnu_hash[1] : e->sysv_hash ? e->sysv_hash[1] : 0;
+	for (uint32_t i = 1; i < n; i++) {
+		const ElfW(Sym) *s = &e->symtab[i];
+		int bind = ST_BIND(s->st_info);
+		if (s->st_shndx != SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+		    strcmp(e->strtab + s->st_name, name))
+			continue;
+		/* Indexes 0 and 1 are the local and the unversioned global one. */
+		unsigned ndx = e->versym ? e->versym[i] & 0x7fff : 0;
+		if (ndx >= 2)
+			*version = needed_version(e, ndx);
+		return 1;
+	}
+	return 0;
+}
+
+void *tp_elf_lookup(const struct tp_elf *e, const char *name, int *ifunc)
+{
+	return lookup(e, name, NULL, ifunc);
+}
+
+void *tp_elf_lookup_version(const struct tp_elf *e, const char *name, const char *version,
+			    int *ifunc)
+{
+	return lookup(e, name, version, ifunc);
 }
 
 const char *tp_elf_soname(const struct tp_elf *e)

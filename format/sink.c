@@ -41,10 +41,13 @@
 
 struct tp_sink {
 	/* Both high and checked before each use (common/fd.h): the program
-	 * may close every descriptor it did not open. */
+	 * may close every descriptor it did not open.  The folder's is held
+	 * only while the sink opens, or for good when its absolute path is
+	 * unknown (no /proc); its identity (dev, ino) stays after it is
+	 * closed (sk_name_at()). */
 	struct tp_fd dir;
 	struct tp_fd file;
-	char *dir_abs; /* the folder's absolute path, to reopen it */
+	char *dir_abs; /* the folder's absolute path, to reach it again */
 	int compress;
 	int overwrite;
 	int error; /* first -errno; sticky */
@@ -202,31 +205,41 @@ static int sk_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* The folder's descriptor, checked to be still ours; when the program took
- * its number, the folder is reopened by its absolute path and accepted only
- * if it is the same directory.  Returns the descriptor or -1. */
-static int sk_dir(struct tp_sink *s)
+/* Where `name` in the sink's folder is, for an *at() call: returns the
+ * descriptor to start from (AT_FDCWD without an anchor) and sets *rel
+ * (written to buf), or returns -1.  The folder is not held while the window
+ * records: one descriptor fewer for a program under a small RLIMIT_NOFILE
+ * (issue 30).  It is reached from the anchored root (tp_sink_anchor(), so
+ * a chroot does not move it) by its absolute path, and only while that
+ * path still names the folder the sink opened (st_dev, st_ino): a folder
+ * renamed or replaced since is not written into.  Without the absolute
+ * path, the folder's descriptor is held from the start and checked to be
+ * still ours. */
+static int sk_name_at(struct tp_sink *s, const char *name, char *buf, size_t size,
+		      const char **rel)
 {
-	if (s->dir.fd >= 0 && tp_fd_ours(&s->dir))
-		return s->dir.fd;
-	if (s->dir.fd >= 0) {
-		tp_fd_lost("a trace folder", s->dir.fd);
-		tp_fd_forget(&s->dir);
-	}
-	if (!s->dir_abs)
-		return -1;
-	struct tp_fd again;
-	char buf[PATH_MAX];
-	const char *rel;
-	int base = sk_at(s->dir_abs, buf, sizeof(buf), &rel);
-	if (base == -1 || tp_fd_open_at(&again, base, rel, O_PATH | O_DIRECTORY, 0) < 0)
-		return -1;
-	if (again.dev != s->dir.dev || again.ino != s->dir.ino) {
-		tp_fd_close(&again);
+	if (s->dir.fd >= 0 || !s->dir_abs) {
+		*rel = name;
+		if (s->dir.fd >= 0 && tp_fd_ours(&s->dir))
+			return s->dir.fd;
+		if (s->dir.fd >= 0) {
+			tp_fd_lost("a trace folder", s->dir.fd);
+			tp_fd_forget(&s->dir);
+		}
 		return -1;
 	}
-	s->dir = again;
-	return s->dir.fd;
+	char dbuf[PATH_MAX];
+	const char *drel;
+	struct stat st;
+	int base = sk_at(s->dir_abs, dbuf, sizeof(dbuf), &drel);
+	if (base == -1 || fstatat(base, drel, &st, 0) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_dev != s->dir.dev || st.st_ino != s->dir.ino)
+		return -1;
+	int n = snprintf(buf, size, "%s/%s", drel, name);
+	if (n < 0 || (size_t)n >= size)
+		return -1;
+	*rel = buf;
+	return base;
 }
 
 /* The temporary file's descriptor, checked to be still ours; reopened by its
@@ -240,11 +253,13 @@ static int sk_file(struct tp_sink *s)
 		tp_fd_lost("a trace file", s->file.fd);
 		tp_fd_forget(&s->file);
 	}
-	int dfd = sk_dir(s);
-	if (dfd < 0 || !s->tmp[0])
+	char buf[PATH_MAX];
+	const char *rel;
+	int dfd = s->tmp[0] ? sk_name_at(s, s->tmp, buf, sizeof(buf), &rel) : -1;
+	if (dfd == -1)
 		return -1;
 	struct tp_fd again;
-	if (tp_fd_open_at(&again, dfd, s->tmp, O_WRONLY | O_NOFOLLOW, 0) < 0)
+	if (tp_fd_open_at(&again, dfd, rel, O_WRONLY | O_NOFOLLOW, 0) < 0)
 		return -1;
 	if (again.dev != s->file.dev || again.ino != s->file.ino ||
 	    lseek(again.fd, (off_t)s->bytes_out, SEEK_SET) != (off_t)s->bytes_out) {
@@ -290,7 +305,11 @@ static void sk_free(struct tp_sink *s)
  * -errno. */
 static int sk_open_dir(struct tp_sink *s, const char *folder)
 {
-	char buf[PATH_MAX];
+	char buf[PATH_MAX], start[PATH_MAX];
+	/* Its path from the anchored root, as opened here: what
+	 * sk_name_at() reaches it by.  The kernel's name for it (/proc) would
+	 * be relative to a jail's root after a chroot. */
+	const char *given = tp_sink_abs_path(folder, start, sizeof(start));
 	int base = sk_at(folder, buf, sizeof(buf), &folder);
 	if (base == -1)
 		return -ENOENT;
@@ -301,9 +320,14 @@ static int sk_open_dir(struct tp_sink *s, const char *folder)
 		rc = tp_fd_open_at(&s->dir, base, folder, O_RDONLY | O_DIRECTORY, 0);
 	if (rc < 0)
 		return rc;
-	/* The kernel's name for it: absolute, whatever the working directory
-	 * is later.  Without /proc, no reopen (the folder stays usable while
-	 * its descriptor is ours). */
+	if (given[0] == '/') {
+		s->dir_abs = strdup(given);
+		if (s->dir_abs)
+			return 0;
+	}
+	/* Not anchored, the folder relative: the kernel's name for it,
+	 * absolute whatever the working directory is later.  Without /proc,
+	 * the folder's descriptor stays held (usable while it is ours). */
 	char link[64], abs[PATH_MAX];
 	tp_format(link, sizeof(link), "/proc/self/fd/%d", s->dir.fd);
 	ssize_t n = readlink(link, abs, sizeof(abs) - 1);
@@ -402,6 +426,9 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 			s->tmp[0] = '\0';
 		goto fail;
 	}
+	/* From now on the folder is reached by its path (sk_name_at()). */
+	if (s->dir_abs)
+		tp_fd_close(&s->dir);
 	rc = sk_init_codec(s, zstd_level);
 	if (rc)
 		goto fail;
@@ -535,21 +562,23 @@ static int sk_suffixed(char *dst, const struct tp_sink *s, unsigned k)
 
 /* Moves the temporary file to `name` unless something exists there.  Returns
  * 0, -EEXIST, or another -errno. */
-static int sk_link_noreplace(struct tp_sink *s, const char *name)
+static int sk_link_noreplace(struct tp_sink *s, const char *final)
 {
-	int dfd = sk_dir(s);
-	if (dfd < 0)
+	char tbuf[PATH_MAX], nbuf[PATH_MAX];
+	const char *tmp, *name;
+	int dfd = sk_name_at(s, s->tmp, tbuf, sizeof(tbuf), &tmp);
+	if (dfd == -1 || sk_name_at(s, final, nbuf, sizeof(nbuf), &name) != dfd)
 		return -EBADF;
 #ifdef SYS_renameat2
-	if (syscall(SYS_renameat2, dfd, s->tmp, dfd, name, RENAME_NOREPLACE) == 0)
+	if (syscall(SYS_renameat2, dfd, tmp, dfd, name, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -errno;
 #endif
 	/* No renameat2 (old kernel, or a file system without NOREPLACE): a hard
 	 * link fails with EEXIST just as atomically. */
-	if (linkat(dfd, s->tmp, dfd, name, 0) == 0) {
-		unlinkat(dfd, s->tmp, 0);
+	if (linkat(dfd, tmp, dfd, name, 0) == 0) {
+		unlinkat(dfd, tmp, 0);
 		return 0;
 	}
 	if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
@@ -561,7 +590,7 @@ static int sk_link_noreplace(struct tp_sink *s, const char *name)
 		return -EEXIST;
 	if (errno != ENOENT)
 		return -errno;
-	return renameat(dfd, s->tmp, dfd, name) == 0 ? 0 : -errno;
+	return renameat(dfd, tmp, dfd, name) == 0 ? 0 : -errno;
 }
 
 static int sk_path(char *path, size_t size, const char *folder, const char *name)
@@ -582,10 +611,20 @@ static int sk_path(char *path, size_t size, const char *folder, const char *name
 	return 0;
 }
 
-/* Hands the folder's descriptor and the final name to the caller (for
- * rotation), then frees s. */
+/* Hands the folder's descriptor (opened again when not held; -1 when that
+ * fails or finds another folder: rotation then deletes by path) and the
+ * final name to the caller (for rotation), then frees s. */
 static void sk_done(struct tp_sink *s, const char *name, struct tp_fd *dir, char *name_out)
 {
+	if (dir && s->dir.fd < 0 && s->dir_abs) {
+		char buf[PATH_MAX];
+		const char *rel;
+		struct tp_fd was = s->dir;
+		int base = sk_at(s->dir_abs, buf, sizeof(buf), &rel);
+		if (base != -1 && tp_fd_open_at(&s->dir, base, rel, O_PATH | O_DIRECTORY, 0) == 0 &&
+		    (s->dir.dev != was.dev || s->dir.ino != was.ino))
+			tp_fd_close(&s->dir);
+	}
 	if (dir) {
 		*dir = s->dir;
 		s->dir.fd = -1;
@@ -626,11 +665,13 @@ int tp_sink_close_at(struct tp_sink *s, char *path, size_t size, struct tp_fd *d
 
 	char name[NAME_MAX + 1];
 	if (s->overwrite) {
+		char tbuf[PATH_MAX], nbuf[PATH_MAX];
+		const char *tmp = NULL, *fin = NULL;
 		rc = sk_path(path, size, s->folder, s->final);
-		int dfd = rc ? -1 : sk_dir(s);
-		if (!rc && dfd < 0)
+		int dfd = rc ? -1 : sk_name_at(s, s->tmp, tbuf, sizeof(tbuf), &tmp);
+		if (!rc && (dfd == -1 || sk_name_at(s, s->final, nbuf, sizeof(nbuf), &fin) != dfd))
 			rc = -EBADF;
-		if (!rc && renameat(dfd, s->tmp, dfd, s->final) != 0)
+		if (!rc && renameat(dfd, tmp, dfd, fin) != 0)
 			rc = -errno;
 		if (rc)
 			goto fail;
@@ -678,9 +719,11 @@ void tp_sink_abort(struct tp_sink *s)
 	if (!s)
 		return;
 	tp_fd_close(&s->file);
-	int dfd = s->tmp[0] && (s->dir.fd >= 0 || s->dir_abs) ? sk_dir(s) : -1;
-	if (dfd >= 0)
-		unlinkat(dfd, s->tmp, 0);
+	char buf[PATH_MAX];
+	const char *rel;
+	int dfd = s->tmp[0] ? sk_name_at(s, s->tmp, buf, sizeof(buf), &rel) : -1;
+	if (dfd != -1)
+		unlinkat(dfd, rel, 0);
 	sk_free(s);
 }
 

@@ -10,16 +10,23 @@
  * only, and two runtimes of different majors (libcudart.so.12 and .so.13, each
  * in its own local scope) define the same names.  So the answer depends on
  * the caller, and is found like this (resolve_caller()):
- *   1. the caller's own scope: dlsym on a handle of the object that holds the
- *      return address (itself and its dependencies, breadth first);
- *   2. the global scope after traceprof (RTLD_NEXT);
+ *   0. when the caller's object refers to the name (its relocation is what
+ *      reached us): the global scope after traceprof, binding only a
+ *      definition that the reference's version accepts, as glibc does
+ *      (global_binding()): NVIDIA versions every runtime symbol with its
+ *      soname (cudaMalloc@@libcudart.so.13), and a caller linked with one
+ *      major never binds another major's definition even when that one is
+ *      global, while an unversioned one (a preloaded CUDA interposer) is
+ *      bound before the caller's own runtime;
+ *   1. the caller's own scope: the first definition in the object that
+ *      holds the return address and its dependencies, breadth first;
+ *   2. for a call with no reference behind it (through a pointer): the
+ *      global scope after traceprof (RTLD_NEXT), any version;
  *   3. for driver functions, the libcuda.so.1 the runtime dlopen'ed locally;
  *   4. the first definition ever found (a caller with no CUDA library in its
  *      scope, such as libffi calling through a pointer from dlsym).
- * The caller's scope comes before the global one because NVIDIA versions
- * every runtime symbol with its soname (cudaMalloc@@libcudart.so.13): a
- * caller linked with one major never binds another major's definition even
- * when that one is global.
+ * Steps 0 and 1 are glibc's own order for a library loaded RTLD_LOCAL: its
+ * relocations search the global scope, then its local one.
  *
  * What it costs: one process-wide fast pointer per function
  * (tp_cuda_reals[id]) stays the common case.  It is published only while
@@ -485,8 +492,6 @@ static void *not_self(void *p)
 	return p && !tp_scope_is_self(p) ? p : NULL;
 }
 
-/* Steps 1-3 of the header comment.  Called without lock, inside
- * tp_dlerr_begin/end. */
 /* The loaded objects, copied out of a dl_iterate_phdr() walk (under the
  * loader's list lock) so that the names stay valid after it. */
 struct lobj {
@@ -607,29 +612,85 @@ out:
 	return p;
 }
 
-/* Steps 1-3 of the header comment.  Called without lock, inside
+/* Step 0: the caller's relocation.  Without traceprof it would search the
+ * global scope first, binding only a definition that its reference's
+ * version accepts (cudaMalloc@libcudart.so.13 binds @@libcudart.so.13 or an
+ * unversioned definition, such as a CUDA interposer's, never
+ * @@libcudart.so.12), then its own local scope.  Objects before traceprof
+ * in the global scope offered no such definition, or the relocation would
+ * have bound them instead of our wrapper: the search starts after
+ * traceprof (RTLD_NEXT), so that an interposer preloaded after it
+ * (LD_PRELOAD=libtraceprof.so:libshim.so) comes before the runtime in the
+ * caller's own scope (issue 30, item 6).
+ *
+ * glibc answers half of it: dlsym(RTLD_NEXT) gives the first definition by
+ * name, which is the answer when the reference accepts it (checked in that
+ * object's tables: the version, or none of its own); dlvsym(RTLD_NEXT)
+ * gives the first of exactly that version or in an object without any
+ * versions, which is the answer otherwise.  Not seen: an unversioned
+ * definition in an object with versions of its own (an interposer linked
+ * against glibc) that comes after a definition of another version, and a
+ * non-default definition of the version asked for before the first
+ * definition by name: two interposers of one function, one of them
+ * versioned as another major's.
+ *
+ * Sets *refs when the caller refers to the name; NULL when the global
+ * scope after traceprof has no definition it would bind. */
+static void *global_binding(const struct lobjs *L, long c, const char *name, tp_dlsym_fn dl,
+			    int *refs)
+{
+	struct tp_elf e;
+	const char *version = NULL;
+	int other, ifunc = 0;
+	*refs = 0;
+	if (tp_elf_open(&e, L->v[c].base, L->v[c].dyn) < 0 || !tp_elf_reference(&e, name, &version))
+		return NULL;
+	*refs = 1;
+	/* Another traceprof copy after this one answers with what comes after
+	 * it (by name: a copy's own wrappers carry no version). */
+	void *p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name, &other));
+	if (!p || !version)
+		return p;
+	long o = by_addr(L, (uintptr_t)p);
+	if (o >= 0 && tp_elf_open(&e, L->v[o].base, L->v[o].dyn) == 0) {
+		void *v = tp_elf_lookup_version(&e, name, version, &ifunc);
+		if (v)
+			return v;
+	}
+	/* The version string lies in the caller's string table: the caller
+	 * stays loaded while it calls. */
+	return not_self(tp_copies_skip(dlvsym(RTLD_NEXT, name, version), name, &other));
+}
+
+/* Steps 0-3 of the header comment.  Called without lock, inside
  * tp_dlerr_begin/end. */
 static void *resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int with_driver)
 {
 	const char *name = tp_cuda_fns[id].name;
 	void *p = NULL;
-	int ifunc = 0;
+	int ifunc = 0, refs = 0;
 	struct lobjs L = { 0 };
 	dl_iterate_phdr(gather, &L);
 	long c = caller && !tp_scope_is_self(caller) && !L.failed ? by_addr(&L, (uintptr_t)caller) : -1;
-	/* The program's own scope is the global one: step 2 covers it.  So is
-	 * that of an object loaded before traceprof (a library preloaded
+	if (c >= 0)
+		p = global_binding(&L, c, name, dl, &refs);
+	/* The program's own scope is the global one: steps 0 and 2 cover it.
+	 * So is that of an object loaded before traceprof (a library preloaded
 	 * before it): such an object's own relocations never reach traceprof,
 	 * so its call is a forward (a CUDA interposer calling on through
 	 * dlsym(RTLD_NEXT)), and its own definition would call it back
 	 * forever (issue 30, item 6).  What it reaches without traceprof is
 	 * the next definition after it: step 2. */
 	long me = L.failed ? -1 : by_addr(&L, self_lo);
-	if (c >= 0 && L.v[c].path[0] && !(me >= 0 && c < me))
+	if (!p && c >= 0 && L.v[c].path[0] && !(me >= 0 && c < me))
 		p = scope_lookup(&L, c, name, &ifunc);
-	if (!p) {
-		/* Another traceprof copy after this one: the definition after it
-		 * (issue 30, item 7). */
+	if (!p && !refs) {
+		/* A call through a pointer (from dlsym, cuGetProcAddress or a
+		 * forward): the global scope after traceprof, any version.  Not
+		 * for a reference step 0 looked up: the same search without
+		 * its version would bind what glibc refuses.  Another traceprof
+		 * copy after this one: the definition after it (issue 30, item
+		 * 7). */
 		int other;
 		p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name, &other));
 	}

@@ -12,7 +12,9 @@
 #include <stdint.h>
 
 /* The real function that `caller` (a return address; NULL: traceprof
- * itself) reaches for function `id`: what its own scope defines, else the
+ * itself) reaches for function `id`: what its relocation would bind in the
+ * global scope after traceprof (honouring its reference's symbol version),
+ * else what its own scope defines, else (a call through a pointer) the
  * global scope after traceprof, else (driver functions) the loaded
  * libcuda.so.1, else the first definition ever found.  Publishes the fast
  * pointer when that is safe.  NULL when nothing defines it (one traceprof:
@@ -20,7 +22,7 @@
 void *tp_scope_resolve(uint32_t id, const void *caller);
 
 /* What a dlsym(RTLD_DEFAULT or RTLD_NEXT) from `caller` would find without
- * traceprof: its own scope, else the global scope after traceprof.  NULL
+ * traceprof: the same steps as tp_scope_resolve() but the last two.  NULL
  * when neither defines the function.  Caches and publishes nothing. */
 void *tp_scope_lookup(uint32_t id, const void *caller);
 

@@ -5,6 +5,8 @@
  * decoding, the memory counter and cuGetProcAddress's variant handling can be
  * tested.  Built as build/standin/libcuda.so.1; only the tests put it on
  * LD_LIBRARY_PATH.  No CUDA header: the types below have the real ABI.
+ * What numba-cuda and Triton need for a launch is in fake_cuda_launch.c,
+ * built into the same library.
  *
  * Every function stores its exact exported name in fake_cuda_last, so a test
  * can tell which variant (cuMemcpyHtoD_v2 or cuMemcpyHtoD_v2_ptds) ran.
@@ -105,20 +107,50 @@ SI int cuLaunchKernel_ptsz(func_t f, unsigned gx, unsigned gy, unsigned gz, unsi
 			   unsigned by, unsigned bz, unsigned shm, void *st, void **p, void **e) { MARK(); return 0; }
 SI int cuModuleGetFunction(func_t *f, void *mod, const char *name);
 static struct { int dummy; } fake_function;
-SI int cuModuleGetFunction(func_t *f, void *mod, const char *name) { MARK(); *f = (func_t)&fake_function; return 0; }
+/* fake_cuda_launch.c: handles that remember their name. */
+SI int fake_cuda_launch_function(void **f, const char *name);
+SI const char *fake_cuda_launch_name(const void *h);
+SI void *fake_cuda_launch_proc(const char *sym, int ptds);
+SI void *fake_cuda_launch_module(const void *image);
+/* A module loaded from a real image (an ELF cubin, as Triton's) hands out
+ * functions named as asked; any other, the one saxpy_drv of the older
+ * tests, whatever the name. */
+SI int cuModuleGetFunction(func_t *f, void *mod, const char *name)
+{
+	MARK();
+	if (mod && mod == fake_cuda_launch_module(NULL))
+		return fake_cuda_launch_function((void **)f, name);
+	*f = (func_t)&fake_function;
+	return 0;
+}
 SI int cuFuncGetName(const char **name, func_t f);
 SI int cuFuncGetName(const char **name, func_t f)
 {
 	capture_note(__func__);
 	if (torn_down)
 		return 4; /* CUDA_ERROR_DEINITIALIZED */
-	if (f != (func_t)&fake_function)
+	if (f == (func_t)&fake_function) {
+		*name = "_Z9saxpy_drvfPf";
+		return 0;
+	}
+	const char *n = fake_cuda_launch_name(f);
+	if (!n)
 		return 400; /* CUDA_ERROR_INVALID_HANDLE */
-	*name = "_Z9saxpy_drvfPf";
+	*name = n;
 	return 0;
 }
 SI int cuKernelGetName(const char **name, void *k);
-SI int cuKernelGetName(const char **name, void *k) { capture_note(__func__); return 400; }
+SI int cuKernelGetName(const char **name, void *k)
+{
+	capture_note(__func__);
+	if (torn_down)
+		return 4;
+	const char *n = fake_cuda_launch_name(k);
+	if (!n)
+		return 400;
+	*name = n;
+	return 0;
+}
 
 /* One made-up device, for deviceProperties: every attribute 1 except the
  * ones named. */
@@ -140,7 +172,18 @@ SI int cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = (size_t)1 << 30; r
 SI int cuDeviceGetAttribute(int *v, int attr, int dev);
 SI int cuDeviceGetAttribute(int *v, int attr, int dev)
 {
-	*v = attr == 16 ? 4 : attr == 10 ? 32 : 1; /* multiprocessors, warp size */
+	switch (attr) {
+	case 16: *v = 4; break;			 /* multiprocessors */
+	case 10: *v = 32; break;		 /* warp size */
+	case 75: *v = 9; break;			 /* compute capability 9.0: numba-cuda */
+	case 76: *v = 0; break;			 /* and NVVM want a real one */
+	case 1: case 2: case 3: *v = 1024; break; /* threads per block, block x, y */
+	case 4: *v = 64; break;			 /* block z */
+	case 5: *v = 0x7fffffff; break;		 /* grid x */
+	case 6: case 7: *v = 65535; break;	 /* grid y, z */
+	case 8: case 97: *v = 49152; break;	 /* shared memory per block (optin) */
+	default: *v = 1;
+	}
 	return 0;
 }
 
@@ -159,10 +202,15 @@ SI int standin_driver_profiler_calls(void) { return profiler_calls; }
 static struct { int dummy; } fake_context, fake_module, fake_stream;
 SI int cuDevicePrimaryCtxRetain(void **ctx, int dev);
 SI int cuDevicePrimaryCtxRetain(void **ctx, int dev) { MARK(); *ctx = &fake_context; return dev == 0 ? 0 : 101; }
-SI int cuCtxSetCurrent(void *ctx);
-SI int cuCtxSetCurrent(void *ctx) { MARK(); return 0; }
+SI int cuCtxSetCurrent(void *ctx); /* fake_cuda_launch.c */
 SI int cuModuleLoadData(void **mod, const void *image);
-SI int cuModuleLoadData(void **mod, const void *image) { MARK(); *mod = &fake_module; return image ? 0 : 1; }
+SI int cuModuleLoadData(void **mod, const void *image)
+{
+	MARK();
+	void *m = fake_cuda_launch_module(image);
+	*mod = m ? m : &fake_module;
+	return image ? 0 : 1;
+}
 SI int cuStreamCreate(void **st, unsigned flags);
 SI int cuStreamCreate(void **st, unsigned flags) { MARK(); *st = &fake_stream; return 0; }
 SI int cuStreamSynchronize(void *st);
@@ -206,6 +254,12 @@ int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, in
 		return 500;
 	} else if (!strcmp(sym, "cuProfilerStart")) p = (void *)cuProfilerStart;
 	else if (!strcmp(sym, "cuProfilerStop")) p = (void *)cuProfilerStop;
+	else if (!strcmp(sym, "cuKernelGetName")) p = (void *)cuKernelGetName;
+	else if (!strcmp(sym, "cuDeviceGetName")) p = (void *)cuDeviceGetName;
+	else if (!strcmp(sym, "cuDeviceTotalMem")) p = (void *)cuDeviceTotalMem_v2;
+	else if (!strcmp(sym, "cuDeviceGetAttribute")) p = (void *)cuDeviceGetAttribute;
+	else if ((p = fake_cuda_launch_proc(sym, ptds)))
+		;
 	else {
 		if (status)
 			*status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */

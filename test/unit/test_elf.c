@@ -80,12 +80,42 @@ START_TEST(needed_and_soname)
 }
 END_TEST
 
+/* What libm's relocations bind: libc's qsort at a version libm names
+ * (GLIBC_2.2.5 on x86-64), crtstuff's weak unversioned reference; what it
+ * defines is no reference. */
+START_TEST(references_and_their_versions)
+{
+	struct tp_elf libm = object("libm.so.6");
+	const char *v = "unset";
+	ck_assert_int_eq(tp_elf_reference(&libm, "qsort", &v), 1);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(!strncmp(v, "GLIBC_", 6), "qsort's version: %s", v);
+	void *hc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	ck_assert_ptr_nonnull(hc);
+	ck_assert_ptr_eq(dlvsym(hc, "qsort", v), dlsym(hc, "qsort"));
+	/* That reference binds libc's definition at its version, and a
+	 * version libc does not define binds nothing there. */
+	struct tp_elf libc = object("libc.so.6");
+	ck_assert_ptr_eq(tp_elf_lookup_version(&libc, "qsort", v, NULL), dlvsym(hc, "qsort", v));
+	ck_assert_ptr_null(tp_elf_lookup_version(&libc, "qsort", "libcudart.so.12", NULL));
+	v = "unset";
+	ck_assert_int_eq(tp_elf_reference(&libm, "_ITM_deregisterTMCloneTable", &v), 1);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(tp_elf_reference(&libm, "hypot", &v), 0);
+	ck_assert_int_eq(tp_elf_reference(&libm, "no_such_name", &v), 0);
+	ck_assert_ptr_null(v);
+}
+END_TEST
+
 START_TEST(no_table)
 {
 	struct tp_elf e;
 	ck_assert_int_eq(tp_elf_open(&e, 0, NULL), -1);
 	ck_assert_ptr_eq(tp_elf_lookup(&e, "fopen", NULL), NULL);
 	ck_assert_ptr_eq(tp_elf_soname(&e), NULL);
+	const char *v = "unset";
+	ck_assert_int_eq(tp_elf_reference(&e, "fopen", &v), 0);
+	ck_assert_ptr_null(v);
 }
 END_TEST
 
@@ -95,6 +125,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, own_definitions_match_the_linker);
 	tcase_add_test(tc, needed_and_soname);
+	tcase_add_test(tc, references_and_their_versions);
 	tcase_add_test(tc, no_table);
 	suite_add_tcase(s, tc);
 	return tp_check_run(s);
