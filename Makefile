@@ -383,15 +383,18 @@ uninstall:
 # beyond the manylinux set vendored, a manylinux tag), in $(BUILD)/wheel/.
 # The build tools come from the wheel venv of scripts/install-deps
 # --with-optional.  docs/development.md, "The pip package", says why.
+# WHEEL_DIR chooses the output folder (the platform wheel before the repair
+# is left in its raw/).
 WHEEL_VENV ?= $(or $(TP_VENVS),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/traceprof/venvs)/wheel
+WHEEL_DIR ?= $(BUILD)/wheel
 wheel: $(LIB)
 	@[ -x $(WHEEL_VENV)/bin/auditwheel ] || $(TP_INSTALL_DEPS) --with-optional
-	rm -rf $(BUILD)/wheel-raw $(BUILD)/wheel
+	rm -rf $(WHEEL_DIR)
 	TRACEPROF_BUILD=$(BUILD) $(WHEEL_VENV)/bin/python -m pip wheel -q --disable-pip-version-check \
-	    --no-deps --no-build-isolation -w $(BUILD)/wheel-raw .
-	PATH=$(WHEEL_VENV)/bin:$$PATH auditwheel -v repair -w $(BUILD)/wheel $(BUILD)/wheel-raw/*.whl 2>&1 | \
-	    grep -E 'Fixed-up|New WHEEL|Grafting|Error' || true
-	@ls $(BUILD)/wheel/*.whl
+	    --no-deps --no-build-isolation -w $(WHEEL_DIR)/raw .
+	PATH=$(WHEEL_VENV)/bin:$$PATH auditwheel repair -w $(WHEEL_DIR) $(WHEEL_DIR)/raw/*.whl \
+	    >$(WHEEL_DIR)/repair.log 2>&1 || { cat $(WHEEL_DIR)/repair.log; exit 1; }
+	@ls $(WHEEL_DIR)/*.whl
 
 # ---- sanitizers ----
 # `make check-asan` (ASan + UBSan) and `make check-tsan` run the whole suite

