@@ -7,7 +7,7 @@
 # has run; the stand-in records its calls.  `make check` is exercised
 # through its check-deps step (the suite itself is not run again).  Also
 # the real install-deps --check: it installs nothing, needs no root, and
-# names the missing venvs.
+# names the missing venvs, and those that lack a module.
 . "$TP_TOP/test/lib/common.sh"
 command -v make >/dev/null || skip "make not installed"
 command -v pkg-config >/dev/null || skip "no pkg-config (the stand-in passes through to it)"
@@ -79,5 +79,13 @@ if command -v dpkg-query >/dev/null; then
 	case "$m" in *venv:torch*venv:wheel*) ;; *) die "install-deps --check: '$m'" ;; esac
 	[ ! -s err.txt ] || die "install-deps --check wrote: $(cat err.txt)"
 	[ ! -e "$TP_TMP/novenvs" ] || die "install-deps --check created the venvs folder"
+	# A venv that exists but lacks a module its check imports is missing too.
+	mkdir -p "$TP_TMP/partial/wheel/bin"
+	ln -s "$(command -v python3)" "$TP_TMP/partial/wheel/bin/python"
+	if ! python3 -c 'import auditwheel' 2>/dev/null; then
+		m=$(TP_VENVS="$TP_TMP/partial" "$TP_TOP/scripts/install-deps" --check --with-optional) \
+			&& die "install-deps --check: a wheel venv without auditwheel passed"
+		case "$m" in *venv:wheel*) ;; *) die "install-deps --check with a partial venv: '$m'" ;; esac
+	fi
 fi
 echo "autodeps ok"
