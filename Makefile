@@ -388,7 +388,7 @@ uninstall:
 WHEEL_VENV ?= $(or $(TP_VENVS),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/traceprof/venvs)/wheel
 WHEEL_DIR ?= $(BUILD)/wheel
 wheel: $(LIB)
-	@[ -x $(WHEEL_VENV)/bin/auditwheel ] || $(TP_INSTALL_DEPS) --with-optional
+	@[ -x $(WHEEL_VENV)/bin/auditwheel ] || $(TP_INSTALL_DEPS) --venv=wheel
 	rm -rf $(WHEEL_DIR)
 	TRACEPROF_BUILD=$(BUILD) $(WHEEL_VENV)/bin/python -m pip wheel -q --disable-pip-version-check \
 	    --no-deps --no-build-isolation -w $(WHEEL_DIR)/raw .
