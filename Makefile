@@ -13,9 +13,13 @@ BUILD     := build
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 # Build dependencies: `make deps` installs them (scripts/install-deps, which
-# .ci/run also calls).  Reading this file never installs anything; the targets
-# that compile check first (preflight, below) and say what to run.
+# .ci/run also calls).  Reading this file never installs anything (make -n
+# included); the targets that compile check first (preflight, below) and run
+# install-deps themselves when a library is missing, and `make check` does
+# the same for the tests' packages and venvs (check-deps).  TP_INSTALL_DEPS
+# names another script (the tests' stand-in, test/integration/build_autodeps.sh).
 PKGS := check libunwind libzstd zlib
+TP_INSTALL_DEPS ?= scripts/install-deps
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
@@ -24,7 +28,6 @@ ALL_CFLAGS := $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -pthread -fvisibility=hid
            -I. -I$(BUILD)/gen -I$(CUDA_HOME)/include -DTRACEPROF_VERSION=\"$(VERSION)\" \
            -DTRACEPROF_CUDA_HOME=\"$(CUDA_HOME)\" $(EXTRA_CFLAGS)
 LIBS    := -ldl -lpthread -lunwind -lzstd -lz -lm
-CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 CORE_SRCS    := $(wildcard common/*.c collector/*.c format/*.c)
 PRELOAD_SRCS := $(wildcard preload/*.c)
@@ -43,7 +46,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all check check-unit check-integration bench bench-gpu demo install uninstall clean \
-        check-asan check-tsan deps preflight
+        check-asan check-tsan deps preflight check-deps wheel
 
 all: $(LIB) $(BUILD)/traceprof
 
@@ -53,19 +56,23 @@ deps:
 	scripts/install-deps
 
 # Everything that compiles needs this first, as an order-only prerequisite
-# (so it never makes a file out of date).  It runs once per make invocation
-# and stops the build with one line when something is missing, before any
-# compiler error could bury the cause:
-# - the libraries pkg-config finds (make deps installs them);
+# (so it never makes a file out of date).  It runs once per make invocation,
+# before any compiler error could bury the cause:
+# - the libraries pkg-config finds: when one is missing it says which and
+#   runs scripts/install-deps (apt-get install, as root or through sudo),
+#   then goes on; when they are still missing it stops with one line;
 # - a CUDA toolkit at CUDA_HOME: its headers (cuda.h, cuda_runtime_api.h,
 #   cupti.h, nvtx3/) are needed by preload/ and the test stand-ins even
-#   where no GPU exists.
+#   where no GPU exists.  Not a Debian package: it stops with how to get it.
 TOOLKIT_HEADERS := cuda.h cuda_runtime_api.h cupti.h nvtx3/nvToolsExt.h
+PKG_MISSING = missing=""; for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done
 preflight:
 	@command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) || { \
-	    missing=""; for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
-	    echo "traceprof: missing build dependencies (pkg-config cannot find:$$missing); run 'make deps' (it calls scripts/install-deps: apt-get install, as root or through sudo)" >&2; \
-	    exit 1; }
+	    $(PKG_MISSING); \
+	    echo "traceprof: missing build dependencies (pkg-config cannot find:$$missing); running $(TP_INSTALL_DEPS) (apt-get install, as root or through sudo)" >&2; \
+	    $(TP_INSTALL_DEPS) || { echo "traceprof: $(TP_INSTALL_DEPS) failed (above); install the packages it names, or run 'make deps' as root, then make again" >&2; exit 1; }; \
+	    $(PKG_MISSING); \
+	    [ -z "$$missing" ] || { echo "traceprof: still missing after $(TP_INSTALL_DEPS) (pkg-config cannot find:$$missing); install them (Debian: libunwind-dev libzstd-dev zlib1g-dev check) or set PKG_CONFIG_PATH" >&2; exit 1; }; }
 	@missing=""; for h in $(TOOLKIT_HEADERS); do [ -e "$(CUDA_HOME)/include/$$h" ] || missing="$$missing $$h"; done; \
 	[ -z "$$missing" ] || { \
 	    echo "traceprof: no CUDA toolkit at CUDA_HOME=$(CUDA_HOME) (missing include/:$$missing); install the CUDA 13 toolkit (NVIDIA's cuda-toolkit-13-0 package; no GPU is needed) and run make CUDA_HOME=<its folder> (default /usr/local/cuda)" >&2; \
@@ -120,7 +127,7 @@ $(BUILD)/traceprof: scripts/traceprof-launcher $(PKG_PY) VERSION
 $(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(wildcard test/unit/*.h) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(CORE_LIB) $(CHECK_LIBS) $(LIBS) $(EXTRA_LDFLAGS)
+	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(CORE_LIB) $$(pkg-config --libs check) $(LIBS) $(EXTRA_LDFLAGS)
 
 $(BUILD)/test/prog_%: test/programs/%.c preload/traceprof.h | preflight
 	@mkdir -p $(dir $@)
@@ -131,7 +138,16 @@ $(BUILD)/bench/%: bench/%.c $(CORE_LIB) | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< $(CORE_LIB) $(LIBS)
 
-check: all $(UNIT_BINS) $(PROG_BINS)
+# The tests' packages (clang, uftrace, Node.js, ...) and venvs (PyTorch, the
+# wheel tools): install-deps --check says what is missing without
+# installing; only then does install-deps --with-optional run (it says what
+# it installs).  After preflight, so that two apt-get never run at once.
+check-deps: preflight
+	@m=$$($(TP_INSTALL_DEPS) --check --with-optional) || { \
+	    echo "traceprof: make check: the tests need what is $$m; running $(TP_INSTALL_DEPS) --with-optional" >&2; \
+	    $(TP_INSTALL_DEPS) --with-optional || { echo "traceprof: $(TP_INSTALL_DEPS) --with-optional failed (above); the tests that need it will SKIP" >&2; }; }
+
+check: all $(UNIT_BINS) $(PROG_BINS) check-deps
 	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) PYTHON=$(PYTHON) test/run-all $(UNIT_BINS)
 
 check-unit: $(UNIT_BINS)
@@ -372,6 +388,25 @@ install: $(LIB) scripts/traceprof-launcher $(PKG_PY) VERSION preload/traceprof.h
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
 	-rmdir $(addprefix $(DESTDIR)$(PYTHON_DIR)/,$(filter-out traceprof,$(PKG_DIRS:%/=%)) traceprof) 2>/dev/null
+
+# ---- the pip wheel ----
+# make wheel: the wheel of pyproject.toml (setup.py builds the library with
+# this Makefile), made portable by auditwheel repair (the libraries it links
+# beyond the manylinux set vendored, a manylinux tag), in $(BUILD)/wheel/.
+# The build tools come from the wheel venv of scripts/install-deps
+# --with-optional.  docs/development.md, "The pip package", says why.
+# WHEEL_DIR chooses the output folder (the platform wheel before the repair
+# is left in its raw/).
+WHEEL_VENV ?= $(or $(TP_VENVS),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/traceprof/venvs)/wheel
+WHEEL_DIR ?= $(BUILD)/wheel
+wheel: $(LIB)
+	@[ -x $(WHEEL_VENV)/bin/auditwheel ] || $(TP_INSTALL_DEPS) --venv=wheel
+	rm -rf $(WHEEL_DIR)
+	TRACEPROF_BUILD=$(BUILD) $(WHEEL_VENV)/bin/python -m pip wheel -q --disable-pip-version-check \
+	    --no-deps --no-build-isolation -w $(WHEEL_DIR)/raw .
+	PATH=$(WHEEL_VENV)/bin:$$PATH auditwheel repair -w $(WHEEL_DIR) $(WHEEL_DIR)/raw/*.whl \
+	    >$(WHEEL_DIR)/repair.log 2>&1 || { cat $(WHEEL_DIR)/repair.log; exit 1; }
+	@ls $(WHEEL_DIR)/*.whl
 
 # ---- sanitizers ----
 # `make check-asan` (ASan + UBSan) and `make check-tsan` run the whole suite

@@ -18,6 +18,8 @@ commands:
   summary FILE [--by all|api|kernel|marker|step|comm] [--top N] [--csv]
                                         print a key_averages-style table
   summary FILES... | FOLDER --by rank   step times per rank; names the straggler
+  --lib                                 print the library `run` preloads, for
+                                        LD_PRELOAD=$(traceprof --lib) PROGRAM
   --version                             print the version
 
 `traceprof COMMAND --help` shows the options of one command.
@@ -31,6 +33,13 @@ def main(argv):
         return 0 if argv else 2
     if argv[0] in ("--version", "-V", "version"):
         print("traceprof %s" % version())
+        return 0
+    if argv[0] == "--lib":
+        # The library `run` would preload (TRACEPROF_LIB, the package's
+        # lib/, beside the launcher, ...), for C programs started without
+        # the command: LD_PRELOAD=$(traceprof --lib) ./train.
+        from .runenv import find_library
+        print(find_library())
         return 0
     cmd, rest = argv[0], argv[1:]
     # Each command imports its own modules only: `run` starts the program

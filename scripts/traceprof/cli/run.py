@@ -12,10 +12,11 @@ import time
 
 from . import sigmask
 from .options import RUN_OPTIONS
-from .runenv import find_library, is_traceprof_library, python_boot, sanitizer_runtime
+from .runenv import (check_library_version, find_library, is_traceprof_library, python_boot,
+                     sanitizer_runtime)
 from .runfiles import launcher_vars, report_files, snapshot, template_glob
 from .sigmask import RUN_SIGNALS
-from ..util import err, fail
+from ..util import err, fail, version
 
 
 def build_run_parser():
@@ -135,6 +136,7 @@ def cmd_run(argv):
         p.error("no program given: traceprof run [OPTIONS] -- PROGRAM [ARGS...]")
 
     lib = find_library()
+    check_library_version(lib, version())
     env = dict(os.environ)
     env.pop("TRACEPROF_LIB", None)  # ours, not the library's: it would warn
     for opt, var, dflt, kind, hlp in RUN_OPTIONS:

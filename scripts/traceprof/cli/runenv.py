@@ -33,6 +33,37 @@ def find_library():
          "traceprof, or set TRACEPROF_LIB" % ", ".join(os.path.normpath(c) for c in library_candidates()))
 
 
+# The tag preload/version.c leaves in the library's read-only data.
+_VERSION_TAG = re.compile(rb"\0traceprof-version=([0-9A-Za-z.+~_-]{1,64})\0")
+
+
+def library_version(path):
+    """The VERSION a traceprof library was built from, read from the tag in
+    its file (preload/version.c), without loading it; None when the file
+    has no tag (a library built before the tag, or not a traceprof one)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    m = _VERSION_TAG.search(data)
+    return m.group(1).decode() if m else None
+
+
+def check_library_version(lib, mine):
+    """One `traceprof:` line when the library to preload comes from another
+    version than this command (a wheel's command with an older make install
+    on TRACEPROF_LIB, a stale build folder): the options and trace layout
+    the command expects may not be the library's.  The run goes on."""
+    theirs = library_version(lib)
+    if theirs == mine:
+        return
+    what = "traceprof %s" % theirs if theirs else "an older traceprof (no version tag)"
+    err("%s is %s but this command is traceprof %s; the two should come from one install: "
+        "rebuild or reinstall (make, or pip install), or set TRACEPROF_LIB to a library of "
+        "version %s" % (lib, what, mine, mine))
+
+
 def is_traceprof_library(path):
     """Whether an LD_PRELOAD entry is a traceprof library, this command's or
     any other copy (an installed one, another build tree's): by file name
