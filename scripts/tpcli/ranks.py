@@ -4,6 +4,7 @@ and the straggler."""
 import re
 import sys
 
+from . import aggtable
 from .events import STEP_RE, finite_num
 from .inputs import merge_inputs, rank_of
 from .pfmerge import meta_of, scan
@@ -30,7 +31,18 @@ def summary_ranks(a):
     Streams: only the steps' durations are kept."""
     files, _ = merge_inputs(a.files, "summary")
     steps = {}  # rank -> [(duration, step number)]
-    for i, path in enumerate(files):
+    tables = None if getattr(a, "from_events", False) else aggtable.table_paths(files)
+    if tables is not None:
+        # Every file carries its table: only the files' ends are read.
+        for path in files:
+            t = tables[path]
+            rank = t.get("rank")
+            if t.get("steps_cut") or not isinstance(rank, int):
+                tables = None
+                steps = {}
+                break
+            steps.setdefault(rank, []).extend((dur / 1e3, n) for n, dur, _ in t["steps"])
+    for i, path in enumerate(files if tables is None else ()):
         try:
             pf = PFTRACE_RE.search(path)
             rank, _ = rank_of(meta_of(scan(path)) if pf else load_meta(path), path, i)

@@ -1,0 +1,371 @@
+/* The table of a file's own events (format/aggregate.h).
+ *
+ * Cost: this runs for every event the flush thread writes, next to a JSON
+ * formatter that takes about 50 ns an event, so the common case is a few
+ * loads and compares: the name's row from a small cache keyed by the
+ * name's address (stable names: CUDA API names, kernel names; the text is
+ * still compared, as format/event.h asks), the thread's stack from the
+ * last thread seen (events come in runs of one thread), and one push.
+ * Names whose text is not stable are hashed (common/hash.h). */
+#include "format/aggregate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+
+#define AG_NONE UINT32_MAX
+#define AG_SLOTS (2 * TP_AGG_MAX_ROWS) /* a power of two, half full at most */
+#define AG_CACHE 64
+/* Entries below a stack's top searched for an enclosing slice: events come
+ * mostly children first (a slice is recorded when it ends), so the parent
+ * of a slice that arrives after it is rarely more than one below. */
+#define AG_PARENT_SCAN 8
+
+struct ag_row {
+	const char *cat;
+	char *name;
+	uint32_t nlen;
+	uint64_t hash;
+	uint64_t calls, total, min, max;
+	int64_t self; /* children that arrive after their parent subtract here */
+};
+
+/* A slice of a thread that may still be a later slice's child or parent. */
+struct ag_ent {
+	uint64_t start, end;
+	uint64_t folded; /* not 0: several old entries folded into one (their
+			  * durations' sum, what a parent subtracts) */
+	uint32_t row;	 /* AG_NONE: a step or a name beyond the table */
+};
+
+struct ag_thr {
+	int64_t pid, tid;
+	struct ag_ent *st;
+	uint32_t n, cap;
+};
+
+struct ag_step {
+	uint64_t step, dur;
+	int64_t pid;
+};
+
+struct ag_cache {
+	const char *name, *cat;
+	uint32_t nlen, row;
+};
+
+struct tp_agg {
+	struct ag_row *rows;
+	uint32_t nrows;
+	size_t name_bytes;
+	uint32_t *slots; /* row + 1; 0 empty */
+	struct ag_cache cache[AG_CACHE];
+	struct ag_thr *thr;
+	size_t nthr, thr_cap, last_thr;
+	struct ag_step *steps;
+	size_t nsteps, steps_cap;
+	uint64_t lo, hi;
+	int any;
+	int64_t rank;
+	uint64_t names_cut, calls_cut, steps_cut, self_folded, no_memory;
+};
+
+struct tp_agg *tp_agg_new(int64_t rank)
+{
+	struct tp_agg *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->rank = rank;
+	a->rows = calloc(TP_AGG_MAX_ROWS, sizeof(*a->rows));
+	a->slots = calloc(AG_SLOTS, sizeof(*a->slots));
+	if (!a->rows || !a->slots) {
+		tp_agg_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void tp_agg_free(struct tp_agg *a)
+{
+	if (!a)
+		return;
+	if (a->rows)
+		for (uint32_t i = 0; i < a->nrows; i++)
+			free(a->rows[i].name);
+	for (size_t i = 0; i < a->nthr; i++)
+		free(a->thr[i].st);
+	free(a->rows);
+	free(a->slots);
+	free(a->thr);
+	free(a->steps);
+	free(a);
+}
+
+static int ag_same_cat(const char *x, const char *y)
+{
+	return x == y || !strcmp(x, y);
+}
+
+/* The row of (name, cat) from the hash table, added when new; AG_NONE when
+ * the table is full (counted). */
+static uint32_t ag_lookup(struct tp_agg *a, const char *name, uint32_t nlen, const char *cat)
+{
+	uint64_t h = tp_hash_bytes(name, nlen);
+	for (uint32_t i = (uint32_t)h & (AG_SLOTS - 1);; i = (i + 1) & (AG_SLOTS - 1)) {
+		uint32_t s = a->slots[i];
+		if (!s) {
+			if (a->nrows == TP_AGG_MAX_ROWS ||
+			    a->name_bytes + nlen > TP_AGG_MAX_NAME_BYTES) {
+				a->names_cut++;
+				return AG_NONE;
+			}
+			char *copy = malloc(nlen ? nlen : 1);
+			if (!copy) {
+				a->no_memory++;
+				return AG_NONE;
+			}
+			memcpy(copy, name, nlen);
+			struct ag_row *r = &a->rows[a->nrows];
+			r->cat = cat;
+			r->name = copy;
+			r->nlen = nlen;
+			r->hash = h;
+			r->min = UINT64_MAX;
+			a->name_bytes += nlen;
+			a->slots[i] = ++a->nrows;
+			return a->nrows - 1;
+		}
+		const struct ag_row *r = &a->rows[s - 1];
+		if (r->hash == h && r->nlen == nlen && !memcmp(r->name, name, nlen) &&
+		    ag_same_cat(r->cat, cat))
+			return s - 1;
+	}
+}
+
+/* Names beyond the table are looked up again each time: a full table is
+ * counted per call (calls_cut), and rare. */
+static uint32_t ag_row_of(struct tp_agg *a, const struct tp_event *e)
+{
+	struct ag_cache *c = NULL;
+	if (e->name_stable) {
+		uintptr_t p = (uintptr_t)e->name;
+		c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
+		if (c->name == e->name && c->nlen == e->name_len && c->cat == e->cat &&
+		    !memcmp(a->rows[c->row].name, e->name, e->name_len))
+			return c->row;
+	}
+	uint32_t row = ag_lookup(a, e->name, e->name_len, e->cat);
+	if (c && row != AG_NONE) {
+		c->name = e->name;
+		c->nlen = e->name_len;
+		c->cat = e->cat;
+		c->row = row;
+	}
+	return row;
+}
+
+static struct ag_thr *ag_thread(struct tp_agg *a, int64_t pid, int64_t tid)
+{
+	if (a->last_thr < a->nthr) {
+		struct ag_thr *t = &a->thr[a->last_thr];
+		if (t->pid == pid && t->tid == tid)
+			return t;
+	}
+	for (size_t i = 0; i < a->nthr; i++)
+		if (a->thr[i].pid == pid && a->thr[i].tid == tid) {
+			a->last_thr = i;
+			return &a->thr[i];
+		}
+	if (a->nthr == a->thr_cap) {
+		size_t cap = a->thr_cap ? 2 * a->thr_cap : 16;
+		struct ag_thr *x = realloc(a->thr, cap * sizeof(*x));
+		if (!x)
+			return NULL;
+		a->thr = x;
+		a->thr_cap = cap;
+	}
+	struct ag_thr *t = &a->thr[a->nthr];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	a->last_thr = a->nthr++;
+	return t;
+}
+
+/* ProfilerStep#N, as summary's ^ProfilerStep#(\d+)$: its number in *n. */
+static int ag_step_name(const char *s, uint32_t len, uint64_t *n)
+{
+	static const char pre[] = "ProfilerStep#";
+	const uint32_t pl = sizeof(pre) - 1;
+	if (len <= pl || len > pl + 19 || memcmp(s, pre, pl))
+		return 0;
+	uint64_t v = 0;
+	for (uint32_t i = pl; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*n = v;
+	return 1;
+}
+
+static void ag_step(struct tp_agg *a, uint64_t n, uint64_t dur, int64_t pid)
+{
+	if (a->nsteps == a->steps_cap) {
+		size_t cap = a->steps_cap ? 2 * a->steps_cap : 64;
+		struct ag_step *x = cap > TP_AGG_MAX_STEPS ? NULL : realloc(a->steps, cap * sizeof(*x));
+		if (!x) {
+			a->steps_cut++;
+			return;
+		}
+		a->steps = x;
+		a->steps_cap = cap;
+	}
+	a->steps[a->nsteps++] = (struct ag_step){ .step = n, .dur = dur, .pid = pid };
+}
+
+/* What a child entry takes from a parent that ends at pe. */
+static uint64_t ag_overlap(const struct ag_ent *c, uint64_t pe)
+{
+	if (c->folded)
+		return c->folded;
+	uint64_t end = c->end < pe ? c->end : pe;
+	return end > c->start ? end - c->start : 0;
+}
+
+/* Room for one more entry: grows the stack, or folds its older half into
+ * one entry (what a later parent that encloses them all subtracts). */
+static int ag_room(struct tp_agg *a, struct ag_thr *t)
+{
+	if (t->n < t->cap)
+		return 1;
+	if (t->cap < TP_AGG_STACK_MAX) {
+		uint32_t cap = t->cap ? 2 * t->cap : 32;
+		struct ag_ent *x = realloc(t->st, cap * sizeof(*x));
+		if (x) {
+			t->st = x;
+			t->cap = cap;
+			return 1;
+		}
+		if (!t->cap)
+			return 0;
+	}
+	uint32_t half = t->n / 2;
+	struct ag_ent f = { .start = t->st[0].start, .end = 0, .folded = 0, .row = AG_NONE };
+	for (uint32_t i = 0; i < half; i++) {
+		const struct ag_ent *x = &t->st[i];
+		f.folded += x->folded ? x->folded : x->end - x->start;
+		if (x->end > f.end)
+			f.end = x->end;
+	}
+	if (!f.folded)
+		f.folded = 1; /* 0 means "not folded"; a ns is below what summary shows */
+	t->st[0] = f;
+	memmove(&t->st[1], &t->st[half], (t->n - half) * sizeof(*t->st));
+	t->n -= half - 1;
+	a->self_folded += half;
+	return 1;
+}
+
+static void ag_slice(struct tp_agg *a, const struct tp_event *e, uint64_t s, uint64_t end)
+{
+	uint64_t dur = end - s, stepno = 0;
+	uint32_t row = AG_NONE;
+	if (ag_step_name(e->name, e->name_len, &stepno)) {
+		ag_step(a, stepno, dur, e->pid);
+	} else {
+		row = ag_row_of(a, e);
+		if (row == AG_NONE)
+			a->calls_cut++;
+	}
+	struct ag_thr *t = ag_thread(a, e->pid, e->tid);
+	uint64_t children = 0;
+	if (t) {
+		/* Children that arrived first: what started after this slice, or
+		 * at its start and ended sooner (summary sorts by start, the
+		 * longer first; of two equal slices the first is the parent). */
+		while (t->n) {
+			const struct ag_ent *c = &t->st[t->n - 1];
+			if (c->start < s || (c->start == s && c->end >= end && !c->folded))
+				break;
+			if (c->start < end || c->folded)
+				children += ag_overlap(c, end);
+			t->n--;
+		}
+		/* A parent that arrived first: the nearest entry still open at s. */
+		uint32_t lim = t->n > AG_PARENT_SCAN ? t->n - AG_PARENT_SCAN : 0;
+		for (uint32_t i = t->n; i > lim; i--) {
+			const struct ag_ent *p = &t->st[i - 1];
+			if (p->folded || p->end <= s)
+				continue;
+			if (p->row != AG_NONE)
+				a->rows[p->row].self -= (int64_t)((end < p->end ? end : p->end) - s);
+			break;
+		}
+		if (ag_room(a, t))
+			t->st[t->n++] = (struct ag_ent){ .start = s, .end = end, .folded = 0, .row = row };
+	}
+	if (row == AG_NONE)
+		return;
+	struct ag_row *r = &a->rows[row];
+	r->calls++;
+	r->total += dur;
+	r->self += (int64_t)(children < dur ? dur - children : 0);
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+}
+
+void tp_agg_event(struct tp_agg *a, const struct tp_event *e)
+{
+	uint64_t s = e->ts, end = e->ts;
+	if (e->kind == TP_EV_SLICE && e->end > e->ts)
+		end = e->end;
+	if (!a->any || s < a->lo)
+		a->lo = s;
+	if (!a->any || end > a->hi)
+		a->hi = end;
+	a->any = 1;
+	if (e->kind == TP_EV_SLICE)
+		ag_slice(a, e, s, end);
+}
+
+void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d)
+{
+	tp_doc_u64(d, "version", 1);
+	tp_doc_i64(d, "rank", a->rank);
+	tp_doc_u64(d, "span_ns", a->any ? a->hi - a->lo : 0);
+	tp_doc_u64(d, "names_cut", a->names_cut + a->no_memory);
+	tp_doc_u64(d, "calls_cut", a->calls_cut);
+	tp_doc_u64(d, "steps_cut", a->steps_cut);
+	tp_doc_u64(d, "self_folded", a->self_folded);
+	/* [name, category, calls, total, self, min, max], ns */
+	tp_doc_array(d, "rows");
+	for (uint32_t i = 0; i < a->nrows; i++) {
+		const struct ag_row *r = &a->rows[i];
+		if (!r->calls)
+			continue;
+		tp_doc_array(d, NULL);
+		tp_doc_strn(d, NULL, r->name, r->nlen);
+		tp_doc_str(d, NULL, r->cat);
+		tp_doc_u64(d, NULL, r->calls);
+		tp_doc_u64(d, NULL, r->total);
+		tp_doc_i64(d, NULL, r->self);
+		tp_doc_u64(d, NULL, r->min);
+		tp_doc_u64(d, NULL, r->max);
+		tp_doc_end(d);
+	}
+	tp_doc_end(d);
+	/* [step, duration ns, pid] */
+	tp_doc_array(d, "steps");
+	for (size_t i = 0; i < a->nsteps; i++) {
+		tp_doc_array(d, NULL);
+		tp_doc_u64(d, NULL, a->steps[i].step);
+		tp_doc_u64(d, NULL, a->steps[i].dur);
+		tp_doc_i64(d, NULL, a->steps[i].pid);
+		tp_doc_end(d);
+	}
+	tp_doc_end(d);
+}
