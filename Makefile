@@ -104,14 +104,18 @@ $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The command: a launcher and its package (scripts/tpcli), copied side by
-# side; a module gone from scripts/tpcli goes from the copy too.
-TPCLI_PY := $(wildcard scripts/tpcli/*.py)
+# The command: a launcher script and a copy of the Python package
+# (scripts/traceprof: the `traceprof` module, the command in cli/, the trace
+# readers and writers in traces/, pyboot/) with VERSION, in build/python; a
+# module gone from the package goes from the copy too.
+PKG_PY := $(shell find scripts/traceprof -name '*.py' -not -path '*/__pycache__/*')
 
-$(BUILD)/traceprof: scripts/traceprof $(TPCLI_PY)
+$(BUILD)/traceprof: scripts/traceprof-launcher $(PKG_PY) VERSION
 	@mkdir -p $(BUILD)
-	rm -rf $(BUILD)/tpcli && mkdir -p $(BUILD)/tpcli && cp $(TPCLI_PY) $(BUILD)/tpcli/
-	cp scripts/traceprof $@ && chmod +x $@
+	rm -rf $(BUILD)/python && mkdir -p $(BUILD)/python
+	for f in $(PKG_PY:scripts/%=%); do mkdir -p $(BUILD)/python/$${f%/*} && cp scripts/$$f $(BUILD)/python/$$f || exit 1; done
+	cp VERSION $(BUILD)/python/traceprof/VERSION
+	cp scripts/traceprof-launcher $@ && chmod +x $@
 
 $(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(wildcard test/unit/*.h) | preflight
 	@mkdir -p $(dir $@)
@@ -322,42 +326,40 @@ check: $(STANDIN_BINS)
 
 # ---- install / uninstall ----
 # make install [PREFIX=/usr/local] [DESTDIR=...] installs the library, the
-# header, the `traceprof` command (bin/traceprof, a launcher, and its package
-# in lib/traceprof/tpcli), the Python hook (traceprof.py) and a pkg-config
-# file; make uninstall removes exactly those files.
+# header, the `traceprof` command (bin/traceprof, a launcher), the Python
+# package (PYTHON_DIR/traceprof: `import traceprof`, and the command's own
+# modules) and a pkg-config file; make uninstall removes exactly those
+# files, and the package's folders once empty.  A pip install
+# (pyproject.toml) is the other way, for a venv.
 PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
+PKG_FILES := $(PKG_PY:scripts/%=%) traceprof/VERSION
+PKG_DIRS := $(sort $(dir $(PKG_FILES)))
 INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
-                 $(PREFIX)/bin/traceprof $(PYTHON_DIR)/traceprof.py \
-                 $(PREFIX)/lib/pkgconfig/traceprof.pc \
-                 $(PREFIX)/lib/traceprof/pyboot/sitecustomize.py \
-                 $(PREFIX)/lib/traceprof/pyboot/traceprof_torch.py \
-                 $(addprefix $(PREFIX)/lib/traceprof/tpcli/,$(notdir $(TPCLI_PY)))
+                 $(PREFIX)/bin/traceprof $(PREFIX)/lib/pkgconfig/traceprof.pc \
+                 $(addprefix $(PYTHON_DIR)/,$(PKG_FILES))
 
-install: $(LIB) scripts/traceprof $(TPCLI_PY) scripts/traceprof.py preload/traceprof.h
+install: $(LIB) scripts/traceprof-launcher $(PKG_PY) VERSION preload/traceprof.h
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
-	    $(DESTDIR)$(PYTHON_DIR) $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig $(addprefix $(DESTDIR)$(PYTHON_DIR)/,$(PKG_DIRS))
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtraceprof.so
 	install -m 0644 preload/traceprof.h $(DESTDIR)$(PREFIX)/include/traceprof.h
-	sed 's/^VERSION = "@VERSION@"/VERSION = "$(VERSION)"/' scripts/traceprof \
+	sed 's|^PYDIR = "@PYDIR@"|PYDIR = "$(PYTHON_DIR)"|' scripts/traceprof-launcher \
 	    > $(DESTDIR)$(PREFIX)/bin/traceprof
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/traceprof
-	install -d $(DESTDIR)$(PREFIX)/lib/traceprof/tpcli
-	install -m 0644 $(TPCLI_PY) $(DESTDIR)$(PREFIX)/lib/traceprof/tpcli/
-	install -m 0644 scripts/traceprof.py $(DESTDIR)$(PYTHON_DIR)/traceprof.py
-	install -d $(DESTDIR)$(PREFIX)/lib/traceprof/pyboot
-	install -m 0644 scripts/pyboot/sitecustomize.py scripts/pyboot/traceprof_torch.py \
-	    $(DESTDIR)$(PREFIX)/lib/traceprof/pyboot/
+	for f in $(PKG_PY:scripts/%=%); do install -m 0644 scripts/$$f $(DESTDIR)$(PYTHON_DIR)/$$f || exit 1; done
+	install -m 0644 VERSION $(DESTDIR)$(PYTHON_DIR)/traceprof/VERSION
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: traceprof' 'Description: zero-code LD_PRELOAD profiler for CUDA programs' \
 	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ltraceprof' 'Cflags: -I$${includedir}' \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/traceprof.pc
 	@echo "traceprof: installed into $(DESTDIR)$(PREFIX): bin/traceprof, lib/libtraceprof.so,"
-	@echo "  include/traceprof.h, lib/pkgconfig/traceprof.pc, and the Python hook"
-	@echo "  $(DESTDIR)$(PYTHON_DIR)/traceprof.py (add that folder to PYTHONPATH if python3"
+	@echo "  include/traceprof.h, lib/pkgconfig/traceprof.pc, and the Python package"
+	@echo "  $(DESTDIR)$(PYTHON_DIR)/traceprof (add that folder to PYTHONPATH if python3"
 	@echo "  does not search it; PYTHON_DIR=... chooses another)"
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+	-rmdir $(addprefix $(DESTDIR)$(PYTHON_DIR)/,$(filter-out traceprof,$(PKG_DIRS:%/=%)) traceprof) 2>/dev/null
 
 # ---- sanitizers ----
 # `make check-asan` (ASan + UBSan) and `make check-tsan` run the whole suite

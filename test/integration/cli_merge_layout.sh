@@ -76,12 +76,9 @@ done
 # file's tail holds only "traceprof_merge" (the inputs' footers and
 # distributedInfo nested inside it are not the file's own).
 "$PYTHON" - <<'PY' || die "the tail of a merged file is misread"
-import importlib.machinery, importlib.util, os
-path = os.environ["TP_TOP"] + "/scripts/traceprof"
-loader = importlib.machinery.SourceFileLoader("traceprof_cmd", path)
-spec = importlib.util.spec_from_loader("traceprof_cmd", loader)
-tp = importlib.util.module_from_spec(spec)
-loader.exec_module(tp)
+import os, sys
+sys.path.insert(0, os.environ["TP_TOP"] + "/scripts")
+from traceprof.traces import tail as tp
 tail = tp.tail_meta("merged-sorted.json")
 assert list(tail) == ["traceprof_merge"], sorted(tail)
 tail = tp.tail_meta("relaid-sorted/rank0.trace.json")

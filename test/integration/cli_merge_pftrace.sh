@@ -64,7 +64,7 @@ import os, sys
 sys.path.insert(0, os.environ["TP_TOP"] + "/test/lib")
 sys.path.insert(0, os.environ["TP_TOP"] + "/scripts")
 import pftrace
-from tpcli.pftrace import PftraceReader
+from traceprof.traces.pftrace import PftraceReader
 t = pftrace.decode("syn/merged.pftrace")
 pk = t["packet"]
 seqs = sorted({pftrace.one(p, "trusted_packet_sequence_id") for p in pk})

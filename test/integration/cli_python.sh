@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python hook (scripts/traceprof.py): markers, steps, instants and
+# The Python hook (scripts/traceprof/__init__.py): markers, steps, instants and
 # counters reach the trace under the library; everything is a no-op without.
 . "$TP_TOP/test/lib/common.sh"
 py=$("$PYTHON" -c 'import sys; print(sys.executable)')

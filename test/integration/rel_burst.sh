@@ -50,7 +50,7 @@ launches, written, dropped = 0, None, None
 for f in files:
     if ".pftrace" in f:  # TRACEPROF_FORMAT=perfetto (rel_perfetto.sh): traceprof's decoder
         sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "scripts"))
-        from tpcli.pftrace import PftraceReader
+        from traceprof.traces.pftrace import PftraceReader
         for kind, a, b in PftraceReader(f).items():
             if kind == "events":
                 launches += sum(1 for ev in a if ev.get("name") == "cudaLaunchKernel")

@@ -13,7 +13,7 @@
 #   - a Python program that does not import torch runs exactly as before
 #     (same output, same sys.path, torch never imported), and the user's
 #     own sitecustomize still runs;
-#   - plain LD_PRELOAD with PYTHONPATH=scripts/pyboot works the same.
+#   - plain LD_PRELOAD with PYTHONPATH=scripts/traceprof/pyboot works the same.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
 py=$(python_where 'import torch')
@@ -118,7 +118,7 @@ n=$("$PYTHON" -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[
 [ "$n" = 4 ] || die "3 optimizer steps gave $n ProfilerStep events (want 4: #0-#3)"
 
 # 4. Plain LD_PRELOAD: one extra variable, PYTHONPATH.
-out=$(LD_PRELOAD="$TP_PRELOAD" PYTHONPATH="$TP_TOP/scripts/pyboot" TRACEPROF_STEP=torch \
+out=$(LD_PRELOAD="$TP_PRELOAD" PYTHONPATH="$TP_TOP/scripts/traceprof/pyboot" TRACEPROF_STEP=torch \
 	TRACEPROF_PYTORCH=modules TRACEPROF_FOLDER="$PWD/pre" "$py" "$prog" 2 2>err.txt) \
 	|| die "LD_PRELOAD run failed: $(cat err.txt)"
 "$PYTHON" - pre/*.json <<'PY' || die "LD_PRELOAD run: wrong events"

@@ -23,7 +23,7 @@ def _no_constants(name):
 
 def load_pftrace(path):
     """A Perfetto trace (.pftrace, TRACEPROF_FORMAT=perfetto) as the JSON
-    trace's object, read by traceprof's own decoder (scripts/tpcli/
+    trace's object, read by traceprof's own decoder (scripts/traceprof/traces/
     pftrace.py): traceEvents (slices as X, instants as i, process and
     thread names as M, with the threads' pids and tids) and the top-level
     members the writer's document instants carry.  First, where protoc and
@@ -42,8 +42,8 @@ def load_pftrace(path):
             pftrace.decode(path)  # Perfetto's schema, and UTF-8 strings
         except SystemExit as e:
             raise ValueError(str(e))
-    from tpcli.pftrace import PftraceReader
-    from tpcli.reader import TraceError
+    from traceprof.traces.pftrace import PftraceReader
+    from traceprof.traces.reader import TraceError
     obj = {"schemaVersion": 1, "traceEvents": []}
     try:
         for kind, a, b in PftraceReader(path).items():

@@ -29,7 +29,7 @@ import struct
 
 from . import wire
 from .pftrace import PftraceReader, annotation, header_meta
-from .util import err, version
+from ..util import err, version
 
 # TracePacket
 P_CLOCK_SNAPSHOT, P_TIMESTAMP, P_SEQ_ID, P_TRACK_EVENT = 6, 8, 10, 11

@@ -5,9 +5,9 @@ import os
 import re
 import stat
 
-from .pftrace import PFTRACE_RE
-from .reader import JSON_RE
-from .util import err, fail
+from ..traces.pftrace import PFTRACE_RE
+from ..traces.reader import JSON_RE
+from ..util import err, fail
 
 
 def regular(path):

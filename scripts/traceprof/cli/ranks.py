@@ -4,15 +4,15 @@ and the straggler."""
 import re
 import sys
 
-from . import aggtable
-from .events import STEP_RE, finite_num
+from ..traces import aggtable
+from ..traces.events import STEP_RE, finite_num
 from .inputs import merge_inputs, rank_of
-from .pfmerge import meta_of, scan
-from .pftrace import PFTRACE_RE, PftraceReader
-from .reader import TraceError, TraceReader
+from ..traces.pfmerge import meta_of, scan
+from ..traces.pftrace import PFTRACE_RE, PftraceReader
+from ..traces.reader import TraceError, TraceReader
 from .table import fmt_time, print_table, write_csv
-from .tail import load_meta
-from .util import err, fail
+from ..traces.tail import load_meta
+from ..util import err, fail
 
 
 _RANK_NAME = re.compile(r"^rank (\d+)[: ]")

@@ -6,15 +6,15 @@ import math
 import os
 import sys
 
-from . import aggtable
-from .events import STEP_RE, finite_num, selected
+from ..traces import aggtable
+from ..traces.events import STEP_RE, finite_num, selected
 from .inputs import regular
-from .pftrace import DOCS, PFTRACE_RE, PftraceReader
+from ..traces.pftrace import DOCS, PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
 from .summary_comm import comm_event, print_comm
-from .reader import TraceError, TraceReader
+from ..traces.reader import TraceError, TraceReader
 from .table import fmt_time, print_table, write_csv
-from .util import err, fail
+from ..util import err, fail
 
 
 def cmd_summary(argv):

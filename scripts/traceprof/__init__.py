@@ -17,14 +17,18 @@ Every call is a no-op when the library is not loaded in this process, so the
 calls can stay in production code.  traceprof.enabled() says which.
 """
 
-import ctypes
 import functools
 import sys
 
-__all__ = ["step", "marker", "instant", "counter", "enabled", "Marker"]
+from .util import version as _version
+
+__all__ = ["step", "marker", "instant", "counter", "enabled", "Marker", "__version__"]
+
+__version__ = _version()
 
 
 def _lookup():
+    import ctypes
     try:
         lib = ctypes.CDLL(None)  # the symbols already loaded in this process
     except OSError:
@@ -58,7 +62,19 @@ def _lookup():
     return fns
 
 
-_fns = _lookup()
+class _Lazy:
+    """The library's entry points, looked up at the first call, not at
+    import: the `traceprof` command imports this package too, and must
+    block run's signals before anything slower than a file read."""
+    fns = None
+    looked = False
+
+
+def _get():
+    if not _Lazy.looked:
+        _Lazy.fns = _lookup()
+        _Lazy.looked = True
+    return _Lazy.fns
 
 
 def _b(s):
@@ -75,9 +91,9 @@ def enabled():
     process and profiling is on (not TRACEPROF_ENABLE=0, no configuration
     error, no internal failure).  Whether the current step falls in a
     recording window of TRACEPROF_SCHEDULE is not part of the answer."""
-    if _fns is None:
+    if _get() is None:
         return False
-    return bool(_fns["active"]()) if _fns["active"] else True
+    return bool(_get()["active"]()) if _get()["active"] else True
 
 
 _warned = set()
@@ -87,7 +103,7 @@ def _warn_once(key, what, detail):
     # The no-op version never raises: neither does this one.  A bad value is
     # dropped with one line per kind of mistake, like the library's own;
     # silently when nothing is recorded anyway.
-    if _fns["active"] and not _fns["active"]():
+    if _get()["active"] and not _get()["active"]():
         return
     if key not in _warned:
         _warned.add(key)
@@ -101,13 +117,13 @@ def step():
     """The next step starts (torch.profiler.profile.step()).  Under
     TRACEPROF_STEP=torch the optimizer makes the steps, and this is a no-op
     (else a script that also calls it would count each step twice)."""
-    if _fns and not _optimizer_steps():
-        _fns["step"]()
+    if _get() and not _optimizer_steps():
+        _get()["step"]()
 
 
 def _optimizer_steps():
     """True when TRACEPROF_STEP=torch's optimizer hook is in place
-    (scripts/pyboot/traceprof_torch.py)."""
+    (pyboot/traceprof_torch.py)."""
     import sys
     mod = sys.modules.get("traceprof_torch")
     return bool(mod and getattr(mod, "optimizer_steps", False))
@@ -115,13 +131,13 @@ def _optimizer_steps():
 
 def instant(name):
     """An instant event named `name` on the calling thread."""
-    if _fns:
-        _fns["instant"](_b(name))
+    if _get():
+        _get()["instant"](_b(name))
 
 
 def counter(name, key, value):
     """Series `key` of counter `name` takes `value` (a number)."""
-    if _fns:
+    if _get():
         try:
             v = float(value)
         except (TypeError, ValueError, OverflowError) as e:
@@ -129,7 +145,7 @@ def counter(name, key, value):
                        % (name, value), e.__class__.__name__)
             return
         try:
-            _fns["counter"](_b(name), _b(key), v)
+            _get()["counter"](_b(name), _b(key), v)
         except Exception as e:  # noqa: BLE001  (e.g. a NUL in a name)
             _warn_once((name, "call"), "counter %r: cannot be recorded" % (name,), e)
 
@@ -143,12 +159,12 @@ class Marker:
         self._bname = _b(name)
 
     def start(self):
-        if _fns:
-            _fns["start"](self._bname)
+        if _get():
+            _get()["start"](self._bname)
 
     def finish(self):
-        if _fns:
-            _fns["finish"](self._bname)
+        if _get():
+            _get()["finish"](self._bname)
 
     def instant(self):
         instant(self.name)

@@ -7,9 +7,9 @@ import os
 import sys
 
 from .options import TEMPLATE_VARS
-from .reader import JSON_RE
-from .tail import footer_drops, footer_interrupted
-from .util import err, human_bytes, natural_key
+from ..traces.reader import JSON_RE
+from ..traces.tail import footer_drops, footer_interrupted
+from ..util import err, human_bytes, natural_key
 
 
 def launcher_vars(env):

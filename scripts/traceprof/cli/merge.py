@@ -8,13 +8,13 @@ import sys
 import time
 
 from .inputs import merge_inputs, rank_of
-from .mergewrite import write_merged
-from .output import open_output
-from .pftrace import PFTRACE_RE
-from .pfmerge import meta_of, scan, write_pftrace
-from .reader import TraceError
-from .tail import load_meta
-from .util import err, fail, human_bytes
+from ..traces.mergewrite import write_merged
+from ..traces.output import open_output
+from ..traces.pftrace import PFTRACE_RE
+from ..traces.pfmerge import meta_of, scan, write_pftrace
+from ..traces.reader import TraceError
+from ..traces.tail import load_meta
+from ..util import err, fail, human_bytes
 
 
 class Progress:

@@ -5,23 +5,32 @@ the Python start-up hook (pyboot) for the PyTorch features."""
 import os
 import re
 
-from .util import err, fail, script_dir
+from ..util import PKG_DIR, err, fail, script_dir
+
+
+def library_candidates():
+    """Where the library is looked for, first found wins: inside the package
+    (a pip install: traceprof/lib/), beside a launcher script (build/), in
+    ../lib from it (make install's PREFIX/bin), and the source tree's build
+    folder (`python scripts/traceprof` from a clone)."""
+    here = script_dir()
+    return [os.path.join(PKG_DIR, "lib", "libtraceprof.so"),
+            os.path.join(here, "libtraceprof.so"),
+            os.path.join(here, "..", "lib", "libtraceprof.so"),
+            os.path.join(PKG_DIR, "..", "..", "build", "libtraceprof.so")]
 
 
 def find_library():
     env = os.environ.get("TRACEPROF_LIB")
     if env:
         if not os.path.isfile(env):
-            fail("TRACEPROF_LIB=%s: no such file" % env)
+            fail("TRACEPROF_LIB=%s: no such file; unset it, or name a libtraceprof.so" % env)
         return os.path.realpath(env)
-    here = script_dir()
-    for cand in (os.path.join(here, "libtraceprof.so"),
-                 os.path.join(here, "..", "lib", "libtraceprof.so"),
-                 os.path.join(here, "..", "build", "libtraceprof.so")):
+    for cand in library_candidates():
         if os.path.isfile(cand):
             return os.path.realpath(cand)
-    fail("cannot find libtraceprof.so next to %s, in ../lib or ../build; build it with "
-         "`make`, or set TRACEPROF_LIB" % here)
+    fail("cannot find libtraceprof.so (looked in %s); build it with `make`, reinstall "
+         "traceprof, or set TRACEPROF_LIB" % ", ".join(os.path.normpath(c) for c in library_candidates()))
 
 
 def is_traceprof_library(path):
@@ -60,14 +69,10 @@ def sanitizer_runtime(lib):
 
 
 def find_pyboot():
-    """The folder of traceprof's sitecustomize.py (scripts/pyboot), or None."""
-    here = script_dir()
-    for cand in (os.path.join(here, "pyboot"),
-                 os.path.join(here, "..", "scripts", "pyboot"),
-                 os.path.join(here, "..", "lib", "traceprof", "pyboot")):
-        if os.path.isfile(os.path.join(cand, "sitecustomize.py")):
-            return os.path.realpath(cand)
-    return None
+    """The folder of traceprof's sitecustomize.py (the package's pyboot/),
+    or None."""
+    boot = os.path.join(PKG_DIR, "pyboot")
+    return boot if os.path.isfile(os.path.join(boot, "sitecustomize.py")) else None
 
 
 def python_boot(env):
@@ -82,7 +87,7 @@ def python_boot(env):
     boot = find_pyboot()
     if boot is None:
         err("TRACEPROF_STEP=torch / TRACEPROF_PYTORCH: cannot find pyboot/sitecustomize.py "
-            "next to %s; PyTorch steps and events are off (reinstall traceprof)" % script_dir())
+            "in %s; PyTorch steps and events are off (reinstall traceprof)" % PKG_DIR)
         return
     parts = [x for x in env.get("PYTHONPATH", "").split(os.pathsep)
              if x and os.path.realpath(x) != boot]

@@ -15,7 +15,7 @@ from .options import RUN_OPTIONS
 from .runenv import find_library, is_traceprof_library, python_boot, sanitizer_runtime
 from .runfiles import launcher_vars, report_files, snapshot, template_glob
 from .sigmask import RUN_SIGNALS
-from .util import err, fail
+from ..util import err, fail
 
 
 def build_run_parser():

@@ -8,7 +8,7 @@ import math
 from .output import NULLED, encode
 from .reader import TraceReader
 from .shift import shift_span_event
-from .util import err, version
+from ..util import err, version
 
 
 # Flow ids are per process (traceprof's correlation numbers, CUPTI's ids in

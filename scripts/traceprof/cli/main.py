@@ -5,8 +5,9 @@ pipe and of ^C)."""
 import os
 import sys
 
-from . import sigmask, util
-from .util import fail, version
+from . import sigmask
+from .. import util
+from ..util import fail, version
 
 
 USAGE = """usage: traceprof COMMAND ...
@@ -47,11 +48,11 @@ def main(argv):
     fail("unknown command '%s'" % cmd)
 
 
-def launch(argv, script_dir, version_text):
+def launch(argv, script_dir=None):
     """Runs the command line argv (without the program's name) and exits.
-    script_dir: the launcher's folder; version_text: its VERSION."""
+    script_dir: a launcher script's folder (None: the package's)."""
     sigmask.block_for_run(argv)
-    util.setup(script_dir, version_text)
+    util.setup(script_dir)
     try:
         sys.exit(main(argv))
     except BrokenPipeError:
@@ -61,3 +62,10 @@ def launch(argv, script_dir, version_text):
             os._exit(141)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def entry():
+    """The `traceprof` console command of a pip install (pyproject.toml's
+    [project.scripts]).  Importing this module imported only sigmask and
+    util, so run's signals are still blocked before the rest loads."""
+    launch(sys.argv[1:])
