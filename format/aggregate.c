@@ -281,30 +281,42 @@ static void ag_slice(struct tp_agg *a, const struct tp_event *e, uint64_t s, uin
 	}
 	struct ag_thr *t = ag_thread(a, e->pid, e->tid);
 	uint64_t children = 0;
-	if (t) {
-		/* Children that arrived first: what started after this slice, or
-		 * at its start and ended sooner (summary sorts by start, the
-		 * longer first; of two equal slices the first is the parent). */
-		while (t->n) {
-			const struct ag_ent *c = &t->st[t->n - 1];
-			if (c->start < s || (c->start == s && c->end >= end && !c->folded))
+	/* A slice of no duration takes nothing from a parent nor gives to a
+	 * child: it stays out of the stack. */
+	if (t && dur && ag_room(a, t)) {
+		struct ag_ent *st = t->st;
+		/* Slices that arrived first but lie wholly after this one stay
+		 * (GPU annotations arrive after all their stream's kernels). */
+		uint32_t after = t->n;
+		while (after && !st[after - 1].folded && st[after - 1].start >= end)
+			after--;
+		/* Its children that arrived first: what started after it, or at
+		 * its start and ended sooner (summary sorts by start, the longer
+		 * first; of two equal slices the first is the parent). */
+		uint32_t c = after;
+		while (c) {
+			const struct ag_ent *x = &st[c - 1];
+			if (x->start < s || (x->start == s && x->end >= end && !x->folded))
 				break;
-			if (c->start < end || c->folded)
-				children += ag_overlap(c, end);
-			t->n--;
+			children += ag_overlap(x, end);
+			c--;
 		}
-		/* A parent that arrived first: the nearest entry still open at s. */
-		uint32_t lim = t->n > AG_PARENT_SCAN ? t->n - AG_PARENT_SCAN : 0;
-		for (uint32_t i = t->n; i > lim; i--) {
-			const struct ag_ent *p = &t->st[i - 1];
+		/* A parent that arrived first: the nearest entry below still open
+		 * at s. */
+		uint32_t lim = c > AG_PARENT_SCAN ? c - AG_PARENT_SCAN : 0;
+		for (uint32_t i = c; i > lim; i--) {
+			const struct ag_ent *p = &st[i - 1];
 			if (p->folded || p->end <= s)
 				continue;
 			if (p->row != AG_NONE)
 				a->rows[p->row].self -= (int64_t)((end < p->end ? end : p->end) - s);
 			break;
 		}
-		if (ag_room(a, t))
-			t->st[t->n++] = (struct ag_ent){ .start = s, .end = end, .folded = 0, .row = row };
+		/* This slice replaces its children, below those after it. */
+		if (after < t->n)
+			memmove(&st[c + 1], &st[after], (t->n - after) * sizeof(*st));
+		st[c] = (struct ag_ent){ .start = s, .end = end, .folded = 0, .row = row };
+		t->n = c + 1 + (t->n - after);
 	}
 	if (row == AG_NONE)
 		return;
