@@ -12,6 +12,7 @@ A merged file (traceprof merge) has no table of its own: None."""
 
 import json
 import os
+import zlib
 
 from .events import GPU_CATS, API_CATS, MARKER_CATS, STEP_RE
 from .pftrace import PFTRACE_RE, annotation
@@ -120,7 +121,8 @@ def footer_of(path):
             doc = _pf_footer(data) if pf else _json_footer(data)
             if doc is not None or whole:
                 return doc
-    except (OSError, TraceError):
+    except (OSError, EOFError, ValueError, zlib.error, TraceError):
+        # A damaged file: the events' path says what is wrong with it.
         return None
     return None
 
