@@ -15,7 +15,12 @@
 #include "common/hash.h"
 
 #define AG_NONE UINT32_MAX
-#define AG_SLOTS (2 * TP_AGG_MAX_ROWS) /* a power of two, half full at most */
+/* The first room for rows and their slots (a power of two, at least twice
+ * the rows: half full at most); both double as names come, up to
+ * TP_AGG_MAX_ROWS.  A file begins small: a window's file is opened once,
+ * but a table sized for its bound up front cost a bench_json file of 1 MiB
+ * a tenth of its time in zeroing. */
+#define AG_ROWS0 64
 #define AG_CACHE 64
 /* Entries below a stack's top searched for an enclosing slice: events come
  * mostly children first (a slice is recorded when it ends), so the parent
@@ -43,6 +48,10 @@ struct ag_thr {
 	int64_t pid, tid;
 	struct ag_ent *st;
 	uint32_t n, cap;
+	/* Not below the latest end of the entries (a bound: pops leave it):
+	 * a slice that starts after it has no parent among them, the common
+	 * case of slices one after another. */
+	uint64_t maxend;
 };
 
 struct ag_step {
@@ -57,7 +66,7 @@ struct ag_cache {
 
 struct tp_agg {
 	struct ag_row *rows;
-	uint32_t nrows;
+	uint32_t nrows, rows_cap, nslots;
 	size_t name_bytes;
 	uint32_t *slots; /* row + 1; 0 empty */
 	struct ag_cache cache[AG_CACHE];
@@ -65,8 +74,7 @@ struct tp_agg {
 	size_t nthr, thr_cap, last_thr;
 	struct ag_step *steps;
 	size_t nsteps, steps_cap;
-	uint64_t lo, hi;
-	int any;
+	uint64_t lo, hi; /* UINT64_MAX, 0: no event yet */
 	int64_t rank;
 	uint64_t names_cut, calls_cut, steps_cut, self_folded, no_memory;
 };
@@ -77,8 +85,11 @@ struct tp_agg *tp_agg_new(int64_t rank)
 	if (!a)
 		return NULL;
 	a->rank = rank;
-	a->rows = calloc(TP_AGG_MAX_ROWS, sizeof(*a->rows));
-	a->slots = calloc(AG_SLOTS, sizeof(*a->slots));
+	a->lo = UINT64_MAX;
+	a->rows = malloc(AG_ROWS0 * sizeof(*a->rows));
+	a->slots = calloc(2 * AG_ROWS0, sizeof(*a->slots));
+	a->rows_cap = AG_ROWS0;
+	a->nslots = 2 * AG_ROWS0;
 	if (!a->rows || !a->slots) {
 		tp_agg_free(a);
 		return NULL;
@@ -107,18 +118,49 @@ static int ag_same_cat(const char *x, const char *y)
 	return x == y || !strcmp(x, y);
 }
 
+/* Doubles the rows' room and rehashes the slots; 0 or -1. */
+static int ag_grow(struct tp_agg *a)
+{
+	uint32_t cap = 2 * a->rows_cap, ns = 2 * cap;
+	struct ag_row *rows = realloc(a->rows, cap * sizeof(*rows));
+	if (!rows)
+		return -1;
+	a->rows = rows;
+	uint32_t *slots = calloc(ns, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (uint32_t r = 0; r < a->nrows; r++) {
+		uint32_t i = (uint32_t)a->rows[r].hash & (ns - 1);
+		while (slots[i])
+			i = (i + 1) & (ns - 1);
+		slots[i] = r + 1;
+	}
+	free(a->slots);
+	a->slots = slots;
+	a->nslots = ns;
+	a->rows_cap = cap;
+	return 0;
+}
+
 /* The row of (name, cat) from the hash table, added when new; AG_NONE when
  * the table is full (counted). */
 static uint32_t ag_lookup(struct tp_agg *a, const char *name, uint32_t nlen, const char *cat)
 {
 	uint64_t h = tp_hash_bytes(name, nlen);
-	for (uint32_t i = (uint32_t)h & (AG_SLOTS - 1);; i = (i + 1) & (AG_SLOTS - 1)) {
+	for (uint32_t i = (uint32_t)h & (a->nslots - 1);; i = (i + 1) & (a->nslots - 1)) {
 		uint32_t s = a->slots[i];
 		if (!s) {
 			if (a->nrows == TP_AGG_MAX_ROWS ||
 			    a->name_bytes + nlen > TP_AGG_MAX_NAME_BYTES) {
 				a->names_cut++;
 				return AG_NONE;
+			}
+			if (a->nrows == a->rows_cap) {
+				if (ag_grow(a) < 0) {
+					a->no_memory++;
+					return AG_NONE;
+				}
+				return ag_lookup(a, name, nlen, cat);
 			}
 			char *copy = malloc(nlen ? nlen : 1);
 			if (!copy) {
@@ -127,6 +169,7 @@ static uint32_t ag_lookup(struct tp_agg *a, const char *name, uint32_t nlen, con
 			}
 			memcpy(copy, name, nlen);
 			struct ag_row *r = &a->rows[a->nrows];
+			memset(r, 0, sizeof(*r));
 			r->cat = cat;
 			r->name = copy;
 			r->nlen = nlen;
@@ -143,6 +186,33 @@ static uint32_t ag_lookup(struct tp_agg *a, const char *name, uint32_t nlen, con
 	}
 }
 
+/* n bytes equal: names are mostly short (CUDA API names), and a call to
+ * memcmp costs more than comparing them here. */
+static inline int ag_eq(const char *x, const char *y, uint32_t n)
+{
+	if (n >= 8 && n <= 16) {
+		uint64_t a0, b0, a1, b1;
+		memcpy(&a0, x, 8);
+		memcpy(&b0, y, 8);
+		memcpy(&a1, x + n - 8, 8);
+		memcpy(&b1, y + n - 8, 8);
+		return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+	}
+	if (n > 16 && n <= 32) {
+		uint64_t a0, b0, a1, b1, a2, b2, a3, b3;
+		memcpy(&a0, x, 8);
+		memcpy(&b0, y, 8);
+		memcpy(&a1, x + 8, 8);
+		memcpy(&b1, y + 8, 8);
+		memcpy(&a2, x + n - 16, 8);
+		memcpy(&b2, y + n - 16, 8);
+		memcpy(&a3, x + n - 8, 8);
+		memcpy(&b3, y + n - 8, 8);
+		return ((a0 ^ b0) | (a1 ^ b1) | (a2 ^ b2) | (a3 ^ b3)) == 0;
+	}
+	return !memcmp(x, y, n);
+}
+
 /* Names beyond the table are looked up again each time: a full table is
  * counted per call (calls_cut), and rare. */
 static uint32_t ag_row_of(struct tp_agg *a, const struct tp_event *e)
@@ -152,7 +222,7 @@ static uint32_t ag_row_of(struct tp_agg *a, const struct tp_event *e)
 		uintptr_t p = (uintptr_t)e->name;
 		c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
 		if (c->name == e->name && c->nlen == e->name_len && c->cat == e->cat &&
-		    !memcmp(a->rows[c->row].name, e->name, e->name_len))
+		    ag_eq(a->rows[c->row].name, e->name, e->name_len))
 			return c->row;
 	}
 	uint32_t row = ag_lookup(a, e->name, e->name_len, e->cat);
@@ -304,6 +374,8 @@ static void ag_slice(struct tp_agg *a, const struct tp_event *e, uint64_t s, uin
 		/* A parent that arrived first: the nearest entry below still open
 		 * at s. */
 		uint32_t lim = c > AG_PARENT_SCAN ? c - AG_PARENT_SCAN : 0;
+		if (t->maxend <= s)
+			lim = c;
 		for (uint32_t i = c; i > lim; i--) {
 			const struct ag_ent *p = &st[i - 1];
 			if (p->folded || p->end <= s)
@@ -317,6 +389,8 @@ static void ag_slice(struct tp_agg *a, const struct tp_event *e, uint64_t s, uin
 			memmove(&st[c + 1], &st[after], (t->n - after) * sizeof(*st));
 		st[c] = (struct ag_ent){ .start = s, .end = end, .folded = 0, .row = row };
 		t->n = c + 1 + (t->n - after);
+		if (end > t->maxend)
+			t->maxend = end;
 	}
 	if (row == AG_NONE)
 		return;
@@ -335,11 +409,10 @@ void tp_agg_event(struct tp_agg *a, const struct tp_event *e)
 	uint64_t s = e->ts, end = e->ts;
 	if (e->kind == TP_EV_SLICE && e->end > e->ts)
 		end = e->end;
-	if (!a->any || s < a->lo)
+	if (s < a->lo)
 		a->lo = s;
-	if (!a->any || end > a->hi)
+	if (end > a->hi)
 		a->hi = end;
-	a->any = 1;
 	if (e->kind == TP_EV_SLICE)
 		ag_slice(a, e, s, end);
 }
@@ -348,7 +421,7 @@ void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d)
 {
 	tp_doc_u64(d, "version", 1);
 	tp_doc_i64(d, "rank", a->rank);
-	tp_doc_u64(d, "span_ns", a->any ? a->hi - a->lo : 0);
+	tp_doc_u64(d, "span_ns", a->hi > a->lo ? a->hi - a->lo : 0);
 	tp_doc_u64(d, "names_cut", a->names_cut + a->no_memory);
 	tp_doc_u64(d, "calls_cut", a->calls_cut);
 	tp_doc_u64(d, "steps_cut", a->steps_cut);
