@@ -100,3 +100,9 @@ if "$PYTHON" "$C" fast.csv slow.csv >cmp.txt; then
 fi
 grep -q "cudaMemcpy self_us" cmp.txt || die "the comparison named another difference: $(cat cmp.txt)"
 echo "ok: a wrong table is caught ($(head -1 cmp.txt))"
+
+# A merge has no table of its own, and its report does not copy the inputs'.
+"$PYTHON" "$T" merge -o merged.json job-json >/dev/null 2>&1 || die "merge of job-json failed"
+! grep -q '"aggregate"' merged.json || die "the merged file carries the inputs' tables"
+compare merged.json rank
+echo "ok: a merged file is summarised from its events"
