@@ -221,7 +221,7 @@ static uint32_t ag_row_of(struct tp_agg *a, const struct tp_event *e)
 	if (e->name_stable) {
 		uintptr_t p = (uintptr_t)e->name;
 		c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
-		if (c->name == e->name && c->nlen == e->name_len && c->cat == e->cat &&
+		if (c->name && c->name == e->name && c->nlen == e->name_len && c->cat == e->cat &&
 		    ag_eq(a->rows[c->row].name, e->name, e->name_len))
 			return c->row;
 	}
@@ -431,7 +431,7 @@ void tp_agg_event(struct tp_agg *a, const struct tp_event *e)
 		uintptr_t p = (uintptr_t)e->name;
 		const struct ag_cache *c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
 		if (t->pid == e->pid && t->tid == e->tid && t->maxend <= s && t->n < t->cap &&
-		    e->name_stable && c->name == e->name && c->nlen == e->name_len &&
+		    e->name_stable && c->name && c->name == e->name && c->nlen == e->name_len &&
 		    c->cat == e->cat && ag_eq(a->rows[c->row].name, e->name, e->name_len)) {
 			t->st[t->n++] = (struct ag_ent){ .start = s, .end = end, .folded = 0,
 							 .row = c->row };
