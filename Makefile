@@ -380,7 +380,7 @@ SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 # call reaches first (preload/cuda_dlsym.c, the name lookup in
 # preload/cuda_match.c) must not be instrumented.
 ifneq ($(filter build-asan build-tsan,$(BUILD)),)
-$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o: \
+$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o $(BUILD)/obj/common/dl.o: \
     override ALL_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS))
 endif
 

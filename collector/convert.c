@@ -50,6 +50,64 @@ const char *tp_record_string(const struct tp_record *r, size_t *len)
 	return s;
 }
 
+/* A marker's or instant's name, and its categories when the record has
+ * them (TP_RF_CATS: they follow the name in the string; a cut string may
+ * have cut them, or the name). */
+static const char *cv_name(const struct tp_record *r, size_t *len, const char **cats,
+			   size_t *clen)
+{
+	const char *s = tp_record_string(r, len);
+	*cats = "";
+	*clen = 0;
+	if ((r->flags & TP_RF_CATS) && r->arg[0] < *len) {
+		*cats = s + r->arg[0];
+		*clen = *len - (size_t)r->arg[0];
+		*len = (size_t)r->arg[0];
+	}
+	return s;
+}
+
+/* "user_annotation,forward,train": the event's "cat" for categories
+ * "forward,train" (a comma-separated list, as Chrome's trace format reads
+ * "cat"; the usual category first, so tools that look for it still can).
+ * Writers take a category as a literal of plain characters that they may
+ * remember by address (format/event.h), so each distinct one is made once,
+ * its other characters as '_', and kept for the life of the process; past
+ * CV_CATS_MAX of them, events keep the bare category (their
+ * args.categories still has the text).  Flush thread only. */
+#define CV_CATS_MAX 256
+static char *cv_cats[CV_CATS_MAX];
+static size_t cv_ncats;
+
+static int cv_plain(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr(" _.%()/,:-", c));
+}
+
+static const char *cv_cat(const char *base, const char *cats, size_t clen)
+{
+	char tmp[64 + TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
+	size_t blen = strlen(base);
+	if (!clen || blen + 2 + clen > sizeof(tmp))
+		return base;
+	memcpy(tmp, base, blen);
+	tmp[blen] = ',';
+	for (size_t i = 0; i < clen; i++)
+		tmp[blen + 1 + i] = cv_plain(cats[i]) ? cats[i] : '_';
+	tmp[blen + 1 + clen] = '\0';
+	for (size_t i = 0; i < cv_ncats; i++)
+		if (!strcmp(cv_cats[i], tmp))
+			return cv_cats[i];
+	if (cv_ncats == CV_CATS_MAX)
+		return base;
+	char *c = strdup(tmp);
+	if (!c)
+		return base;
+	cv_cats[cv_ncats++] = c;
+	return c;
+}
+
 static void marker_push(struct tp_thread *t, const struct tp_record *r)
 {
 	struct tp_marker_stack *s = t->markers;
@@ -80,16 +138,22 @@ static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, i
 			  const struct tp_record *stack, int unfinished)
 {
 	struct tp_stack_args buf;
-	struct tp_arg args[3];
+	struct tp_arg args[4];
 	unsigned n = 0;
+	const char *cats = "";
+	size_t clen = 0;
+	if (stack)
+		cv_name(stack, &(size_t){ 0 }, &cats, &clen);
 	if (unfinished)
 		args[n++] = TP_ARG(bool, "unfinished", 1);
+	if (clen)
+		args[n++] = TP_ARG(str, "categories", cats, clen, 0);
 	struct tp_event e = {
 		.kind = TP_EV_SLICE,
 		.name_stable = 0,
 		.nargs = 0,
 		.name_len = (uint32_t)len,
-		.cat = "user_annotation",
+		.cat = cv_cat("user_annotation", cats, clen),
 		.name = name,
 		.pid = pid,
 		.tid = tid,
@@ -113,8 +177,9 @@ static void marker_finish(struct tp_writer *out, struct tp_thread *t, const stru
 	struct tp_marker_stack *s = t->markers;
 	for (size_t i = s ? s->n : 0; i-- > 0;) {
 		struct tp_marker *m = &s->items[i];
-		size_t mlen;
-		const char *mname = tp_record_string(m->rec, &mlen);
+		size_t mlen, clen;
+		const char *cats;
+		const char *mname = cv_name(m->rec, &mlen, &cats, &clen);
 		if (mlen != len || memcmp(mname, name, len))
 			continue;
 		cv_anno_slice(out, name, len, pid, t->tid, tp_clock_to_ns(m->rec[0].start),
@@ -147,8 +212,9 @@ void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_
 			k++;
 			continue;
 		}
-		size_t len;
-		const char *name = tp_record_string(m->rec, &len);
+		size_t len, clen;
+		const char *cats;
+		const char *name = cv_name(m->rec, &len, &cats, &clen);
 		cv_anno_slice(out, name, len, pid, t->tid, start, end_ns, m->rec, 1);
 	}
 	if (s)
@@ -198,16 +264,19 @@ static void cv_instant(struct tp_writer *out, struct tp_thread *t, const struct 
 		       int64_t pid)
 {
 	struct tp_stack_args buf;
-	struct tp_arg args[2];
+	struct tp_arg args[3];
 	unsigned n = 0;
-	size_t len;
-	const char *s = tp_record_string(r, &len);
+	size_t len, clen;
+	const char *cats;
+	const char *s = cv_name(r, &len, &cats, &clen);
+	if (clen)
+		args[n++] = TP_ARG(str, "categories", cats, clen, 0);
 	struct tp_event e = {
 		.kind = TP_EV_INSTANT,
 		.name_stable = 0,
 		.nargs = 0,
 		.name_len = (uint32_t)len,
-		.cat = "user_annotation",
+		.cat = cv_cat("user_annotation", cats, clen),
 		.name = s,
 		.pid = pid,
 		.tid = t->tid,

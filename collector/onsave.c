@@ -2,22 +2,10 @@
  * place (e.g. an object-store copy), and TRACEPROF_NUM_TRACES_TO_KEEP=0's
  * "delete once uploaded" (Composer's remote-upload convention).
  *
- * The command must never be the program's child (issue 17, item 5): the
- * program's wait() would reap it and the program would get a SIGCHLD for a
- * process it never started.  So it is started by a short-lived intermediate
- * process that the program cannot see: clone() with exit signal 0 (a
- * "clone" child, which wait(), waitpid(-1) and waitid(P_ALL) skip unless
- * given __WALL or __WCLONE, and whose end sends no signal), which starts the
- * shell and ends at once, so that the shell is reparented to init (or the
- * nearest subreaper above the program).  Traceprof reaps the intermediate
- * itself, by pid.  It never execs: an exec would turn its exit signal into
- * SIGCHLD.  Both run in the parent's memory until the shell has exec'd
- * (CLONE_VM | CLONE_VFORK, as posix_spawn does), so only the calling thread
- * (the flush thread) waits, and only that long.  What is left: a program
- * that waits with __WALL itself can reap the intermediate in the
- * microseconds before traceprof does (its wait then returns a pid it never
- * made, with status 0), and a program that made itself a child subreaper
- * (PR_SET_CHILD_SUBREAPER) adopts the shells (said once in the log).
+ * The command must never be the program's child (issue 17, item 5):
+ * common/spawn.c starts it outside the program's process tree.  A program
+ * that made itself a child subreaper (PR_SET_CHILD_SUBREAPER) adopts the
+ * shells (said once in the log).
  *
  * The shell's exit status comes back only through its status pipe, which
  * each flush pass polls without blocking; the shell is not traceprof's
@@ -26,32 +14,20 @@
  * TP_ONSAVE_FINAL_WAIT_S for uploads still running.  A failing command is
  * logged, never fatal.
  *
- * The child runs CMD with /bin/sh ("{path}" in CMD is replaced by the
- * shell-quoted path, and $1 is the path as well) under an outer shell that
- * writes CMD's exit status to a pipe: the status comes back even when the
- * program reaps every child itself (bash, servers with a SIGCHLD handler
- * calling waitpid(-1)) or ignores SIGCHLD.  It gets
- * stdin from /dev/null, its own process group (a Ctrl-C meant for the
- * program does not cut an upload short), default signal dispositions, an
- * empty signal mask, and an environment without libtraceprof in LD_PRELOAD
- * so that the upload command is not itself traced.
+ * CMD runs with /bin/sh ("{path}" in CMD is replaced by the shell-quoted
+ * path, and $1 is the path as well); what it inherits is common/spawn.h's.
  *
  * Threads: the callbacks run on the flush thread, or on the exiting thread
  * once the flush thread has stopped (collector/flush.h); the destructor runs
  * after the library's destructor has stopped the flush thread.  So the
  * pending list below is only ever touched by one thread at a time. */
-#include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,13 +37,11 @@
 #include "common/clock.h"
 #include "common/fd.h"
 #include "common/log.h"
-#include "common/preload_env.h"
+#include "common/spawn.h"
 #include "format/sink.h"
 
 /* How long process exit waits for uploads still running. */
 #define TP_ONSAVE_FINAL_WAIT_S 30
-
-extern char **environ;
 
 struct onsave_child {
 	pid_t pid;
@@ -88,61 +62,6 @@ static struct {
 	size_t nkids, capkids;
 	int subreaper_warned;
 } S;
-
-/* The file name of this library, to recognise it in LD_PRELOAD. */
-static const char *onsave_self_base(void)
-{
-	static char base[256];
-	Dl_info info;
-	if (!base[0] && dladdr((void *)onsave_self_base, &info) && info.dli_fname) {
-		const char *b = strrchr(info.dli_fname, '/');
-		tp_format(base, sizeof(base), "%s", b ? b + 1 : info.dli_fname);
-	}
-	return base;
-}
-
-/* "LD_PRELOAD=..." without traceprof's entries (common/preload_env.h:
- * this library, other copies of it, a sanitizer build's runtime),
- * malloc'd; NULL when nothing remains (the variable is then left out). */
-static char *onsave_filtered_preload(const char *value)
-{
-	size_t vlen = strlen(value);
-	char *out = malloc(vlen + sizeof("LD_PRELOAD="));
-	if (!out)
-		return NULL;
-	memcpy(out, "LD_PRELOAD=", 11);
-	if (tp_preload_env_filter(value, onsave_self_base(), TP_PRELOAD_ENV_SANITIZER, out + 11,
-				  vlen + 1) <= 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
-/* The child's environment: the process's, LD_PRELOAD filtered.  The array
- * borrows the process's strings; *extra is the one string to free. */
-static char **onsave_child_env(char **extra)
-{
-	size_t n = 0;
-	for (char **e = environ; e && *e; e++)
-		n++;
-	char **env = malloc((n + 1) * sizeof(*env));
-	*extra = NULL;
-	if (!env)
-		return NULL;
-	size_t k = 0;
-	for (char **e = environ; e && *e; e++) {
-		if (!strncmp(*e, "LD_PRELOAD=", 11)) {
-			*extra = onsave_filtered_preload(*e + 11);
-			if (*extra)
-				env[k++] = *extra;
-			continue;
-		}
-		env[k++] = *e;
-	}
-	env[k] = NULL;
-	return env;
-}
 
 /* CMD with every "{path}" replaced by the single-quoted path; malloc'd. */
 static char *onsave_expand(const char *cmd, const char *path)
@@ -197,138 +116,6 @@ static int onsave_remember(pid_t pid, const struct tp_fd *status, const char *pa
 	return 0;
 }
 
-/* The outer shell: runs CMD ($0) with the path ($1), without the status
- * pipe, then writes CMD's exit status to the pipe (fd 3). */
-#define ONSAVE_OUTER "/bin/sh -c \"$0\" traceprof-on-save \"$1\" 3>&-; echo $? >&3"
-
-/* What the intermediate and the shell need; both share the parent's
- * memory until the shell has exec'd. */
-struct onsave_exec {
-	char **argv, **env;
-	int status_wr;	   /* the status pipe's write end, > 3, close-on-exec */
-	char *shell_stack; /* top of the shell's stack */
-	pid_t shell;	   /* set by the intermediate: the shell's pid, or -errno */
-	int err;	   /* set by the shell when a step before exec fails */
-	int (*clone)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
-};
-
-/* The kernel's struct sigaction for rt_sigaction (not glibc's). */
-struct onsave_ksigaction {
-	void (*handler)(int);
-	unsigned long flags;
-	void (*restorer)(void);
-	uint64_t mask;
-};
-
-/* The shell, before its exec.  It and the intermediate below run in the
- * parent's memory on their own stacks, with every signal blocked (the
- * parent blocked them all before its clone()), using only the C library's
- * clone() (through a pointer) and raw system calls through syscall(), whose
- * PLT entry the parent has just bound (no lazy binding in here), and
- * without a sanitizer's instrumentation: they are no threads a sanitizer
- * knows.  Returns the exit status when a step fails (clone() then ends the
- * process with it). */
-__attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave_shell(void *arg)
-{
-	struct onsave_exec *x = arg;
-	/* Default dispositions, so that neither the program's handlers (which
-	 * would run in the parent's memory) nor its ignored signals reach the
-	 * command.  SIGKILL and SIGSTOP cannot be changed; errors are ignored. */
-	struct onsave_ksigaction dfl = { 0 };
-	dfl.handler = SIG_DFL;
-	for (long sig = 1; sig < 65; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
-	/* Its own process group: a Ctrl-C meant for the program does not cut
-	 * an upload short. */
-	syscall(SYS_setpgid, 0L, 0L);
-	/* Not close-on-exec: it may be 0 itself, when the program closed its
-	 * stdin.  Closed before the status pipe goes to 3, which it may be
-	 * itself (the program's low numbers are free). */
-	long fd = syscall(SYS_openat, (long)AT_FDCWD, "/dev/null", (long)O_RDONLY);
-	if (fd < 0 || (fd != 0 && syscall(SYS_dup3, fd, 0L, 0L) < 0))
-		goto fail;
-	if (fd > 0)
-		syscall(SYS_close, fd);
-	if (syscall(SYS_dup3, (long)x->status_wr, 3L, 0L) < 0)
-		goto fail;
-	uint64_t none = 0;
-	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &none, NULL, sizeof(none));
-	syscall(SYS_execve, "/bin/sh", x->argv, x->env);
-fail:
-	x->err = errno ? errno : EINVAL;
-	return 127;
-}
-
-typedef int (*onsave_clone_fn)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
-
-/* The C library's clone(), past any interposer: a sanitizer runtime
- * preloaded before this library (make check-tsan) intercepts clone() as a
- * fork, which a CLONE_VM child must not go through. */
-static onsave_clone_fn onsave_real_clone(void)
-{
-	static onsave_clone_fn fn;
-	if (!fn) {
-		fn = (onsave_clone_fn)dlsym(RTLD_NEXT, "clone");
-		if (!fn)
-			fn = clone;
-	}
-	return fn;
-}
-
-/* The intermediate: starts the shell as its own child (exit signal SIGCHLD,
- * to it) and ends once the shell has exec'd, orphaning it.  x->clone is the
- * C library's clone(), found by the parent. */
-__attribute__((no_sanitize("address", "thread", "undefined"))) static int onsave_middle(void *arg)
-{
-	struct onsave_exec *x = arg;
-	pid_t pid = x->clone(onsave_shell, x->shell_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, x);
-	x->shell = pid < 0 ? -(errno ? errno : EAGAIN) : pid;
-	return 0;
-}
-
-/* Starts the shell outside the program's process tree (see the top of the
- * file).  Returns its pid or -errno. */
-static pid_t onsave_clone(struct onsave_exec *x)
-{
-	size_t half = 32 * 1024;
-	char *stack = mmap(NULL, 2 * half, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED)
-		return -errno;
-	x->shell_stack = stack + 2 * half; /* the upper half; the lower one below */
-	x->shell = -EAGAIN;
-	x->err = 0;
-	x->clone = onsave_real_clone();
-	/* Every signal blocked across the clone, as posix_spawn does: the
-	 * children share our memory until exec, where no handler of the
-	 * program may run.  The shell unblocks them after resetting their
-	 * dispositions. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* Binds syscall()'s PLT entry here, not in a child. */
-	syscall(SYS_getpid);
-	/* Exit signal 0: a clone child (see the top).  CLONE_VFORK: returns
-	 * once the intermediate has ended, so x is final and the stacks free. */
-	pid_t mid = x->clone(onsave_middle, stack + half, CLONE_VM | CLONE_VFORK, x);
-	int err = mid < 0 ? errno : 0;
-	if (mid > 0) {
-		/* Reaped by its pid at once: it has ended or is ending.  __WALL: it
-		 * is a clone child. */
-		int status;
-		while (waitpid(mid, &status, __WALL) < 0 && errno == EINTR)
-			;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, 2 * half);
-	if (mid < 0)
-		return -err;
-	if (x->shell > 0 && x->err)
-		return -x->err; /* the shell ended with 127 before its exec: init reaps it */
-	return x->shell;
-}
-
 /* A subreaper program would adopt the orphaned shells: said once. */
 static void onsave_check_subreaper(void)
 {
@@ -348,49 +135,15 @@ static int onsave_spawn(const char *path, pid_t *pid, struct tp_fd *status)
 	char full[PATH_MAX];
 	path = tp_sink_abs_path(path, full, sizeof(full));
 	char *cmd = onsave_expand(S.cmd, path);
-	char *extra = NULL;
-	char **env = onsave_child_env(&extra);
-	int rc = -ENOMEM;
-	int pfd[2] = { -1, -1 };
-	struct tp_fd rd = TP_FD_NONE, wr = TP_FD_NONE;
-	status->fd = -1;
-	if (!cmd || !env)
-		goto out;
-	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	/* Both ends high (never fd 3 itself, which the child's dup3(wr, 3)
-	 * needs to differ) and with their identities, so that neither a
-	 * close nor a read ever reaches a number the program reused. */
-	if ((rc = tp_fd_adopt(&rd, pfd[0])) < 0 || (rc = tp_fd_adopt(&wr, pfd[1])) < 0) {
-		if (rd.fd < 0)
-			close(pfd[1]);
-		goto out;
-	}
-	if (wr.fd <= 3) {
-		rc = -EMFILE; /* no room up there: not worth a special case */
-		goto out;
-	}
-	char *argv[] = { "sh", "-c", ONSAVE_OUTER, cmd, (char *)path, NULL };
-	struct onsave_exec x = { .argv = argv, .env = env, .status_wr = wr.fd };
+	if (!cmd)
+		return -ENOMEM;
 	onsave_check_subreaper();
-	pid_t p = onsave_clone(&x);
-	rc = p < 0 ? (int)p : 0;
-	if (rc == 0) {
-		*pid = p;
-		*status = rd;
-		rd.fd = -1;
-	}
-out:
-	if (rd.fd >= 0)
-		tp_fd_close(&rd);
-	if (wr.fd >= 0)
-		tp_fd_close(&wr);
+	pid_t p = tp_spawn_orphan(cmd, path, status);
 	free(cmd);
-	free(env);
-	free(extra);
-	return rc;
+	if (p < 0)
+		return (int)p;
+	*pid = p;
+	return 0;
 }
 
 /* The child at index i is done: code is CMD's exit status, or -1 when the

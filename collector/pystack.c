@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collector/stacks.h"
+#include "common/hash.h"
 
 #define PS_SLOTS 65536 /* a power of two; at most PS_SLOTS / 2 used */
 #define PS_ARENA (4u << 20) /* "file\0function\0" of every entry */
@@ -27,10 +28,11 @@ static uint32_t ps_count; /* slots in use */
  * load in tp_pystack_unnamed()). */
 static _Atomic uint64_t ps_unnamed;
 
+/* common/hash.h's mix: code objects are 16-byte aligned heap addresses, whose
+ * low bits a table of PS_SLOTS must not take as they are. */
 static uint32_t ps_hash(const void *code)
 {
-	uint64_t x = (uint64_t)(uintptr_t)code * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(x >> 40) & (PS_SLOTS - 1);
+	return (uint32_t)tp_hash_u64((uint64_t)(uintptr_t)code) & (PS_SLOTS - 1);
 }
 
 uint32_t tp_pystack_find(const void *code)

@@ -32,6 +32,10 @@ enum tp_rec_flags {
 	TP_RF_CUDA_DRIVER = 1u << 3, /* API record of a driver (cu*) function */
 	TP_RF_PYSTACK = 1u << 4, /* after the stack: u64 n, then n Python frames (collector/pystack.h) */
 	TP_RF_PAYLOAD = 1u << 5, /* TP_REC_RANGE: after the string, an NVTX payload (collector/nvtx_payload.h) */
+	/* MARKER_BEGIN, INSTANT: the string is the name then, without a
+	 * separator, the categories ("forward,train"); arg[0] = the name's
+	 * length.  One string, so that a stack still follows its NUL. */
+	TP_RF_CATS = 1u << 6,
 };
 
 struct tp_record {

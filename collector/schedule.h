@@ -35,9 +35,4 @@ static inline int tp_action_records(enum tp_action a)
 	return a == TP_ACT_RECORD || a == TP_ACT_RECORD_AND_SAVE;
 }
 
-/* Parses "skip_first=N,wait=N,warmup=N,active=N,repeat=N" (any order, each
- * key at most once; wait and warmup default to 0, repeat and skip_first to 0;
- * active is required).  Returns 0, or -1 with a message in err. */
-int tp_schedule_parse(const char *text, struct tp_schedule *out, char *err, int errlen);
-
 #endif

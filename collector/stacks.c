@@ -1,5 +1,6 @@
 #include "collector/stacks.h"
 #include "collector/pystack.h"
+#include "collector/stack_syms.h"
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
@@ -8,14 +9,13 @@
 #include <string.h>
 
 #include "collector/flush.h"
-#include "common/demangle.h"
 #include "common/hash.h"
 #include "common/hashmap.h"
 #include "common/log.h"
 
-/* Three structures, all grown by doubling and kept for the process's life:
- *   - the symbol cache: IP -> "function+0xOFF (module)" (dladdr is a walk
- *     over every loaded object's symbols, far too slow per event);
+/* Two structures, grown by doubling and kept for the process's life, on top
+ * of the symbol cache (collector/stack_syms.c: IP -> "function+0xOFF
+ * (module)"):
  *   - the frame tree: (parent node, IP) -> node, so that a stack seen again
  *     maps to the same "sf" id;
  *   - one bitmap of referenced nodes per open file, for its "stackFrames". */
@@ -24,19 +24,10 @@
  * lose "sf"): it bounds the memory a program with unbounded distinct stacks
  * (JIT code) can make us use, at 1 << 22 nodes * 24 bytes of tables. */
 #define ST_MAX_NODES (1u << 22)
-/* Demangled template names can run to kilobytes; a viewer shows the start. */
-#define ST_MAX_NAME 1024
 /* At most this many frames are kept per stack (TRACEPROF_STACK_DEPTH <= 56). */
 #define ST_MAX_FRAMES (TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES / 8)
 _Static_assert(ST_MAX_FRAMES <= sizeof(((struct tp_stack_args *)0)->native) / sizeof(char *),
 	       "struct tp_stack_args holds every frame of a record");
-
-struct st_sym {
-	char *text;	   /* "name (module)" */
-	uint32_t name_len; /* the "name" part */
-	uint8_t self;	   /* a frame of traceprof: left out */
-	uint8_t unwind;	   /* a frame of libunwind: left out at the top only */
-};
 
 struct st_node {
 	uint32_t parent; /* 0: a root */
@@ -62,115 +53,17 @@ struct st_file {
 };
 
 static struct {
-	struct st_sym *syms;
-	size_t nsyms, syms_cap;
-	struct tp_map sym_tab; /* IP (never 0) -> index in syms */
-
 	struct st_node *nodes; /* nodes[id - 1] */
 	size_t nnodes, nodes_cap;
 	struct st_node_slot *node_tab;
 	size_t node_mask;
 
 	struct st_file *files;
-
-	int self_known;
-	const void *self_base; /* dli_fbase of traceprof's module, or NULL */
 } S;
-
-/* ---- traceprof's own module ------------------------------------------- */
-
-static const char *st_basename(const char *path)
-{
-	const char *b = path ? strrchr(path, '/') : NULL;
-	return b ? b + 1 : path ? path : "";
-}
 
 void tp_stacks_set_self_module(const void *addr)
 {
-	Dl_info info;
-	S.self_known = 1;
-	S.self_base = addr && dladdr(addr, &info) ? info.dli_fbase : NULL;
-}
-
-static void st_find_self(void)
-{
-	if (S.self_known)
-		return;
-	Dl_info info;
-	S.self_known = 1;
-	S.self_base = NULL;
-	/* Inside a static test binary, the "own" module is the program: skip
-	 * nothing there. */
-	if (dladdr((const void *)tp_stacks_ips, &info) &&
-	    !strncmp(st_basename(info.dli_fname), "libtraceprof", 12))
-		S.self_base = info.dli_fbase;
-}
-
-/* ---- symbols ------------------------------------------------------------ */
-
-/* Formats the frame at ip into a new st_sym.  Returns 0 or -1 (no memory). */
-static int st_symbolize(uint64_t ip, int innermost, struct st_sym *out)
-{
-	Dl_info info;
-	char buf[ST_MAX_NAME + 300];
-	memset(out, 0, sizeof(*out));
-	/* A return address may be one past the end of its function (a call to a
-	 * noreturn function ends it): look up the call instruction's address,
-	 * but report the offset of the address itself, as gdb does. */
-	uint64_t look = innermost || ip == 0 ? ip : ip - 1;
-	int n;
-	memset(&info, 0, sizeof(info));
-	if (!dladdr((void *)(uintptr_t)look, &info) || !info.dli_fname) {
-		n = tp_format(buf, sizeof(buf), "0x%llx", (unsigned long long)ip);
-		out->name_len = (uint32_t)n;
-		tp_format(buf + n, (int)sizeof(buf) - n, " (?)");
-	} else {
-		const char *mod = st_basename(info.dli_fname);
-		if (!mod[0])
-			mod = "?";
-		out->self = S.self_base && info.dli_fbase == S.self_base;
-		out->unwind = !strncmp(mod, "libunwind", 9);
-		if (info.dli_sname && info.dli_saddr) {
-			/* libstdc++ is loaded in any C++ program (PyTorch
-			 * included); in a C program mangled names do not occur. */
-			const char *name = tp_demangle_into(info.dli_sname, buf, ST_MAX_NAME);
-			n = name == buf ? (int)strlen(buf) : tp_format(buf, ST_MAX_NAME, "%s", name);
-			n += tp_format(buf + n, (int)sizeof(buf) - n, "+0x%llx",
-				       (unsigned long long)(ip - (uintptr_t)info.dli_saddr));
-		} else {
-			/* No exported symbol (a static function, a stripped
-			 * library): the module offset, which addr2line takes. */
-			n = tp_format(buf, (int)sizeof(buf), "0x%llx",
-				      (unsigned long long)(ip - (uintptr_t)info.dli_fbase));
-		}
-		out->name_len = (uint32_t)n;
-		tp_format(buf + n, (int)sizeof(buf) - n, " (%s)", mod);
-	}
-	out->text = strdup(buf);
-	return out->text ? 0 : -1;
-}
-
-/* The symbol of ip, cached.  Returns its index or -1 (no memory). */
-static int64_t st_sym_get(uint64_t ip, int innermost)
-{
-	const struct tp_map_slot *s = tp_map_get(&S.sym_tab, ip);
-	if (s)
-		return (int64_t)s->val;
-	if (S.nsyms == S.syms_cap) {
-		size_t cap = S.syms_cap ? S.syms_cap * 2 : 256;
-		struct st_sym *syms = realloc(S.syms, cap * sizeof(*syms));
-		if (!syms)
-			return -1;
-		S.syms = syms;
-		S.syms_cap = cap;
-	}
-	if (st_symbolize(ip, innermost, &S.syms[S.nsyms]) < 0)
-		return -1;
-	if (tp_map_put(&S.sym_tab, ip, S.nsyms, 0) < 0) {
-		free(S.syms[S.nsyms].text);
-		return -1;
-	}
-	return (int64_t)S.nsyms++;
+	tp_stack_syms_set_self(addr);
 }
 
 size_t tp_stacks_counted(const char *x, size_t max, size_t off, const uint64_t **out)
@@ -215,14 +108,13 @@ static size_t st_frames(const struct tp_record *r, uint64_t *ips, uint32_t *syms
 	size_t n = tp_stacks_ips(r, &raw), k = 0;
 	if (!n)
 		return 0;
-	st_find_self();
 	for (size_t i = 0; i < n && i < ST_MAX_FRAMES; i++) {
 		if (!raw[i])
 			continue;
-		int64_t s = st_sym_get(raw[i], i == 0);
+		int64_t s = tp_stack_syms_get(raw[i], i == 0);
 		if (s < 0)
 			break;
-		const struct st_sym *sym = &S.syms[s];
+		const struct tp_stack_sym *sym = tp_stack_syms_at((uint32_t)s);
 		if (sym->self || (sym->unwind && k == 0))
 			continue;
 		ips[k] = raw[i];
@@ -357,7 +249,7 @@ uint32_t tp_stacks_args(struct tp_writer *out, const struct tp_record *r,
 	uint32_t leaf = 0;
 	if (nf) {
 		for (size_t i = 0; i < nf; i++)
-			buf->native[i] = S.syms[syms[i]].text;
+			buf->native[i] = tp_stack_syms_at(syms[i])->text;
 		args[(*n)++] = (struct tp_arg){ TP_ARG_KEY("stack"), .type = TP_VAL_STRS,
 						.n = (uint32_t)nf, .strs = buf->native };
 		leaf = st_leaf(out, ips, syms, nf);
@@ -381,7 +273,7 @@ void tp_stacks_frames(struct tp_writer *out)
 		if (!(f->bits[id / 8] & (1u << (id % 8))))
 			continue;
 		const struct st_node *nd = &S.nodes[id - 1];
-		const struct st_sym *s = &S.syms[nd->sym];
+		const struct tp_stack_sym *s = tp_stack_syms_at(nd->sym);
 		/* "name (module)": the module is between " (" and ")". */
 		size_t tl = strlen(s->text);
 		char *name = malloc(tl + 1);
@@ -401,10 +293,7 @@ void tp_stacks_frames(struct tp_writer *out)
 
 void tp_stacks_reset(void)
 {
-	for (size_t i = 0; i < S.nsyms; i++)
-		free(S.syms[i].text);
-	free(S.syms);
-	tp_map_free(&S.sym_tab);
+	tp_stack_syms_reset();
 	free(S.nodes);
 	free(S.node_tab);
 	while (S.files) {
@@ -418,7 +307,7 @@ void tp_stacks_reset(void)
 
 size_t tp_stacks_symbol_count(void)
 {
-	return S.nsyms;
+	return tp_stack_syms_count();
 }
 
 size_t tp_stacks_node_count(void)

@@ -5,11 +5,9 @@
 #include <string.h>
 #include <strings.h>
 
-/* tp_schedule_parse(): TRACEPROF_SCHEDULE's text, parsed where the
- * schedule is interpreted. */
-#include "collector/schedule.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/schedule_spec.h" /* tp_schedule_parse */
 
 /* Every variable, in the table's order. */
 const char *const tp_config_names[] = {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dl.h"
+
 typedef char *(*dm_fn)(const char *, char *, size_t *, int *);
 
 /* __cxa_demangle once found; NULL until then.  Relaxed is enough: the
@@ -18,10 +20,7 @@ static dm_fn dm_lookup(void)
 {
 	void *p = atomic_load_explicit(&dm_found, memory_order_relaxed);
 	if (!p) {
-		/* Inside libtraceprof this dlsym is traceprof's own (it
-		 * interposes dlsym), which passes names that are not CUDA's
-		 * through unchanged. */
-		p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		p = tp_dl_sym(RTLD_DEFAULT, "__cxa_demangle");
 		if (p)
 			atomic_store_explicit(&dm_found, p, memory_order_relaxed);
 	}

@@ -18,6 +18,10 @@ struct tp_sink;
 
 #define TP_JSON_BUF (1u << 20)
 
+/* Input processed per reservation, so that escaping a huge string needs at
+ * most 6 * (TP_JSON_STR_CHUNK + 3) + 2 bytes of buffer (well below TP_JSON_BUF). */
+#define TP_JSON_STR_CHUNK 65536
+
 struct tp_json {
 	char *buf; /* TP_JSON_BUF bytes */
 	size_t len;
@@ -45,9 +49,20 @@ static inline uint64_t tp_json_total(const struct tp_json *j)
 	return j->total + j->len;
 }
 
+/* The slow half of tp_json_reserve(): flushes to the sink, or grows the
+ * buffer when there is no sink (tests) or one request is larger than it. */
+char *tp_json_reserve_slow(struct tp_json *j, size_t n);
+
 /* Makes room for n more bytes (flushing if needed); returns where to write or
- * NULL after an error.  The caller then ends with tp_json_commit(). */
-char *tp_json_reserve(struct tp_json *j, size_t n);
+ * NULL after an error.  The caller then ends with tp_json_commit().  After an
+ * error every writer must be a no-op: the slow half returns NULL then, so
+ * the fast one only has to send errored writers there. */
+static inline char *tp_json_reserve(struct tp_json *j, size_t n)
+{
+	if (__builtin_expect(j->cap - j->len >= n && !j->error, 1))
+		return j->buf + j->len;
+	return tp_json_reserve_slow(j, n);
+}
 
 /* Ends a write into the room tp_json_reserve() gave: `end` is one past the
  * last byte written there. */
@@ -95,6 +110,7 @@ static inline void tp_json_char(struct tp_json *j, char c)
 
 /* "00" "01" ... "99" and a NUL (json.c). */
 extern const char tp_json_digits2[201];
+extern const char tp_json_hex_digits[16]; /* "0123456789abcdef" */
 
 static inline char *tp_json_put_raw(char *d, const void *s, size_t n)
 {

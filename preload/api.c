@@ -26,8 +26,12 @@ TP_EXPORT void traceprof_step(void)
 }
 
 /* Emits a named record on the calling thread when the current step records.
- * Markers are rare next to CUDA calls, so copying the name is fine here. */
-static void emit_named(uint16_t kind, const char *name, const char *key, double value)
+ * Markers are rare next to CUDA calls, so copying the name is fine here.
+ * cats: a marker's or instant's categories ("forward,train"), NULL or ""
+ * for none; they follow the name in the same string (TP_RF_CATS), copied
+ * into a buffer on the stack: no allocation. */
+static void emit_named(uint16_t kind, const char *name, const char *key, double value,
+		       const char *cats)
 {
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	if (!(s & TP_STATE_RECORDING) || !name)
@@ -39,9 +43,9 @@ static void emit_named(uint16_t kind, const char *name, const char *key, double 
 	r.kind = kind;
 	r.start = r.end = tp_clock_now();
 	r.step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
+	char buf[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
 	if (kind == TP_REC_COUNTER) {
 		/* "name\0key": both in the extras. */
-		char buf[TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
 		size_t n = strnlen(name, 255), k = key ? strnlen(key, 255) : 0;
 		memcpy(buf, name, n);
 		buf[n] = '\0';
@@ -51,6 +55,19 @@ static void emit_named(uint16_t kind, const char *name, const char *key, double 
 		return;
 	}
 	size_t len = strnlen(name, TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES);
+	if (cats && *cats) {
+		/* 255 + 255 bytes leave the NUL room in the extras; a stack may
+		 * still cut the categories (the decoder clamps to the string). */
+		size_t n = strnlen(name, 255), c = strnlen(cats, 255);
+		memcpy(buf, name, n);
+		memcpy(buf + n, cats, c);
+		if (name[n] || cats[c])
+			r.flags |= TP_RF_TRUNC;
+		r.flags |= TP_RF_CATS;
+		r.arg[0] = n;
+		name = buf;
+		len = n + c;
+	}
 	if (tp_hook_stack_depth && kind != TP_REC_MARKER_END)
 		tp_hook_emit_with_stack(t, &r, name, len);
 	else
@@ -59,20 +76,30 @@ static void emit_named(uint16_t kind, const char *name, const char *key, double 
 
 TP_EXPORT void traceprof_marker_start(const char *name)
 {
-	emit_named(TP_REC_MARKER_BEGIN, name, NULL, 0);
+	emit_named(TP_REC_MARKER_BEGIN, name, NULL, 0, NULL);
 }
 
 TP_EXPORT void traceprof_marker_finish(const char *name)
 {
-	emit_named(TP_REC_MARKER_END, name, NULL, 0);
+	emit_named(TP_REC_MARKER_END, name, NULL, 0, NULL);
 }
 
 TP_EXPORT void traceprof_marker_instant(const char *name)
 {
-	emit_named(TP_REC_INSTANT, name, NULL, 0);
+	emit_named(TP_REC_INSTANT, name, NULL, 0, NULL);
 }
 
 TP_EXPORT void traceprof_marker_counter(const char *name, const char *key, double value)
 {
-	emit_named(TP_REC_COUNTER, name, key, value);
+	emit_named(TP_REC_COUNTER, name, key, value, NULL);
+}
+
+TP_EXPORT void traceprof_marker_start_cat(const char *name, const char *categories)
+{
+	emit_named(TP_REC_MARKER_BEGIN, name, NULL, 0, categories);
+}
+
+TP_EXPORT void traceprof_marker_instant_cat(const char *name, const char *categories)
+{
+	emit_named(TP_REC_INSTANT, name, NULL, 0, categories);
 }

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "common/dl.h"
 #include "preload/cuda_pack.h"
 #include "preload/cuda_scope.h"
 #include "preload/cupti_hook.h"
@@ -40,22 +41,13 @@ void *tp_cuda_dlsym_handle(void *handle, const char *name);
 /* See cuda_pack.h: only the portable C form of the wrappers writes it. */
 __thread const void *tp_cuda_caller;
 
-/* Finds glibc's dlsym without calling the public one (which is us).  glibc
- * 2.34 moved dlsym into libc with a new version; older ones only have
- * the first version of the architecture. */
+/* Finds glibc's dlsym without calling the public one (which is us). */
 void *tp_cuda_dlsym_resolve(void)
 {
 	void *p = atomic_load_explicit(&tp_cuda_real_dlsym, memory_order_relaxed);
 	if (p)
 		return p;
-	p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-#if defined(__x86_64__)
-	if (!p)
-		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-#elif defined(__aarch64__)
-	if (!p)
-		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
-#endif
+	p = tp_dl_glibc("dlsym");
 	if (p)
 		atomic_store_explicit(&tp_cuda_real_dlsym, p, memory_order_relaxed);
 	return p;

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/dl.h"
 #include "common/elf.h"
 #include "common/log.h"
 #include "preload/cuda_scope.h"
@@ -49,14 +50,7 @@ tp_dlopen_fn tp_dl_real_dlopen(void)
 	tp_dlopen_fn f = atomic_load_explicit(&real, memory_order_relaxed);
 	if (f)
 		return f;
-	f = (tp_dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
-#if defined(__x86_64__)
-	if (!f)
-		f = (tp_dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
-#elif defined(__aarch64__)
-	if (!f)
-		f = (tp_dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.17");
-#endif
+	f = (tp_dlopen_fn)tp_dl_glibc("dlopen");
 	atomic_store_explicit(&real, f, memory_order_relaxed);
 	return f;
 }
@@ -287,14 +281,7 @@ static dlclose_fn real_dlclose(void)
 	dlclose_fn f = atomic_load_explicit(&real, memory_order_relaxed);
 	if (f)
 		return f;
-	f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
-#if defined(__x86_64__)
-	if (!f)
-		f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.2.5");
-#elif defined(__aarch64__)
-	if (!f)
-		f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.17");
-#endif
+	f = (dlclose_fn)tp_dl_glibc("dlclose");
 	atomic_store_explicit(&real, f, memory_order_relaxed);
 	return f;
 }

@@ -235,7 +235,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		strip_from_ld_preload();
 	char err[400];
 	struct tp_template_vars vars;
-	if (tp_template_vars_from_env(&vars, cfg.run_name, err, sizeof(err)) < 0) {
+	if (tp_launcher_vars(&vars, cfg.run_name, err, sizeof(err)) < 0) {
 		tp_error("%s; profiling is disabled for this process", err);
 		goto out;
 	}

@@ -1,4 +1,5 @@
-/* traceprof as an NVTX injection library (preload/nvtx.c). */
+/* traceprof as an NVTX injection library: the callbacks (preload/nvtx.c) and
+ * NVTX's start-up (preload/nvtx_loader.c). */
 #ifndef TP_PRELOAD_NVTX_H
 #define TP_PRELOAD_NVTX_H
 
@@ -11,11 +12,14 @@ void tp_nvtx_setenv(void);
  * again without changing its scope (nothing new to look at: the hook then
  * just calls the real dlopen).  When it is NVTX's start-up doing so, holds
  * the thread's asynchronous signals back until InitializeInjectionNvtx2
- * has filled NVTX's table (preload/nvtx.c says why).  Keeps errno. */
+ * has filled NVTX's table (preload/nvtx_loader.c says why).  Keeps errno. */
 int tp_nvtx_loader_open(const char *file, int mode);
 
 /* The dlsym hook, for a lookup in a handle: ends a hold begun by
  * tp_nvtx_loader_open() unless the name is InitializeInjectionNvtx2. */
 void tp_nvtx_loader_sym(const char *name);
+
+/* Ends the hold: InitializeInjectionNvtx2 has filled the table. */
+void tp_nvtx_loader_release(void);
 
 #endif

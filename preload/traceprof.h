@@ -27,6 +27,14 @@ void traceprof_marker_finish(const char *name);
 void traceprof_marker_instant(const char *name);
 /* A counter event: series `key` of counter `name` takes `value`. */
 void traceprof_marker_counter(const char *name, const char *key, double value);
+/* traceprof_marker_start and traceprof_marker_instant with categories,
+ * comma-separated ("forward,train"; NULL or "": none), as Composer's
+ * Marker(categories=...): the event's "cat" is "user_annotation,<categories>"
+ * and its args.categories "<categories>" (the name and the categories are
+ * each cut at 255 bytes).  traceprof_marker_finish ends a marker started
+ * either way (by name). */
+void traceprof_marker_start_cat(const char *name, const char *categories);
+void traceprof_marker_instant_cat(const char *name, const char *categories);
 
 #else /* resolved at run time */
 
@@ -91,6 +99,29 @@ static inline void traceprof_marker_counter(const char *name, const char *key, d
 			&fn, &done, "traceprof_marker_counter");
 	if (f)
 		f(name, key, value);
+}
+
+static inline void traceprof__call_name_cat(void **slot, int *done, const char *sym,
+					    const char *name, const char *categories)
+{
+	void (*f)(const char *, const char *) =
+		(void (*)(const char *, const char *))traceprof__resolve(slot, done, sym);
+	if (f)
+		f(name, categories);
+}
+
+static inline void traceprof_marker_start_cat(const char *name, const char *categories)
+{
+	static void *fn;
+	static int done;
+	traceprof__call_name_cat(&fn, &done, "traceprof_marker_start_cat", name, categories);
+}
+
+static inline void traceprof_marker_instant_cat(const char *name, const char *categories)
+{
+	static void *fn;
+	static int done;
+	traceprof__call_name_cat(&fn, &done, "traceprof_marker_instant_cat", name, categories);
 }
 
 #endif

@@ -5,7 +5,7 @@ libtraceprof.so in LD_PRELOAD.  Standard library only (ctypes).
     import traceprof
 
     for batch in loader:
-        with traceprof.marker("forward"):
+        with traceprof.marker("forward", categories=["train"]):
             loss = model(batch)
         traceprof.counter("loss", "value", float(loss))
         traceprof.step()            # torch.profiler.profile.step() semantics
@@ -50,6 +50,16 @@ def _lookup():
         fns[k].restype = None
     fns["counter"].argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_double]
     fns["counter"].restype = None
+    # With categories (Marker(categories=...)); older libraries lack them,
+    # and the events are recorded without their categories there.
+    for k in ("start_cat", "instant_cat"):
+        try:
+            fns[k] = getattr(lib, "traceprof_marker_" + k)
+        except AttributeError:
+            fns[k] = None
+            continue
+        fns[k].argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        fns[k].restype = None
     # traceprof_active(): whether this process records (0 with
     # TRACEPROF_ENABLE=0, after a configuration error or an internal
     # failure).  Older libraries lack it: loaded means active there.
@@ -150,28 +160,81 @@ def counter(name, key, value):
             _warn_once((name, "call"), "counter %r: cannot be recorded" % (name,), e)
 
 
-class Marker:
-    """A duration event: start()/finish(), a context manager, or a
-    decorator.  Composer's Marker, without its Profiler."""
+def _cats(categories):
+    """Composer's categories (a list or tuple of strings; one string is one
+    category) as the library takes them: b"forward,train", or None."""
+    if categories is None:
+        return None
+    if isinstance(categories, (str, bytes)):
+        categories = [categories]
+    try:
+        parts = [c.decode("utf-8", "replace") if isinstance(c, bytes) else str(c)
+                 for c in categories]
+    except Exception:  # noqa: BLE001  (not iterable, a __str__ that raises)
+        parts = [str(categories)] if not isinstance(categories, type) else []
+    joined = ",".join(p for p in parts if p)
+    return _b(joined.replace("\0", "")) if joined else None
 
-    def __init__(self, name):
+
+class Marker:
+    """Composer's Marker, without its Profiler: a duration event
+    (start()/finish(), a context manager, or a decorator), instant() and
+    counter(values).  categories reach the events' "cat"
+    ("user_annotation,<categories>") and their args.categories;
+    record_instant_on_start / record_instant_on_finish also record an
+    instant event of the marker's name when it starts / finishes.
+
+    Unlike Composer's, it never raises: a second start() before finish()
+    opens a nested event of the same name (a decorated recursive function
+    works), and finish() without start() is recorded as an instant."""
+
+    def __init__(self, name, categories=None, record_instant_on_start=False,
+                 record_instant_on_finish=False):
         self.name = name
+        self.categories = tuple(categories) if isinstance(categories, (list, tuple)) \
+            else categories
+        self.record_instant_on_start = bool(record_instant_on_start)
+        self.record_instant_on_finish = bool(record_instant_on_finish)
         self._bname = _b(name)
+        self._bcats = _cats(categories)
+
+    def _call(self, plain, with_cats=None):
+        f = _get()
+        if not f:
+            return
+        try:
+            if self._bcats and with_cats and f[with_cats]:
+                f[with_cats](self._bname, self._bcats)
+            else:
+                f[plain](self._bname)
+        except Exception as e:  # noqa: BLE001  (e.g. a NUL in the name)
+            _warn_once((self.name, "call"), "marker %r: cannot be recorded" % (self.name,), e)
 
     def start(self):
-        if _get():
-            _get()["start"](self._bname)
+        self._call("start", "start_cat")
+        if self.record_instant_on_start:
+            self.instant()
 
     def finish(self):
-        if _get():
-            _get()["finish"](self._bname)
+        self._call("finish")  # by name: the start's record has the categories
+        if self.record_instant_on_finish:
+            self.instant()
 
     def instant(self):
-        instant(self.name)
+        self._call("instant", "instant_cat")
 
     def counter(self, values):
-        """Composer's Marker.counter({"key": value, ...})."""
-        for k, v in values.items():
+        """Composer's Marker.counter({"key": value, ...}): one counter
+        event per key, named after the marker (categories are not
+        recorded on counters)."""
+        try:
+            items = list(values.items())
+        except Exception as e:  # noqa: BLE001  (not a mapping)
+            if _get():
+                _warn_once((self.name, "values"), "marker %r: counter values %.40r are not "
+                           "a mapping" % (self.name, values), e.__class__.__name__)
+            return
+        for k, v in items:
             counter(self.name, k, v)
 
     def __enter__(self):
@@ -190,7 +253,9 @@ class Marker:
         return wrapper
 
 
-def marker(name):
-    """A Marker named `name`: `with traceprof.marker("x"): ...` or
-    `@traceprof.marker("x")`."""
-    return Marker(name)
+def marker(name, categories=None, record_instant_on_start=False, record_instant_on_finish=False):
+    """A Marker named `name` (Composer's Profiler.marker()):
+    `with traceprof.marker("x"): ...`, `@traceprof.marker("x")`, or
+    m = traceprof.marker("x", categories=["train"]); m.start() ...
+    m.finish()."""
+    return Marker(name, categories, record_instant_on_start, record_instant_on_finish)

@@ -17,7 +17,7 @@
  *
  *   clang -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE \
  *         test/fuzz/fuzz_config.c common/config.c common/log.c \
- *         collector/schedule.c common/procfs.c common/fd.c format/template.c
+ *         collector/schedule.c common/schedule_spec.c common/procfs.c common/fd.c format/template.c
  * See docs/development.md, "Fuzzing and sanitizers", for the 10-minute runs. */
 #include <limits.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
  * writers get the first bytes as values and must round-trip.
  *
  *   clang -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE \
- *         test/fuzz/fuzz_json.c format/json.c test/fuzz/stub_sink.c -lm
+ *         test/fuzz/fuzz_json.c format/json.c format/json_str.c format/json_strcache.c test/fuzz/stub_sink.c -lm
  * See docs/development.md, "Fuzzing and sanitizers", for the 10-minute runs. */
 #include <math.h>
 #include <stdint.h>

@@ -11,12 +11,13 @@ flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std
        -Wmissing-prototypes -Wno-unused-parameter"
 cd "$TP_TOP"
 # shellcheck disable=SC2086
-"$CLANG" $flags test/fuzz/fuzz_json.c format/json.c test/fuzz/stub_sink.c -lm \
+"$CLANG" $flags test/fuzz/fuzz_json.c format/json.c format/json_str.c format/json_strcache.c \
+	test/fuzz/stub_sink.c -lm \
 	-o "$TP_TMP/fuzz_json" 2>"$TP_TMP/cc.err" ||
 	{ grep -q "fuzzer" "$TP_TMP/cc.err" && skip "clang cannot build libFuzzer targets here"; cat "$TP_TMP/cc.err"; die "fuzz_json does not build"; }
 # shellcheck disable=SC2086
 "$CLANG" $flags test/fuzz/fuzz_config.c common/config.c common/log.c collector/schedule.c \
-	common/procfs.c common/fd.c \
+	common/schedule_spec.c common/procfs.c common/fd.c \
 	format/template.c -o "$TP_TMP/fuzz_config" || die "fuzz_config does not build"
 cd "$TP_TMP"
 for t in json config; do

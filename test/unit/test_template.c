@@ -186,7 +186,7 @@ END_TEST
 static void from_env(struct tp_template_vars *v)
 {
 	char err[512] = "";
-	int rc = tp_template_vars_from_env(v, NULL, err, sizeof(err));
+	int rc = tp_launcher_vars(v, NULL, err, sizeof(err));
 	ck_assert_msg(rc == 0, "from_env failed: %s", err);
 }
 
@@ -240,9 +240,9 @@ START_TEST(test_env_torchrun)
 	ck_assert_str_eq(v.run_name, "12345");
 	/* The override wins over everything. */
 	char err[256];
-	ck_assert_int_eq(tp_template_vars_from_env(&v, "override", err, sizeof(err)), 0);
+	ck_assert_int_eq(tp_launcher_vars(&v, "override", err, sizeof(err)), 0);
 	ck_assert_str_eq(v.run_name, "override");
-	ck_assert_int_eq(tp_template_vars_from_env(&v, "", err, sizeof(err)), 0);
+	ck_assert_int_eq(tp_launcher_vars(&v, "", err, sizeof(err)), 0);
 	ck_assert_str_eq(v.run_name, "12345");
 }
 END_TEST
@@ -343,7 +343,7 @@ START_TEST(test_env_not_numbers)
 		setenv(bad[i].var, bad[i].val, 1);
 		struct tp_template_vars v;
 		char err[256] = "";
-		ck_assert_int_eq(tp_template_vars_from_env(&v, NULL, err, sizeof(err)), -1);
+		ck_assert_int_eq(tp_launcher_vars(&v, NULL, err, sizeof(err)), -1);
 		char want[128];
 		snprintf(want, sizeof(want), "%s='%s'", bad[i].var, bad[i].val);
 		ck_assert_msg(strstr(err, want) != NULL, "message \"%s\" lacks %s", err, want);
@@ -364,10 +364,62 @@ START_TEST(test_env_expand_end_to_end)
 	setenv("WORLD_SIZE", "4", 1);
 	struct tp_template_vars v;
 	char err[256];
-	ck_assert_int_eq(tp_template_vars_from_env(&v, "exp/1", err, sizeof(err)), 0);
+	ck_assert_int_eq(tp_launcher_vars(&v, "exp/1", err, sizeof(err)), 0);
 	v.step = 30;
 	ck_assert_str_eq(expand("{run_name}/traces/rank{rank}.{batch}.pt.trace.json", &v),
 			 "exp_1/traces/rank2.30.pt.trace.json");
+}
+END_TEST
+
+/* The shared table of cases (test/data/template_cases.tsv), which the
+ * command's expansion (scripts/traceprof/cli/runfiles.py) is tested against
+ * too, by test/python/test_template.py: both must agree with it. */
+START_TEST(test_shared_table)
+{
+	const char *top = getenv("TP_TOP");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/test/data/template_cases.tsv", top ? top : ".");
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s (set TP_TOP to the source tree)", path);
+	char line[2048];
+	int lineno = 0, cases = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		char *col[4];
+		int n = 0;
+		for (char *p = line; n < 4; n++) {
+			col[n] = p;
+			char *tab = strchr(p, '\t');
+			if (!tab) {
+				n++;
+				break;
+			}
+			*tab = '\0';
+			p = tab + 1;
+		}
+		ck_assert_msg(n == 4, "%s:%d: 4 tab-separated columns, not %d", path, lineno, n);
+		struct tp_template_vars v = sample();
+		snprintf(v.run_name, sizeof(v.run_name), "%s", col[0]);
+		snprintf(v.hostname, sizeof(v.hostname), "%s", col[1]);
+		char out[1024], err[512] = "";
+		int r = tp_template_expand(col[2], &v, out, sizeof(out), err, sizeof(err));
+		if (!strcmp(col[3], "ERROR")) {
+			ck_assert_msg(r == -1, "%s:%d: \"%s\" expanded to \"%s\", want an error",
+				      path, lineno, col[2], out);
+			ck_assert_int_eq(tp_template_check(col[2], NULL, 0), -1);
+		} else {
+			ck_assert_msg(r >= 0, "%s:%d: \"%s\" refused: %s", path, lineno, col[2], err);
+			ck_assert_msg(!strcmp(out, col[3]), "%s:%d: \"%s\" expanded to \"%s\", want \"%s\"",
+				      path, lineno, col[2], out, col[3]);
+			ck_assert_int_eq(tp_template_check(col[2], NULL, 0), 0);
+		}
+		cases++;
+	}
+	fclose(f);
+	ck_assert_msg(cases >= 20, "%s: only %d cases", path, cases);
 }
 END_TEST
 
@@ -388,6 +440,7 @@ static Suite *template_suite(void)
 	tcase_add_test(tc, test_env_slurm);
 	tcase_add_test(tc, test_env_not_numbers);
 	tcase_add_test(tc, test_env_expand_end_to_end);
+	tcase_add_test(tc, test_shared_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

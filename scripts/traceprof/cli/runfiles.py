@@ -41,7 +41,8 @@ def template_glob(tmpl, known, for_display=False):
     """The template as a glob pattern: known variables expanded (sanitised as
     the library does), the others ({pid}, {step}, ...) as '*'.  for_display:
     the same expansion as plain text for messages, the others left as
-    {name}."""
+    {name}.  None for a template the library refuses (an unknown variable,
+    a brace without its pair)."""
     esc = (lambda t: t) if for_display else glob.escape
     out = []
     i = 0
@@ -67,6 +68,8 @@ def template_glob(tmpl, known, for_display=False):
                 val = "_" if val in (".", "..") else val.replace("/", "_")
                 out.append(esc(val))
             i = j + 1
+        elif c == "}":
+            return None  # a lone '}': the library refuses the template
         else:
             out.append(esc(c))
             i += 1

@@ -20,7 +20,8 @@ def selected(by, cat, name):
     if by == "kernel":
         return cat in GPU_CATS
     if by == "marker":
-        return cat in MARKER_CATS and not is_step
+        # "user_annotation,train": a marker with categories (Marker(categories=)).
+        return str(cat).split(",", 1)[0] in MARKER_CATS and not is_step
     return is_step
 
 

@@ -1,0 +1,39 @@
+#include "common/dl.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <string.h>
+
+void *tp_dl_glibc(const char *name)
+{
+	/* glibc 2.34 moved the dl functions into libc with a new version;
+	 * older ones only have the architecture's first version. */
+	void *p = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
+#if defined(__x86_64__)
+	if (!p)
+		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+#elif defined(__aarch64__)
+	if (!p)
+		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.17");
+#endif
+	return p;
+}
+
+typedef void *(*dl_dlsym_fn)(void *, const char *);
+
+void *tp_dl_sym(void *handle, const char *name)
+{
+	/* Written once; racing writers store the same address.  Relaxed: the
+	 * function is in libc, mapped before any of our code ran. */
+	static _Atomic(void *) real;
+	void *p = atomic_load_explicit(&real, memory_order_relaxed);
+	if (!p) {
+		p = tp_dl_glibc("dlsym");
+		if (!p)
+			return NULL;
+		atomic_store_explicit(&real, p, memory_order_relaxed);
+	}
+	dl_dlsym_fn fn;
+	memcpy(&fn, &p, sizeof(fn));
+	return fn(handle, name);
+}

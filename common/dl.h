@@ -1,0 +1,23 @@
+/* The dynamic-linker calls that traceprof makes for itself.
+ *
+ * preload/ interposes dlsym, dlopen and dlclose for the program.  A lookup
+ * that traceprof needs for its own work (__cxa_demangle, the C library's
+ * clone, the real dl functions the hooks forward to) goes through here, to
+ * glibc's functions directly: visible at the call, where a plain dlsym()
+ * inside the library would reach preload/'s hook by link-time interposition
+ * and depend on its rules for CUDA names. */
+#ifndef TP_COMMON_DL_H
+#define TP_COMMON_DL_H
+
+/* glibc's own definition of a dl function ("dlsym", "dlopen", "dlclose"),
+ * found with dlvsym so that the interposed public symbol is skipped; NULL
+ * if this C library has none of the versions known.  Uninstrumented under
+ * the sanitizers: their runtimes call dlsym before their shadow memory
+ * exists, and preload/'s dlsym comes here the first time. */
+void *tp_dl_glibc(const char *name);
+
+/* dlsym(handle, name) through glibc's dlsym.  RTLD_NEXT means the next
+ * object after libtraceprof, as it would from any of its files. */
+void *tp_dl_sym(void *handle, const char *name);
+
+#endif

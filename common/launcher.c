@@ -1,0 +1,267 @@
+/* The launcher's variables: which launcher started this process (torchrun,
+ * Open MPI, PMI, Slurm), its rank numbers, the run's name and the host; see
+ * common/launcher.h. */
+#include "common/launcher.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/procfs.h"
+
+/* glibc's short program name, declared here rather than via <errno.h>'s
+ * _GNU_SOURCE block so that the build flags do not matter. */
+extern char *program_invocation_short_name;
+
+static void lch_err(char *err, int errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void lch_err(char *err, int errlen, const char *fmt, ...)
+{
+	if (!err || errlen <= 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	tp_vformat(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const char *lch_env(const char *name)
+{
+	/* An empty variable is treated as unset: launchers' wrappers sometimes
+	 * export VAR= to clear one. */
+	const char *s = getenv(name);
+	return s && s[0] ? s : NULL;
+}
+
+/* Reads name as a non-negative decimal (at least min) into *out when set.
+ * Returns 1 when read, 0 when unset, -1 with a message when malformed. */
+static int lch_env_num(const char *name, int64_t min, int64_t *out, const char *launcher,
+		       char *err, int errlen)
+{
+	const char *s = lch_env(name);
+	if (!s)
+		return 0;
+	int64_t v = 0;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - (*p - '0')) / 10)
+			break;
+		v = v * 10 + (*p - '0');
+	}
+	if (p == s || *p || v < min) {
+		lch_err(err, errlen, "%s='%s' (set by %s) is not a number >= %lld", name, s, launcher,
+			(long long)min);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
+/* The basename of s, without a ".py" ending for a script. */
+static const char *lch_base(const char *s, size_t *len, int script)
+{
+	const char *b = strrchr(s, '/') ? strrchr(s, '/') + 1 : s;
+	*len = strlen(b);
+	if (script && *len > 3 && strcmp(b + *len - 3, ".py") == 0)
+		*len -= 3;
+	return b;
+}
+
+/* Whether name (a basename) is a Python interpreter: python, python3,
+ * python3.11, ... */
+static int lch_is_python(const char *name)
+{
+	if (strncmp(name, "python", 6) != 0)
+		return 0;
+	for (name += 6; *name; name++)
+		if ((*name < '0' || *name > '9') && *name != '.')
+			return 0;
+	return 1;
+}
+
+/* What a Python command line runs, from its arguments (NUL-separated, argc
+ * of them, after the interpreter): the script's name without ".py", or the
+ * module's of -m.  NULL for -c, - and an interactive interpreter (the
+ * interpreter's own name stays). */
+static const char *lch_python_target(const char *a, const char *end, size_t *len)
+{
+	for (; a < end; a += strlen(a) + 1) {
+		if (a[0] != '-')
+			return lch_base(a, len, 1);
+		if (a[1] == '\0' || strcmp(a, "--") == 0)
+			return NULL;  /* the program comes from stdin, or "--" */
+		if (a[1] == '-') {
+			/* Long options; only --check-hash-based-pycs takes a
+			 * separate value. */
+			if (strcmp(a, "--check-hash-based-pycs") == 0 && a + strlen(a) + 1 < end)
+				a += strlen(a) + 1;
+			continue;
+		}
+		/* Short options, grouped as getopt groups them (-um mod, -Wd). */
+		for (const char *c = a + 1; *c; c++) {
+			if (*c != 'c' && *c != 'm' && *c != 'W' && *c != 'X')
+				continue;
+			const char *val = c[1] ? c + 1 : a + strlen(a) + 1;
+			if (*c == 'c' || val >= end)
+				return NULL;
+			if (*c == 'm') {
+				*len = strlen(val);
+				return val;
+			}
+			a = c[1] ? a : val;  /* -W and -X: skip their value */
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* For torchrun (or python -m torch.distributed.run, or composer): the name of the script
+ * it starts, its first argument ending in ".py", so that the launcher and
+ * its workers (`python -u train.py`) share one run name.  NULL when there is
+ * none (torchrun --no-python, or a module). */
+static const char *lch_torchrun_script(const char *a, const char *end, size_t *len)
+{
+	for (; a < end; a += strlen(a) + 1) {
+		size_t l = strlen(a);
+		if (a[0] != '-' && l > 3 && strcmp(a + l - 3, ".py") == 0)
+			return lch_base(a, len, 1);
+	}
+	return NULL;
+}
+
+/* torchrun, python -m torch.distributed.run, and Composer's launcher
+ * (`composer -n 2 train.py`, whose workers are `python -u train.py`). */
+static int lch_is_torchrun(const char *name, size_t len)
+{
+	return (len == 8 && strncmp(name, "torchrun", 8) == 0) ||
+	       (len == 21 && strncmp(name, "torch.distributed.run", 21) == 0) ||
+	       (len == 8 && strncmp(name, "composer", 8) == 0);
+}
+
+/* The program's name: the basename of argv[0] as the kernel recorded it, so
+ * that a renamed comm (prctl) does not matter; glibc's copy is the fallback.
+ * For a Python interpreter, the script's name without ".py" (train for
+ * `python3 train.py`) or the module of -m: the interpreter's name says
+ * nothing about the run (a torchrun worker is `python -u train.py`); for
+ * torchrun, its script's (lch_torchrun_script()).
+ * scripts/tpcli/run.py's program_name() is the same rule. */
+static void lch_program_name(char *dst, size_t size)
+{
+	char buf[4096];
+	const char *name = NULL;
+	size_t l = 0;
+	ssize_t n = tp_procfs_read("/proc/self/cmdline", buf, sizeof(buf));
+	/* argv[0] ends at the first NUL. */
+	if (n > 0) {
+		name = lch_base(buf, &l, 0);
+		if (lch_is_python(name)) {
+			size_t tl;
+			const char *t = lch_python_target(buf + strlen(buf) + 1, buf + n, &tl);
+			if (t && tl) {
+				name = t;
+				l = tl;
+			}
+		}
+		if (lch_is_torchrun(name, l)) {
+			size_t sl;
+			const char *sc = lch_torchrun_script(name + strlen(name) + 1, buf + n, &sl);
+			if (sc && sl) {
+				name = sc;
+				l = sl;
+			}
+		}
+	}
+	if (!name || !name[0]) {
+		name = program_invocation_short_name;
+		l = name ? strlen(name) : 0;
+	}
+	if (!name || !name[0]) {
+		name = "traceprof";
+		l = strlen(name);
+	}
+	if (l >= size)
+		l = size - 1;
+	memcpy(dst, name, l);
+	dst[l] = '\0';
+}
+
+static void lch_copy(char *dst, size_t size, const char *src)
+{
+	size_t l = strlen(src);
+	if (l >= size)
+		l = size - 1;
+	memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override,
+			      char *err, int errlen)
+{
+	memset(v, 0, sizeof(*v));
+	v->world_size = 1;
+	v->local_world_size = 1;
+	v->launcher = "none";
+	v->pid = getpid();
+
+	/* Each launcher's names: rank, local rank, world size, local world size,
+	 * node rank.  The first launcher whose rank variable is set wins: torchrun
+	 * first because it is often started by srun or mpirun, whose variables
+	 * then describe the launcher processes, not the workers. */
+	static const struct {
+		const char *launcher;
+		const char *rank, *local_rank, *world, *local_world, *node;
+	} tab[] = {
+		{ "torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK" },
+		{ "openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+		  "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK" },
+		/* MPICH/Hydra publish local ranks as MPI_LOCALRANKID/NRANKS. */
+		{ "pmi", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", NULL },
+		{ "slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE",
+		  "SLURM_NODEID" },
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (!lch_env(tab[i].rank))
+			continue;
+		const char *l = tab[i].launcher;
+		int r = 0, have_local_world = 0, have_node = 0;
+		r = lch_env_num(tab[i].rank, 0, &v->rank, l, err, errlen);
+		if (r >= 0)
+			r = lch_env_num(tab[i].local_rank, 0, &v->local_rank, l, err, errlen);
+		if (r >= 0)
+			r = lch_env_num(tab[i].world, 1, &v->world_size, l, err, errlen);
+		if (r >= 0)
+			r = have_local_world = lch_env_num(tab[i].local_world, 1,
+							   &v->local_world_size, l, err, errlen);
+		if (r >= 0 && tab[i].node)
+			r = have_node = lch_env_num(tab[i].node, 0, &v->node_rank, l, err, errlen);
+		if (r < 0)
+			return -1;
+		/* Without a node variable, ranks are assumed to be packed node by
+		 * node (the default of every launcher listed). */
+		if (have_node <= 0 && have_local_world > 0)
+			v->node_rank = v->rank / v->local_world_size;
+		v->launcher = l;
+		break;
+	}
+
+	const char *rid = lch_env("TORCHELASTIC_RUN_ID");
+	if (run_name_override && run_name_override[0])
+		lch_copy(v->run_name, sizeof(v->run_name), run_name_override);
+	else if (rid && strcmp(rid, "none"))
+		/* "none" is torchrun's placeholder when no --rdzv-id was given:
+		 * useless as a name and shared by unrelated runs. */
+		lch_copy(v->run_name, sizeof(v->run_name), rid);
+	else if (lch_env("SLURM_JOB_ID"))
+		lch_copy(v->run_name, sizeof(v->run_name), lch_env("SLURM_JOB_ID"));
+	else
+		lch_program_name(v->run_name, sizeof(v->run_name));
+
+	if (gethostname(v->hostname, sizeof(v->hostname) - 1) != 0)
+		lch_copy(v->hostname, sizeof(v->hostname), "localhost");
+	v->hostname[sizeof(v->hostname) - 1] = '\0';
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* What the launcher of this process says about it: the values of the
+ * file-name templates' variables (format/template.h expands them).  Read
+ * once, by the constructor, from the environment that torchrun, mpirun,
+ * srun and PMI launchers set. */
+#ifndef TP_COMMON_LAUNCHER_H
+#define TP_COMMON_LAUNCHER_H
+
+#include <stdint.h>
+
+struct tp_template_vars {
+	char run_name[256];
+	int64_t rank, local_rank, world_size, local_world_size, node_rank;
+	int64_t pid;
+	char hostname[256];
+	int64_t step; /* {step} and {batch}: the last step of the window */
+	const char *launcher; /* "torchrun", "openmpi", "pmi", "slurm" or "none" */
+};
+
+/* Reads the launcher's variables: torchrun (RANK LOCAL_RANK WORLD_SIZE
+ * LOCAL_WORLD_SIZE GROUP_RANK), else Open MPI (OMPI_COMM_WORLD_*), else PMI
+ * (PMI_RANK PMI_SIZE), else Slurm (SLURM_PROCID SLURM_LOCALID SLURM_NTASKS
+ * SLURM_NODEID), else 0/0/1/1/0.  run_name: TRACEPROF_RUN_NAME (given as
+ * run_name_override when not empty), else TORCHELASTIC_RUN_ID, else
+ * SLURM_JOB_ID, else the program's basename.  Returns 0, or -1 with a message
+ * when a launcher variable is not a number. */
+int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override, char *err,
+		     int errlen);
+
+#endif
