@@ -114,11 +114,32 @@ void tp_doc_bool(struct tp_doc *d, const char *key, int v)
 
 void tp_doc_str(struct tp_doc *d, const char *key, const char *s)
 {
+	tp_doc_strn(d, key, s ? s : "", s ? strlen(s) : 0);
+}
+
+void tp_doc_append(struct tp_doc *d, const struct tp_doc *src)
+{
+	for (size_t i = 0; i < src->n && !d->error; i++) {
+		const struct tp_doc_node *x = &src->nodes[i];
+		const char *k = tp_doc_key(src, x);
+		if (x->kind == TP_DOC_VALUE && x->type == TP_VAL_STR) {
+			tp_doc_strn(d, k, tp_doc_text(src, x), x->len);
+			continue;
+		}
+		struct tp_doc_node *y = doc_add(d, x->kind, k);
+		if (y) {
+			y->type = x->type;
+			y->u = x->u;
+		}
+	}
+}
+
+void tp_doc_strn(struct tp_doc *d, const char *key, const char *s, size_t n)
+{
 	struct tp_doc_node *x = doc_add(d, TP_DOC_VALUE, key);
 	if (!x)
 		return;
-	size_t n = s ? strlen(s) : 0;
-	int64_t off = doc_copy(d, s ? s : "", n);
+	int64_t off = doc_copy(d, s, n);
 	if (off < 0) {
 		d->error = 1;
 		d->n--;

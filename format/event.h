@@ -182,6 +182,10 @@ void tp_doc_i64(struct tp_doc *d, const char *key, int64_t v);
 void tp_doc_f64(struct tp_doc *d, const char *key, double v);
 void tp_doc_bool(struct tp_doc *d, const char *key, int v);
 void tp_doc_str(struct tp_doc *d, const char *key, const char *s);
+/* n bytes at s (any bytes: writers escape them as event names). */
+void tp_doc_strn(struct tp_doc *d, const char *key, const char *s, size_t n);
+/* Appends a copy of src's nodes to d. */
+void tp_doc_append(struct tp_doc *d, const struct tp_doc *src);
 void tp_doc_object(struct tp_doc *d, const char *key);
 void tp_doc_array(struct tp_doc *d, const char *key);
 void tp_doc_end(struct tp_doc *d);

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "format/aggregate.h"
+
 static const struct tp_writer_ops *const tp_writer_formats[] = {
 	&tp_json_writer,
 	&tp_perfetto_writer,
@@ -15,6 +17,47 @@ const struct tp_writer_ops *tp_writer_find(const char *name)
 		if (!strcmp(tp_writer_formats[i]->name, name))
 			return tp_writer_formats[i];
 	return NULL;
+}
+
+struct tp_writer *tp_writer_open(const struct tp_writer_ops *ops, struct tp_sink *sink,
+				 const struct tp_writer_header *h)
+{
+	struct tp_writer *w = ops->open(sink, h);
+	/* Without memory for the table the file is written without one:
+	 * summary then reads its events. */
+	if (w)
+		w->agg = tp_agg_new(h->rank);
+	return w;
+}
+
+int tp_writer_close(struct tp_writer *w, const struct tp_writer_trailer *t)
+{
+	struct tp_agg *agg = w->agg;
+	struct tp_writer_trailer t2 = *t;
+	struct tp_doc doc;
+	tp_doc_init(&doc);
+	w->agg = NULL;
+	if (agg && t->footer) {
+		/* The footer's members, then the table: the last thing before
+		 * the footer closes, which a reader finds from the file's end. */
+		tp_doc_append(&doc, t->footer);
+		tp_doc_object(&doc, "aggregate");
+		tp_agg_doc(agg, &doc);
+		tp_doc_end(&doc);
+		if (!doc.error)
+			t2.footer = &doc;
+	}
+	tp_agg_free(agg);
+	int rc = w->ops->close(w, &t2);
+	tp_doc_free(&doc);
+	return rc;
+}
+
+void tp_writer_discard(struct tp_writer *w)
+{
+	tp_agg_free(w->agg);
+	w->agg = NULL;
+	w->ops->discard(w);
 }
 
 void tp_writer_slice(struct tp_writer *w, const char *cat, const char *name, size_t nlen,

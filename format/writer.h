@@ -24,6 +24,7 @@
 #include "format/event.h"
 
 struct tp_sink;
+struct tp_agg;
 
 /* What a file says before its events. */
 struct tp_writer_header {
@@ -77,6 +78,11 @@ struct tp_writer_ops {
 struct tp_writer {
 	const struct tp_writer_ops *ops;
 	uint64_t events; /* events written (flows and metadata included) */
+	/* The file's own summary table (format/aggregate.h), fed by
+	 * tp_writer_event() and written by tp_writer_close() as the footer's
+	 * "aggregate" member; NULL: none (out of memory, or a writer opened
+	 * without tp_writer_open()). */
+	struct tp_agg *agg;
 };
 
 /* The formats, by TRACEPROF_FORMAT value; NULL when unknown. */
@@ -84,14 +90,14 @@ const struct tp_writer_ops *tp_writer_find(const char *name);
 extern const struct tp_writer_ops tp_json_writer;
 extern const struct tp_writer_ops tp_perfetto_writer;
 
-static inline struct tp_writer *tp_writer_open(const struct tp_writer_ops *ops,
-					       struct tp_sink *sink,
-					       const struct tp_writer_header *h)
-{
-	return ops->open(sink, h);
-}
+/* Opens a writer with its aggregate table (NULL when out of memory). */
+struct tp_writer *tp_writer_open(const struct tp_writer_ops *ops, struct tp_sink *sink,
+				 const struct tp_writer_header *h);
+void tp_agg_event(struct tp_agg *a, const struct tp_event *e);
 static inline void tp_writer_event(struct tp_writer *w, const struct tp_event *e)
 {
+	if (w->agg)
+		tp_agg_event(w->agg, e);
 	w->ops->event(w, e);
 }
 static inline void tp_writer_process(struct tp_writer *w, int64_t pid, const char *name,
@@ -109,14 +115,9 @@ static inline void tp_writer_frame(struct tp_writer *w, uint32_t id, uint32_t pa
 {
 	w->ops->frame(w, id, parent, name, category);
 }
-static inline int tp_writer_close(struct tp_writer *w, const struct tp_writer_trailer *t)
-{
-	return w->ops->close(w, t);
-}
-static inline void tp_writer_discard(struct tp_writer *w)
-{
-	w->ops->discard(w);
-}
+/* The trailer's footer gets the aggregate table as its last member. */
+int tp_writer_close(struct tp_writer *w, const struct tp_writer_trailer *t);
+void tp_writer_discard(struct tp_writer *w);
 static inline uint64_t tp_writer_bytes(const struct tp_writer *w)
 {
 	return w->ops->bytes(w);

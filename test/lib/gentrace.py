@@ -4,18 +4,85 @@ CLI tests and the merge benchmark.
 
     gentrace.py OUT [--rank R] [--world W] [--base NS] [--pid P] [--events N]
                     [--mb MB] [--t0 US] [--step-us US] [--dropped N] [--gpu]
+                    [--aggregate]
 
 Events: per step a ProfilerStep#N complete event, a marker "forward" inside
 it, and cudaLaunchKernel calls inside the marker, each --step-us apart from
 --t0 (microseconds relative to --base); with --gpu, a kernel and its flow
 arrow per launch.  --mb writes events until the file
-is about that size.  OUT may end in .gz or .zst.
+is about that size.  OUT may end in .gz or .zst.  The file is written as it
+is generated (a 500 MB file takes little memory).
+
+--aggregate: the footer carries the summary table the library writes
+(format/aggregate.c: per name and category calls, total, self, min, max in
+ns; the steps; the span), computed from the same events as they are
+generated: nested as summary nests them (the events come in start order on
+each thread).
 """
 import argparse
 import gzip
 import json
+import re
 import subprocess
 import sys
+
+
+class Aggregate:
+    """format/aggregate.c's table of the events given in start order per
+    thread (as events() makes them)."""
+
+    STEP = re.compile(r"^ProfilerStep#(\d+)$")
+
+    def __init__(self, rank):
+        self.rank = rank
+        self.rows = {}   # (name, cat) -> [calls, total, self, min, max]
+        self.steps = []
+        self.stacks = {}  # (pid, tid) -> [[start, end, self, key or None]]
+        self.lo = self.hi = None
+
+    def _close(self, x):
+        if x[3] is not None:
+            self.rows[x[3]][2] += max(0, x[2])
+
+    def add(self, ev):
+        if ev.get("ph") == "M":
+            return
+        s = round(ev["ts"] * 1000)
+        e = round((ev["ts"] + ev.get("dur", 0)) * 1000) if ev.get("ph") == "X" else s
+        self.lo = s if self.lo is None else min(self.lo, s)
+        self.hi = e if self.hi is None else max(self.hi, e)
+        if ev.get("ph") != "X":
+            return
+        d = e - s
+        m = self.STEP.match(ev["name"])
+        key = None
+        if m:
+            self.steps.append([int(m.group(1)), d, ev["pid"]])
+        else:
+            key = (ev["name"], ev.get("cat"))
+            r = self.rows.get(key)
+            if r is None:
+                r = self.rows[key] = [0, 0, 0, d, d]
+            r[0] += 1
+            r[1] += d
+            r[3] = min(r[3], d)
+            r[4] = max(r[4], d)
+        st = self.stacks.setdefault((ev["pid"], ev["tid"]), [])
+        while st and st[-1][1] <= s:
+            self._close(st.pop())
+        if st:
+            st[-1][2] -= min(e, st[-1][1]) - s
+        st.append([s, e, d, key])
+
+    def footer(self):
+        for st in self.stacks.values():
+            while st:
+                self._close(st.pop())
+        return {"version": 1, "rank": self.rank,
+                "span_ns": (self.hi - self.lo) if self.lo is not None else 0,
+                "names_cut": 0, "calls_cut": 0, "steps_cut": 0, "self_folded": 0,
+                "rows": [[k[0], k[1]] + v for k, v in self.rows.items()],
+                "steps": self.steps}
 
 
 def us(ns):
@@ -76,6 +143,8 @@ def main():
     p.add_argument("--dropped", type=int, default=0)
     p.add_argument("--gpu", action="store_true",
                    help="a kernel and its ac2g flow for every launch")
+    p.add_argument("--aggregate", action="store_true",
+                   help="the footer's summary table, as the library writes it")
     a = p.parse_args()
     pid, tid = a.pid, a.pid
     head = ('{\n  "schemaVersion": 1,\n  "traceName": %s,\n  "displayTimeUnit": "ms",\n'
@@ -83,7 +152,15 @@ def main():
             '"rank": %d, "world_size": %d, "local_rank": %d, "local_world_size": %d, '
             '"node_rank": 0},\n  "deviceProperties": [],\n  "traceEvents": [\n'
             % (json.dumps(a.out.rsplit("/", 1)[-1]), a.base, a.rank, a.world, a.rank, a.world))
-    parts = [head]
+    if a.out.endswith(".gz"):
+        out, proc = gzip.open(a.out, "wb"), None
+    elif a.out.endswith(".zst"):
+        proc = subprocess.Popen(["zstd", "-q", "-f", "-o", a.out], stdin=subprocess.PIPE)
+        out = proc.stdin
+    else:
+        out, proc = open(a.out, "wb"), None
+    agg = Aggregate(a.rank) if a.aggregate else None
+    out.write(head.encode())
     meta = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
              "args": {"name": "rank %d: train (pid %d)" % (a.rank, pid)}},
             {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
@@ -97,28 +174,32 @@ def main():
     body = []
     first = True
     while (limit and size < limit) or (not limit and n < a.events):
-        s = json.dumps(next(gen), separators=(",", ":"))
+        ev = next(gen)
+        if agg:
+            agg.add(ev)
+        s = json.dumps(ev, separators=(",", ":"))
         body.append(s if first else ",\n" + s)
         first = False
         size += len(s) + 2
         n += 1
+        if len(body) >= 4096:
+            out.write("".join(body).encode())
+            body = []
     for m in meta:
         body.append(",\n" + json.dumps(m, separators=(",", ":")))
-    parts.append("".join(body))
-    parts.append('\n  ],\n  "traceprof": {"version":"0.1.0","steps":[0,%d],'
-                 '"events_written":%d,"events_dropped":%d,"threads":[{"tid":%d,"name":"main",'
-                 '"events_written":%d,"events_dropped":%d}],"configuration":{}}\n}\n'
-                 % (max(0, n // (36 if a.gpu else 12) - 1), n, a.dropped, tid, n, a.dropped))
-    data = "".join(parts).encode()
-    if a.out.endswith(".gz"):
-        with gzip.open(a.out, "wb") as f:
-            f.write(data)
-    elif a.out.endswith(".zst"):
-        subprocess.run(["zstd", "-q", "-f", "-o", a.out], input=data, check=True)
-    else:
-        with open(a.out, "wb") as f:
-            f.write(data)
-    sys.stderr.write("gentrace: %s: %d events, %d bytes\n" % (a.out, n, len(data)))
+    body.append('\n  ],\n  "traceprof": {"version":"0.1.0","steps":[0,%d],'
+                '"events_written":%d,"events_dropped":%d,"threads":[{"tid":%d,"name":"main",'
+                '"events_written":%d,"events_dropped":%d}],"configuration":{}%s}\n}\n'
+                % (max(0, n // (36 if a.gpu else 12) - 1), n, a.dropped, tid, n, a.dropped,
+                   ',"aggregate":' + json.dumps(agg.footer(), separators=(",", ":"))
+                   if agg else ""))
+    out.write("".join(body).encode())
+    written = out.tell() if proc is None and not a.out.endswith(".gz") else None
+    out.close()
+    if proc and proc.wait():
+        sys.exit("gentrace: zstd failed")
+    sys.stderr.write("gentrace: %s: %d events%s\n" % (
+        a.out, n, "" if written is None else ", %d bytes" % written))
 
 
 if __name__ == "__main__":

@@ -187,7 +187,10 @@ START_TEST(test_footer_document)
 	HAS("\"traceprof\": {\"version\":\"1.2\",\"part\":1,\"steps\":[3,5],"
 	    "\"threads\":[{\"tid\":-1,\"name\":\"a\\\"b\"}],\"gpu\":{\"on\":true,\"x\":0.25},"
 	    "\"empty\":{\"cuda_driver_version\":1},\"cuda_runtime_version\":12080,"
-	    "\"cuda_driver_version\":13000}");
+	    "\"cuda_driver_version\":13000,"
+	    /* The file's summary table, last (format/aggregate.h): no events. */
+	    "\"aggregate\":{\"version\":1,\"rank\":0,\"span_ns\":0,\"names_cut\":0,"
+	    "\"calls_cut\":0,\"steps_cut\":0,\"self_folded\":0,\"rows\":[],\"steps\":[]}}");
 	/* Kineto's top-level copies of the CUDA versions, then the name. */
 	HAS("\"deviceProperties\": [],\n  \"cuda_runtime_version\":12080,\n"
 	    "  \"cuda_driver_version\":13000,\n  \"traceName\": \"rank0.step5.trace.json\"");

@@ -18,6 +18,8 @@ commands:
   summary FILE [--by all|api|kernel|marker|step|comm] [--top N] [--csv]
                                         print a key_averages-style table
   summary FILES... | FOLDER --by rank   step times per rank; names the straggler
+  export --parquet OUT FILES... | FOLDER
+                                        every event as a Parquet dataset (pyarrow)
   --lib                                 print the library `run` preloads, for
                                         LD_PRELOAD=$(traceprof --lib) PROGRAM
   --version                             print the version
@@ -53,6 +55,9 @@ def main(argv):
     if cmd == "summary":
         from .summary import cmd_summary
         return cmd_summary(rest)
+    if cmd == "export":
+        from .export import cmd_export
+        return cmd_export(rest)
     sys.stderr.write(USAGE)
     fail("unknown command '%s'" % cmd)
 

@@ -6,9 +6,10 @@ import math
 import os
 import sys
 
+from ..traces import aggtable
 from ..traces.events import STEP_RE, finite_num, selected
 from .inputs import regular
-from ..traces.pftrace import PFTRACE_RE, PftraceReader
+from ..traces.pftrace import DOCS, PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
 from .summary_comm import comm_event, print_comm
 from ..traces.reader import TraceError, TraceReader
@@ -38,6 +39,10 @@ def cmd_summary(argv):
     p.add_argument("--top", type=int, default=30, metavar="N",
                    help="rows to print, by total time (default 30; 0: all)")
     p.add_argument("--csv", action="store_true", help="CSV instead of a text table")
+    p.add_argument("--from-events", action="store_true",
+                   help="read every event, even where the files carry their own summary "
+                        "table (traceprof's footer \"aggregate\"; without this option the "
+                        "tables are used when every input has a complete one)")
     a = p.parse_args(argv)
     if a.top < 0:
         p.error("--top must be >= 0")
@@ -56,6 +61,18 @@ def cmd_summary(argv):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
 
+    if not a.from_events and a.by != "comm":
+        tab = aggtable.table_paths([a.file])
+        if tab is not None:
+            t = tab[a.file]
+            if a.by == "step":
+                ev = aggtable.step_events(t)
+                if ev:
+                    return print_steps(a, ev, t["span_ns"] / 1e3)
+            else:
+                x = aggtable.summary_rows(t, a.by)
+                if x is not None and x[0]:
+                    return print_rows(a, x[0], x[1])
     if a.by == "comm" and PFTRACE_RE.search(a.file):
         fail("%s: --by comm reads JSON traces only (it needs the events' args, which "
              "summary does not read from Perfetto files); record with --format json" % a.file)
@@ -79,6 +96,8 @@ def cmd_summary(argv):
                 ts = finite_num(ev.get("ts"))
                 if ph == "M" or ts is None:
                     continue
+                if ph == "i" and ev.get("name") in DOCS and ev.get("cat") is None:
+                    continue  # a .pftrace's document instant, not an event
                 dur = finite_num(ev.get("dur")) if ph == "X" else 0
                 if dur is None or dur < 0:
                     dur = 0
@@ -143,6 +162,11 @@ def cmd_summary(argv):
         r[2] += max(0.0, selft[i])
         r[3] = min(r[3], e[3])
         r[4] = max(r[4], e[3])
+    return print_rows(a, rows, window)
+
+
+def print_rows(a, rows, window):
+    """The table of rows {name: [calls, total, self, min, max]} (us)."""
     order = sorted(rows.items(), key=lambda kv: (-kv[1][1], kv[0]))
     shown = order if a.top == 0 else order[:a.top]
     head = ["Name", "Calls", "Total", "Self", "Avg", "Min", "Max", "% window"]

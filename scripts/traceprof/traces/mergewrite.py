@@ -215,6 +215,10 @@ def write_merged(w, inputs, out_base, name, prog):
         for k in ("distributedInfo", "traceName", "traceprof", "schemaVersion"):
             if k in meta:
                 entry[k] = meta[k]
+        # An input's summary table describes that input alone, and a job's
+        # are as many as its ranks: the merge's report leaves them out.
+        if isinstance(entry.get("traceprof"), dict) and "aggregate" in entry["traceprof"]:
+            entry["traceprof"] = {k: v for k, v in entry["traceprof"].items() if k != "aggregate"}
         report.append(entry)
     w.write('\n  ],\n  "traceprof_merge": %s\n}\n' % _dumps({
         "version": version(), "baseTimeNanoseconds": out_base, "inputs": report,

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Reading a large job (issue 35): `traceprof summary --by rank` over
+synthetic per-rank files, from the files' summary tables and from their
+events; and `summary` of big single files.  bench/run's row 14 runs it and
+prints its lines; it also runs alone:
+
+    BUILD=build bench/job_read.py [RANKS [MB]]       (default 1000 ranks of 1 MB)
+
+The files come from test/lib/gentrace.py --aggregate (the footer's table as
+the library writes it, format/aggregate.c): two ranks are generated (an
+ordinary one and a straggler, 5% slower steps) and copied to the others with
+their rank rewritten, which costs seconds instead of minutes.  Times are wall
+clock of the whole command (Python start included); memory is the command's
+peak resident set (ru_maxrss of the child).  BENCH_BIG=1 adds 8 ranks of
+500 MB (minutes: generating them, and one full read of the events).
+
+Prints lines `name: value` (seconds, MiB)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TP = os.path.join(TOP, "scripts", "traceprof")
+GEN = os.path.join(TOP, "test", "lib", "gentrace.py")
+PY = sys.executable
+
+
+def measure(args):
+    """timed(args) in a process of its own, so that the peak is this
+    command's alone."""
+    code = ("import sys,resource,subprocess,time;t=time.monotonic();"
+            "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.PIPE);"
+            "dt=time.monotonic()-t;"
+            "sys.stderr.write(r.stderr.decode(errors='replace')[-300:]) if r.returncode else None;"
+            "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024.0, r.returncode)")
+    out = subprocess.run([PY, "-c", code] + args, stdout=subprocess.PIPE, check=True).stdout
+    dt, mib, rc = out.split()
+    if int(rc):
+        raise RuntimeError("%s failed" % " ".join(args))
+    return float(dt), float(mib)
+
+
+_RANK_PATTERNS = [
+    (re.compile(rb'"rank": 987654,'), b'"rank": %d,'),
+    (re.compile(rb'"local_rank": 987654,'), b'"local_rank": %d,'),
+    (re.compile(rb'"rank 987654: train'), b'"rank %d: train'),
+    (re.compile(rb'"sort_index":987654\}'), b'"sort_index":%d}'),
+    (re.compile(rb'"aggregate":\{"version":1,"rank":987654,'),
+     b'"aggregate":{"version":1,"rank":%d,'),
+]
+
+
+def make_job(folder, ranks, mb):
+    """ranks files of about mb MB each in folder; rank 1 the straggler."""
+    os.makedirs(folder, exist_ok=True)
+    tmpl = {}
+    for kind, step_us in (("ordinary", 1000.0), ("slow", 1050.0)):
+        path = os.path.join(folder, "template-%s" % kind)
+        subprocess.run([PY, GEN, path, "--rank", "987654", "--world", str(ranks), "--mb",
+                        str(mb), "--gpu", "--aggregate", "--step-us", str(step_us)],
+                       check=True, stderr=subprocess.DEVNULL)
+        with open(path, "rb") as f:
+            tmpl[kind] = f.read()
+        os.unlink(path)
+    for r in range(ranks):
+        data = tmpl["slow" if r == 1 else "ordinary"]
+        for pat, rep in _RANK_PATTERNS:
+            data = pat.sub(rep % r, data, count=1)
+        with open(os.path.join(folder, "rank%d.trace.json" % r), "wb") as f:
+            f.write(data)
+
+
+def main():
+    ranks = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    mb = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+    tmp = tempfile.mkdtemp(prefix="tp-jobread-")
+    try:
+        t0 = time.monotonic()
+        job = os.path.join(tmp, "job")
+        make_job(job, ranks, mb)
+        print("generate %d ranks x %g MB: %.1f s" % (ranks, mb, time.monotonic() - t0))
+        # Memory flat in the number of ranks: the same command over a
+        # tenth, and a hundredth, of the job.
+        for n in sorted({max(1, ranks // 100), max(1, ranks // 10), ranks}):
+            sub = os.path.join(tmp, "sub%d" % n)
+            os.makedirs(sub)
+            for r in range(n):
+                os.link(os.path.join(job, "rank%d.trace.json" % r),
+                        os.path.join(sub, "rank%d.trace.json" % r))
+            dt, mib = measure([PY, TP, "summary", "--by", "rank", sub])
+            print("summary --by rank, %d ranks x %g MB, tables: %.2f s, %.0f MiB" % (n, mb, dt, mib))
+        n = max(1, ranks // 100)
+        dt, mib = measure([PY, TP, "summary", "--by", "rank", "--from-events",
+                           os.path.join(tmp, "sub%d" % n)])
+        print("summary --by rank, %d ranks x %g MB, events (--from-events): %.2f s, %.0f MiB "
+              "(%.1f s for all %d ranks at that rate)" % (n, mb, dt, mib, dt * ranks / n, ranks))
+        if os.environ.get("BENCH_BIG") == "1":
+            big = os.path.join(tmp, "big")
+            shutil.rmtree(job)
+            t0 = time.monotonic()
+            make_job(big, 8, 500)
+            print("generate 8 ranks x 500 MB: %.1f s" % (time.monotonic() - t0))
+            dt, mib = measure([PY, TP, "summary", "--by", "rank", big])
+            print("summary --by rank, 8 ranks x 500 MB, tables: %.2f s, %.0f MiB" % (dt, mib))
+            one = os.path.join(big, "rank0.trace.json")
+            dt, mib = measure([PY, TP, "summary", one])
+            print("summary, 1 file of 500 MB, table: %.2f s, %.0f MiB" % (dt, mib))
+            dt, mib = measure([PY, TP, "summary", "--from-events", one])
+            print("summary, 1 file of 500 MB, events (--from-events): %.2f s, %.0f MiB" % (dt, mib))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,482 @@
+/* The table of a file's own events (format/aggregate.h).
+ *
+ * Cost: this runs for every event the flush thread writes, next to a JSON
+ * formatter that takes about 50 ns an event, so the common case is a few
+ * loads and compares: the name's row from a small cache keyed by the
+ * name's address (stable names: CUDA API names, kernel names; the text is
+ * still compared, as format/event.h asks), the thread's stack from the
+ * last thread seen (events come in runs of one thread), and one push.
+ * Names whose text is not stable are hashed (common/hash.h). */
+#include "format/aggregate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+
+#define AG_NONE UINT32_MAX
+/* The first room for rows and their slots (a power of two, at least twice
+ * the rows: half full at most); both double as names come, up to
+ * TP_AGG_MAX_ROWS.  A file begins small: a window's file is opened once,
+ * but a table sized for its bound up front cost a bench_json file of 1 MiB
+ * a tenth of its time in zeroing. */
+#define AG_ROWS0 64
+#define AG_CACHE 64
+/* Entries below a stack's top searched for an enclosing slice: events come
+ * mostly children first (a slice is recorded when it ends), so the parent
+ * of a slice that arrives after it is rarely more than one below. */
+#define AG_PARENT_SCAN 8
+
+struct ag_row {
+	const char *cat;
+	char *name;
+	uint32_t nlen;
+	uint64_t hash;
+	uint64_t calls, total, min, max;
+	int64_t self; /* children that arrive after their parent subtract here */
+};
+
+/* A slice of a thread that may still be a later slice's child or parent. */
+struct ag_ent {
+	uint64_t start, end;
+	uint64_t folded; /* not 0: several old entries folded into one (their
+			  * durations' sum, what a parent subtracts) */
+	uint32_t row;	 /* AG_NONE: a step or a name beyond the table */
+};
+
+struct ag_thr {
+	int64_t pid, tid;
+	struct ag_ent *st;
+	uint32_t n, cap;
+	/* Not below the latest end of the entries (a bound: pops leave it):
+	 * a slice that starts after it has no parent among them, the common
+	 * case of slices one after another. */
+	uint64_t maxend;
+};
+
+struct ag_step {
+	uint64_t step, dur;
+	int64_t pid;
+};
+
+struct ag_cache {
+	const char *name, *cat;
+	uint32_t nlen, row;
+};
+
+struct tp_agg {
+	struct ag_row *rows;
+	uint32_t nrows, rows_cap, nslots;
+	size_t name_bytes;
+	uint32_t *slots; /* row + 1; 0 empty */
+	struct ag_cache cache[AG_CACHE];
+	struct ag_thr *thr;
+	size_t nthr, thr_cap, last_thr;
+	struct ag_step *steps;
+	size_t nsteps, steps_cap;
+	uint64_t lo, hi; /* UINT64_MAX, 0: no event yet */
+	int64_t rank;
+	uint64_t names_cut, calls_cut, steps_cut, self_folded, no_memory;
+};
+
+struct tp_agg *tp_agg_new(int64_t rank)
+{
+	struct tp_agg *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->rank = rank;
+	a->lo = UINT64_MAX;
+	a->rows = malloc(AG_ROWS0 * sizeof(*a->rows));
+	a->slots = calloc(2 * AG_ROWS0, sizeof(*a->slots));
+	a->rows_cap = AG_ROWS0;
+	a->nslots = 2 * AG_ROWS0;
+	if (!a->rows || !a->slots) {
+		tp_agg_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void tp_agg_free(struct tp_agg *a)
+{
+	if (!a)
+		return;
+	if (a->rows)
+		for (uint32_t i = 0; i < a->nrows; i++)
+			free(a->rows[i].name);
+	for (size_t i = 0; i < a->nthr; i++)
+		free(a->thr[i].st);
+	free(a->rows);
+	free(a->slots);
+	free(a->thr);
+	free(a->steps);
+	free(a);
+}
+
+static int ag_same_cat(const char *x, const char *y)
+{
+	return x == y || !strcmp(x, y);
+}
+
+/* Doubles the rows' room and rehashes the slots; 0 or -1. */
+static int ag_grow(struct tp_agg *a)
+{
+	uint32_t cap = 2 * a->rows_cap, ns = 2 * cap;
+	struct ag_row *rows = realloc(a->rows, cap * sizeof(*rows));
+	if (!rows)
+		return -1;
+	a->rows = rows;
+	uint32_t *slots = calloc(ns, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (uint32_t r = 0; r < a->nrows; r++) {
+		uint32_t i = (uint32_t)a->rows[r].hash & (ns - 1);
+		while (slots[i])
+			i = (i + 1) & (ns - 1);
+		slots[i] = r + 1;
+	}
+	free(a->slots);
+	a->slots = slots;
+	a->nslots = ns;
+	a->rows_cap = cap;
+	return 0;
+}
+
+/* The row of (name, cat) from the hash table, added when new; AG_NONE when
+ * the table is full (counted). */
+static uint32_t ag_lookup(struct tp_agg *a, const char *name, uint32_t nlen, const char *cat)
+{
+	uint64_t h = tp_hash_bytes(name, nlen);
+	for (uint32_t i = (uint32_t)h & (a->nslots - 1);; i = (i + 1) & (a->nslots - 1)) {
+		uint32_t s = a->slots[i];
+		if (!s) {
+			if (a->nrows == TP_AGG_MAX_ROWS ||
+			    a->name_bytes + nlen > TP_AGG_MAX_NAME_BYTES) {
+				a->names_cut++;
+				return AG_NONE;
+			}
+			if (a->nrows == a->rows_cap) {
+				if (ag_grow(a) < 0) {
+					a->no_memory++;
+					return AG_NONE;
+				}
+				return ag_lookup(a, name, nlen, cat);
+			}
+			char *copy = malloc(nlen ? nlen : 1);
+			if (!copy) {
+				a->no_memory++;
+				return AG_NONE;
+			}
+			memcpy(copy, name, nlen);
+			struct ag_row *r = &a->rows[a->nrows];
+			memset(r, 0, sizeof(*r));
+			r->cat = cat;
+			r->name = copy;
+			r->nlen = nlen;
+			r->hash = h;
+			r->min = UINT64_MAX;
+			a->name_bytes += nlen;
+			a->slots[i] = ++a->nrows;
+			return a->nrows - 1;
+		}
+		const struct ag_row *r = &a->rows[s - 1];
+		if (r->hash == h && r->nlen == nlen && !memcmp(r->name, name, nlen) &&
+		    ag_same_cat(r->cat, cat))
+			return s - 1;
+	}
+}
+
+/* n bytes equal: names are mostly short (CUDA API names), and a call to
+ * memcmp costs more than comparing them here. */
+static inline int ag_eq(const char *x, const char *y, uint32_t n)
+{
+	if (n >= 8 && n <= 16) {
+		uint64_t a0, b0, a1, b1;
+		memcpy(&a0, x, 8);
+		memcpy(&b0, y, 8);
+		memcpy(&a1, x + n - 8, 8);
+		memcpy(&b1, y + n - 8, 8);
+		return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+	}
+	if (n > 16 && n <= 32) {
+		uint64_t a0, b0, a1, b1, a2, b2, a3, b3;
+		memcpy(&a0, x, 8);
+		memcpy(&b0, y, 8);
+		memcpy(&a1, x + 8, 8);
+		memcpy(&b1, y + 8, 8);
+		memcpy(&a2, x + n - 16, 8);
+		memcpy(&b2, y + n - 16, 8);
+		memcpy(&a3, x + n - 8, 8);
+		memcpy(&b3, y + n - 8, 8);
+		return ((a0 ^ b0) | (a1 ^ b1) | (a2 ^ b2) | (a3 ^ b3)) == 0;
+	}
+	return !memcmp(x, y, n);
+}
+
+/* Names beyond the table are looked up again each time: a full table is
+ * counted per call (calls_cut), and rare. */
+static uint32_t ag_row_of(struct tp_agg *a, const struct tp_event *e)
+{
+	struct ag_cache *c = NULL;
+	if (e->name_stable) {
+		uintptr_t p = (uintptr_t)e->name;
+		c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
+		if (c->name && c->name == e->name && c->nlen == e->name_len && c->cat == e->cat &&
+		    ag_eq(a->rows[c->row].name, e->name, e->name_len))
+			return c->row;
+	}
+	uint32_t row = ag_lookup(a, e->name, e->name_len, e->cat);
+	if (c && row != AG_NONE) {
+		c->name = e->name;
+		c->nlen = e->name_len;
+		c->cat = e->cat;
+		c->row = row;
+	}
+	return row;
+}
+
+static struct ag_thr *ag_thread(struct tp_agg *a, int64_t pid, int64_t tid)
+{
+	if (a->last_thr < a->nthr) {
+		struct ag_thr *t = &a->thr[a->last_thr];
+		if (t->pid == pid && t->tid == tid)
+			return t;
+	}
+	for (size_t i = 0; i < a->nthr; i++)
+		if (a->thr[i].pid == pid && a->thr[i].tid == tid) {
+			a->last_thr = i;
+			return &a->thr[i];
+		}
+	if (a->nthr == a->thr_cap) {
+		size_t cap = a->thr_cap ? 2 * a->thr_cap : 16;
+		struct ag_thr *x = realloc(a->thr, cap * sizeof(*x));
+		if (!x)
+			return NULL;
+		a->thr = x;
+		a->thr_cap = cap;
+	}
+	struct ag_thr *t = &a->thr[a->nthr];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	a->last_thr = a->nthr++;
+	return t;
+}
+
+/* ProfilerStep#N, as summary's ^ProfilerStep#(\d+)$: its number in *n. */
+static int ag_step_name(const char *s, uint32_t len, uint64_t *n)
+{
+	static const char pre[] = "ProfilerStep#";
+	const uint32_t pl = sizeof(pre) - 1;
+	/* The first byte first: this runs for every slice, and a call to
+	 * memcmp for each CUDA call's name cost more than the rest of the
+	 * table's work. */
+	if (len <= pl || len > pl + 19 || s[0] != 'P' || memcmp(s, pre, pl))
+		return 0;
+	uint64_t v = 0;
+	for (uint32_t i = pl; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*n = v;
+	return 1;
+}
+
+static void ag_step(struct tp_agg *a, uint64_t n, uint64_t dur, int64_t pid)
+{
+	if (a->nsteps == a->steps_cap) {
+		size_t cap = a->steps_cap ? 2 * a->steps_cap : 64;
+		struct ag_step *x = cap > TP_AGG_MAX_STEPS ? NULL : realloc(a->steps, cap * sizeof(*x));
+		if (!x) {
+			a->steps_cut++;
+			return;
+		}
+		a->steps = x;
+		a->steps_cap = cap;
+	}
+	a->steps[a->nsteps++] = (struct ag_step){ .step = n, .dur = dur, .pid = pid };
+}
+
+/* What a child entry takes from a parent that ends at pe. */
+static uint64_t ag_overlap(const struct ag_ent *c, uint64_t pe)
+{
+	if (c->folded)
+		return c->folded;
+	uint64_t end = c->end < pe ? c->end : pe;
+	return end > c->start ? end - c->start : 0;
+}
+
+/* Room for one more entry: grows the stack, or folds its older half into
+ * one entry (what a later parent that encloses them all subtracts). */
+static int ag_room(struct tp_agg *a, struct ag_thr *t)
+{
+	if (t->n < t->cap)
+		return 1;
+	if (t->cap < TP_AGG_STACK_MAX) {
+		uint32_t cap = t->cap ? 2 * t->cap : 32;
+		struct ag_ent *x = realloc(t->st, cap * sizeof(*x));
+		if (x) {
+			t->st = x;
+			t->cap = cap;
+			return 1;
+		}
+		if (!t->cap)
+			return 0;
+	}
+	uint32_t half = t->n / 2;
+	struct ag_ent f = { .start = t->st[0].start, .end = 0, .folded = 0, .row = AG_NONE };
+	for (uint32_t i = 0; i < half; i++) {
+		const struct ag_ent *x = &t->st[i];
+		f.folded += x->folded ? x->folded : x->end - x->start;
+		if (x->end > f.end)
+			f.end = x->end;
+	}
+	if (!f.folded)
+		f.folded = 1; /* 0 means "not folded"; a ns is below what summary shows */
+	t->st[0] = f;
+	memmove(&t->st[1], &t->st[half], (t->n - half) * sizeof(*t->st));
+	t->n -= half - 1;
+	a->self_folded += half;
+	return 1;
+}
+
+static inline void ag_count(struct ag_row *r, uint64_t dur, uint64_t self)
+{
+	r->calls++;
+	r->total += dur;
+	r->self += (int64_t)self;
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+}
+
+static __attribute__((noinline)) void ag_slice(struct tp_agg *a, const struct tp_event *e,
+					       uint64_t s, uint64_t end)
+{
+	uint64_t dur = end - s, stepno = 0;
+	uint32_t row = AG_NONE;
+	if (ag_step_name(e->name, e->name_len, &stepno)) {
+		ag_step(a, stepno, dur, e->pid);
+	} else {
+		row = ag_row_of(a, e);
+		if (row == AG_NONE)
+			a->calls_cut++;
+	}
+	struct ag_thr *t = ag_thread(a, e->pid, e->tid);
+	uint64_t children = 0;
+	/* A slice of no duration takes nothing from a parent nor gives to a
+	 * child: it stays out of the stack. */
+	if (t && dur && ag_room(a, t)) {
+		struct ag_ent *st = t->st;
+		/* Slices that arrived first but lie wholly after this one stay
+		 * (GPU annotations arrive after all their stream's kernels). */
+		uint32_t after = t->n;
+		while (after && !st[after - 1].folded && st[after - 1].start >= end)
+			after--;
+		/* Its children that arrived first: what started after it, or at
+		 * its start and ended sooner (summary sorts by start, the longer
+		 * first; of two equal slices the first is the parent). */
+		uint32_t c = after;
+		while (c) {
+			const struct ag_ent *x = &st[c - 1];
+			if (x->start < s || (x->start == s && x->end >= end && !x->folded))
+				break;
+			children += ag_overlap(x, end);
+			c--;
+		}
+		/* A parent that arrived first: the nearest entry below still open
+		 * at s. */
+		uint32_t lim = c > AG_PARENT_SCAN ? c - AG_PARENT_SCAN : 0;
+		if (t->maxend <= s)
+			lim = c;
+		for (uint32_t i = c; i > lim; i--) {
+			const struct ag_ent *p = &st[i - 1];
+			if (p->folded || p->end <= s)
+				continue;
+			if (p->row != AG_NONE)
+				a->rows[p->row].self -= (int64_t)((end < p->end ? end : p->end) - s);
+			break;
+		}
+		/* This slice replaces its children, below those after it. */
+		if (after < t->n)
+			memmove(&st[c + 1], &st[after], (t->n - after) * sizeof(*st));
+		st[c] = (struct ag_ent){ .start = s, .end = end, .folded = 0, .row = row };
+		t->n = c + 1 + (t->n - after);
+		if (end > t->maxend)
+			t->maxend = end;
+	}
+	if (row != AG_NONE)
+		ag_count(&a->rows[row], dur, children < dur ? dur - children : 0);
+}
+
+void tp_agg_event(struct tp_agg *a, const struct tp_event *e)
+{
+	uint64_t s = e->ts, end = e->ts;
+	if (e->kind == TP_EV_SLICE && e->end > e->ts)
+		end = e->end;
+	if (s < a->lo)
+		a->lo = s;
+	if (end > a->hi)
+		a->hi = end;
+	if (e->kind != TP_EV_SLICE)
+		return;
+	/* The common case, kept to a few loads: a slice of the last thread
+	 * seen that starts after everything on its stack ended (no child, no
+	 * parent among them: it is pushed), with a name the cache knows (not
+	 * a step: steps never enter the cache). */
+	if (a->last_thr < a->nthr && end > s) {
+		struct ag_thr *t = &a->thr[a->last_thr];
+		uintptr_t p = (uintptr_t)e->name;
+		const struct ag_cache *c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
+		if (t->pid == e->pid && t->tid == e->tid && t->maxend <= s && t->n < t->cap &&
+		    e->name_stable && c->name && c->name == e->name && c->nlen == e->name_len &&
+		    c->cat == e->cat && ag_eq(a->rows[c->row].name, e->name, e->name_len)) {
+			t->st[t->n++] = (struct ag_ent){ .start = s, .end = end, .folded = 0,
+							 .row = c->row };
+			t->maxend = end;
+			ag_count(&a->rows[c->row], end - s, end - s);
+			return;
+		}
+	}
+	ag_slice(a, e, s, end);
+}
+
+void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d)
+{
+	tp_doc_u64(d, "version", 1);
+	tp_doc_i64(d, "rank", a->rank);
+	tp_doc_u64(d, "span_ns", a->hi > a->lo ? a->hi - a->lo : 0);
+	tp_doc_u64(d, "names_cut", a->names_cut + a->no_memory);
+	tp_doc_u64(d, "calls_cut", a->calls_cut);
+	tp_doc_u64(d, "steps_cut", a->steps_cut);
+	tp_doc_u64(d, "self_folded", a->self_folded);
+	/* [name, category, calls, total, self, min, max], ns */
+	tp_doc_array(d, "rows");
+	for (uint32_t i = 0; i < a->nrows; i++) {
+		const struct ag_row *r = &a->rows[i];
+		if (!r->calls)
+			continue;
+		tp_doc_array(d, NULL);
+		tp_doc_strn(d, NULL, r->name, r->nlen);
+		tp_doc_str(d, NULL, r->cat);
+		tp_doc_u64(d, NULL, r->calls);
+		tp_doc_u64(d, NULL, r->total);
+		tp_doc_i64(d, NULL, r->self);
+		tp_doc_u64(d, NULL, r->min);
+		tp_doc_u64(d, NULL, r->max);
+		tp_doc_end(d);
+	}
+	tp_doc_end(d);
+	/* [step, duration ns, pid] */
+	tp_doc_array(d, "steps");
+	for (size_t i = 0; i < a->nsteps; i++) {
+		tp_doc_array(d, NULL);
+		tp_doc_u64(d, NULL, a->steps[i].step);
+		tp_doc_u64(d, NULL, a->steps[i].dur);
+		tp_doc_i64(d, NULL, a->steps[i].pid);
+		tp_doc_end(d);
+	}
+	tp_doc_end(d);
+}
