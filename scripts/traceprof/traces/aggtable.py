@@ -14,7 +14,7 @@ import json
 import os
 import zlib
 
-from .events import GPU_CATS, API_CATS, MARKER_CATS, STEP_RE
+from .events import selected
 from .pftrace import PFTRACE_RE, annotation
 from .reader import CHUNK, TraceError, open_binary
 from .wire import Malformed, fields
@@ -142,16 +142,6 @@ def aggregate_of(path):
     return a, ft
 
 
-def _want(by, cat, name):
-    if by == "all":
-        return True
-    if by == "api":
-        return cat in API_CATS
-    if by == "kernel":
-        return cat in GPU_CATS
-    return cat in MARKER_CATS  # marker (steps are not rows)
-
-
 def summary_rows(a, by):
     """summary's rows {name: [calls, total, self, min, max]} (us) and its
     window (us) from a table; None when the table left names out."""
@@ -160,7 +150,7 @@ def summary_rows(a, by):
     rows = {}
     for r in a["rows"]:
         name, cat, calls, total, self_, lo, hi = r
-        if not _want(by, cat, name):
+        if not selected(by, cat, name):
             continue
         x = rows.get(name)
         if x is None:
