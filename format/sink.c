@@ -218,22 +218,31 @@ static int sk_write_all(int fd, const void *p, size_t n)
 static int sk_name_at(struct tp_sink *s, const char *name, char *buf, size_t size,
 		      const char **rel)
 {
-	if (s->dir.fd >= 0 || !s->dir_abs) {
+	if (s->dir.fd >= 0) {
 		*rel = name;
-		if (s->dir.fd >= 0 && tp_fd_ours(&s->dir))
+		if (tp_fd_ours(&s->dir))
 			return s->dir.fd;
-		if (s->dir.fd >= 0) {
-			tp_fd_lost("a trace folder", s->dir.fd);
-			tp_fd_forget(&s->dir);
-		}
+		/* Taken by the program: by its path from here on, when it has one
+		 * (the identity kept by tp_fd_forget() checks it). */
+		tp_fd_lost("a trace folder", s->dir.fd);
+		tp_fd_forget(&s->dir);
+	}
+	if (!s->dir_abs) {
+		*rel = name;
 		return -1;
 	}
 	char dbuf[PATH_MAX];
 	const char *drel;
 	struct stat st;
 	int base = sk_at(s->dir_abs, dbuf, sizeof(dbuf), &drel);
-	if (base == -1 || fstatat(base, drel, &st, 0) != 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_dev != s->dir.dev || st.st_ino != s->dir.ino)
+	int ok = base != -1 && fstatat(base, drel, &st, 0) == 0;
+	if (!ok && base >= 0 && errno == EBADF) {
+		/* The program closed the root's number between its check and the
+		 * call: sk_root_fd() sees it now and opens the root again. */
+		base = sk_at(s->dir_abs, dbuf, sizeof(dbuf), &drel);
+		ok = base != -1 && fstatat(base, drel, &st, 0) == 0;
+	}
+	if (!ok || !S_ISDIR(st.st_mode) || st.st_dev != s->dir.dev || st.st_ino != s->dir.ino)
 		return -1;
 	int n = snprintf(buf, size, "%s/%s", drel, name);
 	if (n < 0 || (size_t)n >= size)
