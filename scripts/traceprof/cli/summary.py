@@ -7,12 +7,13 @@ import os
 import sys
 
 from ..traces import aggtable
-from ..traces.events import STEP_RE, finite_num, selected
+from ..traces.events import STEP_RE
 from .inputs import regular
-from ..traces.pftrace import DOCS, PFTRACE_RE, PftraceReader
+from ..traces.pftrace import PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
-from .summary_comm import comm_event, print_comm
+from .summary_comm import comm_batch, print_comm
 from ..traces.reader import TraceError, TraceReader
+from ..traces.rowacc import EventRows
 from .table import fmt_time, print_table, write_csv
 from ..util import err, fail
 
@@ -76,10 +77,10 @@ def cmd_summary(argv):
     if a.by == "comm" and PFTRACE_RE.search(a.file):
         fail("%s: --by comm reads JSON traces only (it needs the events' args, which "
              "summary does not read from Perfetto files); record with --format json" % a.file)
-    events = []  # (pid, tid, ts, dur, key or None)
-    comm = []  # --by comm: (name, dur, bytes or None)
-    lo, hi = math.inf, -math.inf
-    has_events = False
+    # Read as a stream: running aggregates, and self time from the complete
+    # events sorted in bounded runs (traces/rowacc.py), never every event.
+    acc = EventRows(a.by, want_self=a.by not in ("step", "comm"))
+    comm = {}  # --by comm: name -> [calls, time, bytes, calls with bytes]
     meta = {}
     try:
         reader = PftraceReader(a.file) if PFTRACE_RE.search(a.file) else TraceReader(a.file)
@@ -88,80 +89,27 @@ def cmd_summary(argv):
                 if kind == "meta":
                     meta[batch] = b
                 continue
-            has_events = True
-            for ev in batch:
-                if not isinstance(ev, dict):
-                    continue
-                ph = ev.get("ph")
-                ts = finite_num(ev.get("ts"))
-                if ph == "M" or ts is None:
-                    continue
-                if ph == "i" and ev.get("name") in DOCS and ev.get("cat") is None:
-                    continue  # a .pftrace's document instant, not an event
-                dur = finite_num(ev.get("dur")) if ph == "X" else 0
-                if dur is None or dur < 0:
-                    dur = 0
-                lo = min(lo, ts)
-                hi = max(hi, ts + dur)
-                if ph != "X":
-                    continue
-                name = str(ev.get("name", ""))
-                if a.by == "comm":
-                    c = comm_event(ev)
-                    if c is not None:
-                        comm.append((c[0], float(dur), c[1]))
-                    continue
-                key = name if selected(a.by, ev.get("cat"), name) else None
-                events.append((str(ev.get("pid")), str(ev.get("tid")), ts, float(dur), key))
+            if a.by == "comm":
+                comm_batch(comm, batch)
+                acc.has_events = True
+                continue
+            acc.add_batch(batch)
+        rows = acc.finish()
     except TraceError as e:
         fail(str(e), 1)
-    window = hi - lo if hi > lo else 0.0
+    window = acc.window()
     if a.by == "comm":
         if not comm:
             err("%s: nothing to show: no NCCL ranges (NVTX domain \"NCCL\"): the program "
                 "made no NCCL call while recording" % a.file)
             return 1
         return print_comm(a, comm)
-    if not has_events or not any(e[4] is not None for e in events):
-        err("%s: nothing to show: %s" % (a.file, empty_reason(a.by, has_events, events, meta)))
+    if not acc.has_events or not acc.keyed:
+        err("%s: nothing to show: %s" % (a.file, empty_reason(a.by, acc.has_events,
+                                                             acc.complete, meta)))
         return 1
     if a.by == "step":
-        return print_steps(a, events, window)
-
-    # Self time: per thread, events sorted by start (longer first on ties)
-    # nest like a call stack; a child's duration is taken from its parent.
-    selft = [0.0] * len(events)
-    by_thread = {}
-    for i, e in enumerate(events):
-        by_thread.setdefault((e[0], e[1]), []).append(i)
-    for idxs in by_thread.values():
-        idxs.sort(key=lambda i: (events[i][2], -events[i][3]))
-        stack = []
-        for i in idxs:
-            ts, dur = events[i][2], events[i][3]
-            while stack and events[stack[-1]][2] + events[stack[-1]][3] <= ts + 1e-9 \
-                    and not (dur == 0 and events[stack[-1]][2] + events[stack[-1]][3] == ts
-                             and events[stack[-1]][2] == ts):
-                stack.pop()
-            selft[i] = dur
-            if stack:
-                parent = stack[-1]
-                end = min(ts + dur, events[parent][2] + events[parent][3])
-                selft[parent] -= max(0.0, end - ts)
-            stack.append(i)
-    rows = {}
-    for i, e in enumerate(events):
-        key = e[4]
-        if key is None:
-            continue
-        r = rows.get(key)
-        if r is None:
-            r = rows[key] = [0, 0.0, 0.0, math.inf, 0.0]
-        r[0] += 1
-        r[1] += e[3]
-        r[2] += max(0.0, selft[i])
-        r[3] = min(r[3], e[3])
-        r[4] = max(r[4], e[3])
+        return print_steps(a, acc.steps, window)
     return print_rows(a, rows, window)
 
 
@@ -194,11 +142,12 @@ def print_rows(a, rows, window):
     return 0
 
 
-def empty_reason(by, has_events, events, meta):
-    """Why a summary has no rows, in words."""
+def empty_reason(by, has_events, complete, meta):
+    """Why a summary has no rows, in words (complete: how many complete
+    events with a numeric ts there were)."""
     if not has_events:
         return "the file has no events (no traceEvents array, or an empty one)"
-    if not events:
+    if not complete:
         return "no complete events (ph \"X\") with a numeric ts"
     cfg = meta.get("traceprof", {}).get("configuration", {}) \
         if isinstance(meta.get("traceprof"), dict) else {}

@@ -4,6 +4,7 @@ collective, from the ranges NCCL marks in its NVTX domain "NCCL" (their
 
 import math
 
+from ..traces.events import finite_num
 from .table import fmt_time, print_table, write_csv
 
 
@@ -18,16 +19,31 @@ def comm_event(ev):
     return str(ev.get("name", "")), (b if ok else None)
 
 
-def print_comm(a, comm):
-    """comm: [(name, dur_us, bytes or None)]; prints one row per name."""
-    rows = {}
-    for name, dur, b in comm:
-        r = rows.setdefault(name, [0, 0.0, 0, 0])  # calls, time, bytes, calls with bytes
+def comm_batch(rows, batch):
+    """Adds a batch of events' NCCL ranges (complete events with a numeric
+    ts) to rows {name: [calls, time (us), bytes, calls with bytes]}, as
+    they stream."""
+    for ev in batch:
+        if not isinstance(ev, dict) or ev.get("ph") != "X" or finite_num(ev.get("ts")) is None:
+            continue
+        c = comm_event(ev)
+        if c is None:
+            continue
+        dur = finite_num(ev.get("dur"))
+        if dur is None or dur < 0:
+            dur = 0
+        r = rows.get(c[0])
+        if r is None:
+            r = rows[c[0]] = [0, 0.0, 0, 0]
         r[0] += 1
-        r[1] += dur
-        if b is not None:
-            r[2] += int(b)
+        r[1] += float(dur)
+        if c[1] is not None:
+            r[2] += int(c[1])
             r[3] += 1
+
+
+def print_comm(a, rows):
+    """rows: comm_batch's; prints one row per name."""
     order = sorted(rows.items(), key=lambda kv: (-kv[1][1], kv[0]))
     shown = order if a.top == 0 else order[:a.top]
     if a.csv:

@@ -17,6 +17,7 @@ import zlib
 from .events import selected
 from .pftrace import PFTRACE_RE, annotation
 from .reader import CHUNK, TraceError, open_binary
+from .rowacc import Rows
 from .wire import Malformed, fields
 
 _JSON_MARK = b'\n  ],\n  "traceprof": {'
@@ -147,21 +148,12 @@ def summary_rows(a, by):
     window (us) from a table; None when the table left names out."""
     if a.get("names_cut") or a.get("calls_cut"):
         return None
-    rows = {}
+    rows = Rows()
     for r in a["rows"]:
         name, cat, calls, total, self_, lo, hi = r
-        if not selected(by, cat, name):
-            continue
-        x = rows.get(name)
-        if x is None:
-            rows[name] = [calls, total / 1e3, max(0, self_) / 1e3, lo / 1e3, hi / 1e3]
-        else:
-            x[0] += calls
-            x[1] += total / 1e3
-            x[2] += max(0, self_) / 1e3
-            x[3] = min(x[3], lo / 1e3)
-            x[4] = max(x[4], hi / 1e3)
-    return rows, a["span_ns"] / 1e3
+        if selected(by, cat, name):
+            rows.add(name, calls, total / 1e3, self_ / 1e3, lo / 1e3, hi / 1e3)
+    return rows.rows, a["span_ns"] / 1e3
 
 
 def step_events(a):
