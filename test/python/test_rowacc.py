@@ -36,7 +36,7 @@ def nested_events(seed, n_steps=40):
         for tid in (1, 2):
             u = t + 1
             ev.append(X("forward", "user_annotation", u, 60.0, tid=tid))
-            ev.append(X("forward", "user_annotation", u, 60.0, tid=tid))  # a twin
+            ev.append(X("twin", "user_annotation", u, 60.0, tid=tid))  # identical but the name
             for k in range(5):
                 c = u + 2 + 10 * k
                 ev.append(X("cudaLaunchKernel", "cuda_runtime", c, 3.0 + rnd.random(), tid=tid))
