@@ -16,37 +16,15 @@ import zlib
 
 from .events import selected
 from .pftrace import PFTRACE_RE, annotation
-from .reader import CHUNK, TraceError, open_binary
+from .reader import TraceError, open_binary
 from .rowacc import Rows
+from .tail import compressed, tail_bytes
 from .wire import Malformed, fields
 
 _JSON_MARK = b'\n  ],\n  "traceprof": {'
 # Tail sizes tried in turn: a table is a few KiB to about 1 MiB (4096
 # names; format/aggregate.h).
 _TAILS = (1 << 16, 1 << 20, 1 << 24)
-
-
-def _tail_bytes(path, n):
-    """(the last n bytes of the decompressed file, whether that is all of
-    it)."""
-    if not (path.endswith(".gz") or path.endswith(".zst")):
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - n))
-            return f.read(), size <= n
-    f = open_binary(path)
-    keep, total = b"", 0
-    try:
-        while True:
-            d = f.read(CHUNK)
-            if not d:
-                break
-            total += len(d)
-            keep = (keep + d)[-n:]
-    finally:
-        f.close()
-    return keep, total <= n
 
 
 def _json_footer(data):
@@ -117,8 +95,14 @@ def footer_of(path):
     try:
         if pf and _pf_merged(path):
             return None
+        # A compressed file is decompressed once (tail.tail_bytes reads it
+        # whole), for the largest tail; a plain one is read from its end.
+        big = tail_bytes(path, _TAILS[-1]) if compressed(path) else None
         for n in _TAILS:
-            data, whole = _tail_bytes(path, n)
+            if big is None:
+                data, whole = tail_bytes(path, n)
+            else:
+                data, whole = big[0][-n:], big[1] and len(big[0]) <= n
             doc = _pf_footer(data) if pf else _json_footer(data)
             if doc is not None or whole:
                 return doc

@@ -2,30 +2,47 @@
 (Kineto's baseTimeNanoseconds, traceprof's footer), read with the JSON
 parser from the file's end; and a trace's metadata, head and tail."""
 
+import collections
 import json
 
 from .reader import CHUNK, WS, TraceError, TraceReader, open_binary
 
 
-def tail_text(path, nbytes=1 << 20):
-    """The last nbytes of the decompressed file, as text."""
-    if not (path.endswith(".gz") or path.endswith(".zst")):
+def compressed(path):
+    """Whether path is read through a decompressor (.gz, .zst)."""
+    return path.endswith(".gz") or path.endswith(".zst")
+
+
+def tail_bytes(path, nbytes):
+    """(the last nbytes of the decompressed file, whether that is all of
+    it).  A plain file is read from its end; a compressed one is
+    decompressed whole, as a stream, keeping its last nbytes."""
+    if not compressed(path):
         with open(path, "rb") as f:
             f.seek(0, 2)
             size = f.tell()
             f.seek(max(0, size - nbytes))
-            return f.read().decode("utf-8", "replace")
+            return f.read(), size <= nbytes
     f = open_binary(path)
-    keep = b""
+    keep, kept, total = collections.deque(), 0, 0  # the last chunks read
     try:
         while True:
             d = f.read(CHUNK)
             if not d:
                 break
-            keep = (keep + d)[-nbytes:]
+            total += len(d)
+            keep.append(d)
+            kept += len(d)
+            while kept - len(keep[0]) >= nbytes:
+                kept -= len(keep.popleft())
     finally:
         f.close()
-    return keep.decode("utf-8", "replace")
+    return b"".join(keep)[-nbytes:], total <= nbytes
+
+
+def tail_text(path, nbytes=1 << 20):
+    """The last nbytes of the decompressed file, as text."""
+    return tail_bytes(path, nbytes)[0].decode("utf-8", "replace")
 
 
 def tail_meta(path):
@@ -96,11 +113,10 @@ def _tail_members(text):
 def load_meta(path):
     """Top-level metadata of a trace: the head, completed from the tail."""
     meta = TraceReader(path).head()
-    compressed = path.endswith(".gz") or path.endswith(".zst")
     # The tail of a compressed file costs a whole decompression: only for
     # what a merge needs before the events (the base, the devices).
     if "baseTimeNanoseconds" not in meta or "deviceProperties" not in meta or \
-            ("traceprof" not in meta and not compressed):
+            ("traceprof" not in meta and not compressed(path)):
         try:
             for k, v in tail_meta(path).items():
                 meta.setdefault(k, v)
