@@ -71,7 +71,9 @@ struct tp_agg {
 	uint32_t *slots; /* row + 1; 0 empty */
 	struct ag_cache cache[AG_CACHE];
 	struct ag_thr *thr;
-	size_t nthr, thr_cap, last_thr;
+	/* thr[0 .. thr_kept) may hold a stack (st, cap: kept from an earlier
+	 * file, or grown in this one), beyond it nothing. */
+	size_t nthr, thr_cap, last_thr, thr_kept;
 	struct ag_step *steps;
 	size_t nsteps, steps_cap;
 	uint64_t lo, hi; /* UINT64_MAX, 0: no event yet */
@@ -79,9 +81,46 @@ struct tp_agg {
 	uint64_t names_cut, calls_cut, steps_cut, self_folded, no_memory;
 };
 
+/* One table kept for the next file.  A window's file is opened and closed
+ * many times, and growing each thread's stack and the rows anew for every
+ * file (realloc, then fresh memory touched) was a fifth of the table's
+ * instructions in bench_json's 1 MiB files.  A freed table is emptied and
+ * kept with its arrays (stacks up to AG_SPARE_STACK entries, for up to
+ * AG_SPARE_THREADS threads; rows and steps up to AG_SPARE_ROWS and
+ * AG_SPARE_STEPS: at most about 1.6 MiB, most of it the stacks), and the next
+ * tp_agg_new takes it.  The slot is taken and filled by atomic exchange,
+ * so that a table is never in two writers' hands even if two threads were
+ * to open or close files at once. */
+#define AG_SPARE_STACK 1024
+#define AG_SPARE_THREADS 64
+#define AG_SPARE_ROWS 1024
+#define AG_SPARE_STEPS 1024
+static struct tp_agg *ag_spare;
+
+static void ag_destroy(struct tp_agg *a)
+{
+	if (a->rows)
+		for (uint32_t i = 0; i < a->nrows; i++)
+			free(a->rows[i].name);
+	for (size_t i = 0; i < a->thr_kept; i++)
+		free(a->thr[i].st);
+	free(a->rows);
+	free(a->slots);
+	free(a->thr);
+	free(a->steps);
+	free(a);
+}
+
 struct tp_agg *tp_agg_new(int64_t rank)
 {
-	struct tp_agg *a = calloc(1, sizeof(*a));
+	/* Acquire: pairs with the release in tp_agg_free's exchange, so that
+	 * the emptied table's contents are seen whole. */
+	struct tp_agg *a = __atomic_exchange_n(&ag_spare, NULL, __ATOMIC_ACQUIRE);
+	if (a) {
+		a->rank = rank;
+		return a;
+	}
+	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	a->rank = rank;
@@ -91,26 +130,64 @@ struct tp_agg *tp_agg_new(int64_t rank)
 	a->rows_cap = AG_ROWS0;
 	a->nslots = 2 * AG_ROWS0;
 	if (!a->rows || !a->slots) {
-		tp_agg_free(a);
+		ag_destroy(a);
 		return NULL;
 	}
 	return a;
+}
+
+/* Empties a for the next file, keeping its arrays within the spare's
+ * bounds; 0, or -1 when it is too big to keep. */
+static int ag_empty(struct tp_agg *a)
+{
+	if (a->rows_cap > AG_SPARE_ROWS || a->no_memory)
+		return -1;
+	for (uint32_t i = 0; i < a->nrows; i++)
+		free(a->rows[i].name);
+	a->nrows = 0;
+	a->name_bytes = 0;
+	memset(a->slots, 0, a->nslots * sizeof(*a->slots));
+	memset(a->cache, 0, sizeof(a->cache));
+	size_t keep = 0;
+	for (size_t i = 0; i < a->thr_kept; i++) {
+		struct ag_thr *t = &a->thr[i];
+		if (i < AG_SPARE_THREADS && t->cap <= AG_SPARE_STACK) {
+			keep = i + 1;
+			continue;
+		}
+		free(t->st);
+		t->st = NULL;
+		t->cap = 0;
+	}
+	a->thr_kept = keep;
+	a->nthr = 0;
+	a->last_thr = 0;
+	a->nsteps = 0;
+	if (a->steps_cap > AG_SPARE_STEPS) {
+		free(a->steps);
+		a->steps = NULL;
+		a->steps_cap = 0;
+	}
+	a->lo = UINT64_MAX;
+	a->hi = 0;
+	a->names_cut = a->calls_cut = a->steps_cut = a->self_folded = 0;
+	return 0;
 }
 
 void tp_agg_free(struct tp_agg *a)
 {
 	if (!a)
 		return;
-	if (a->rows)
-		for (uint32_t i = 0; i < a->nrows; i++)
-			free(a->rows[i].name);
-	for (size_t i = 0; i < a->nthr; i++)
-		free(a->thr[i].st);
-	free(a->rows);
-	free(a->slots);
-	free(a->thr);
-	free(a->steps);
-	free(a);
+	if (ag_empty(a) < 0) {
+		ag_destroy(a);
+		return;
+	}
+	/* Release: pairs with the acquire of the exchange in tp_agg_new (and
+	 * acquire: the table this one replaces was put there by such a
+	 * release, and is freed here). */
+	struct tp_agg *old = __atomic_exchange_n(&ag_spare, a, __ATOMIC_ACQ_REL);
+	if (old)
+		ag_destroy(old);
 }
 
 static int ag_same_cat(const char *x, const char *y)
@@ -256,7 +333,14 @@ static struct ag_thr *ag_thread(struct tp_agg *a, int64_t pid, int64_t tid)
 		a->thr_cap = cap;
 	}
 	struct ag_thr *t = &a->thr[a->nthr];
-	memset(t, 0, sizeof(*t));
+	if (a->nthr < a->thr_kept) {
+		/* A stack kept from an earlier file. */
+		t->n = 0;
+		t->maxend = 0;
+	} else {
+		memset(t, 0, sizeof(*t));
+		a->thr_kept = a->nthr + 1;
+	}
 	t->pid = pid;
 	t->tid = tid;
 	a->last_thr = a->nthr++;

@@ -10,11 +10,12 @@
 
 #include "test/unit/check_main.h"
 
-static void slice(struct tp_agg *a, const char *name, int64_t tid, uint64_t s, uint64_t e)
+static void slice_as(struct tp_agg *a, const char *name, int stable, int64_t tid, uint64_t s,
+		     uint64_t e)
 {
 	struct tp_event ev = {
 		.kind = TP_EV_SLICE,
-		.name_stable = 0,
+		.name_stable = (uint8_t)stable,
 		.nargs = 0,
 		.name_len = (uint32_t)strlen(name),
 		.cat = "user_annotation",
@@ -27,6 +28,11 @@ static void slice(struct tp_agg *a, const char *name, int64_t tid, uint64_t s, u
 		TP_EV_NO_EXTRAS,
 	};
 	tp_agg_event(a, &ev);
+}
+
+static void slice(struct tp_agg *a, const char *name, int64_t tid, uint64_t s, uint64_t e)
+{
+	slice_as(a, name, 0, tid, s, e);
 }
 
 /* The value at index `col` of the row named `name` (2 calls, 3 total, 4
@@ -173,6 +179,54 @@ START_TEST(test_bounds)
 }
 END_TEST
 
+START_TEST(test_reuse)
+{
+	/* A table freed is kept, emptied, for the next file: nothing of the
+	 * first file shows in the second, whose threads, names and stacks
+	 * start anew (a kept stack, a new thread, a stack beyond what is
+	 * kept). */
+	struct tp_agg *a = tp_agg_new(1);
+	ck_assert_ptr_nonnull(a);
+	for (uint64_t i = 0; i < 3000; i++)
+		slice(a, "old", 1 + (int64_t)(i % 3), 10 * i, 10 * i + 5);
+	for (uint64_t i = 0; i < 2000; i++)
+		slice(a, "deep", 4, 10 * i, 10 * i + 5); /* a stack of 2048: not kept */
+	slice(a, "ProfilerStep#1", 1, 0, 100000);
+	/* The second file's names, first seen in another order. */
+	slice(a, "P", 6, 0, 1);
+	slice_as(a, "c", 1, 6, 2, 3); /* a stable name: remembered by address */
+	slice_as(a, "c", 1, 6, 6, 7);
+	slice(a, "g", 6, 8, 9);
+	tp_agg_free(a);
+	struct tp_agg *b = tp_agg_new(2);
+	ck_assert_ptr_nonnull(b);
+	slice(b, "g", 2, 12, 15);
+	slice_as(b, "c", 1, 2, 10, 20);
+	slice(b, "P", 2, 0, 100);
+	slice_as(b, "c", 1, 4, 200, 230);
+	slice_as(b, "c", 1, 5, 300, 310);
+	slice(b, "P", 5, 290, 320);
+	struct tp_doc d;
+	doc_of(b, &d);
+	ck_assert_int_eq(cell(&d, "old", 2), -1);
+	ck_assert_int_eq(cell(&d, "deep", 2), -1);
+	ck_assert_int_eq(cell(&d, "P", 2), 2);
+	ck_assert_int_eq(cell(&d, "P", 4), 90 + 20);
+	ck_assert_int_eq(cell(&d, "c", 2), 3);
+	ck_assert_int_eq(cell(&d, "c", 4), 7 + 30 + 10);
+	ck_assert_int_eq((int64_t)member(&d, "span_ns"), 320);
+	ck_assert_int_eq((int64_t)member(&d, "rank"), 2);
+	ck_assert_uint_eq(member(&d, "self_folded"), 0);
+	tp_doc_free(&d);
+	/* Two tables at once: the second is a new one. */
+	struct tp_agg *c = tp_agg_new(3);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_ne(b, c);
+	tp_agg_free(b);
+	tp_agg_free(c);
+}
+END_TEST
+
 static Suite *aggregate_suite(void)
 {
 	Suite *s = suite_create("aggregate");
@@ -182,6 +236,7 @@ static Suite *aggregate_suite(void)
 	tcase_add_test(tc, test_annotations_after_kernels);
 	tcase_add_test(tc, test_threads_ties_steps);
 	tcase_add_test(tc, test_bounds);
+	tcase_add_test(tc, test_reuse);
 	suite_add_tcase(s, tc);
 	return s;
 }
