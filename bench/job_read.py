@@ -14,6 +14,12 @@ clock of the whole command (Python start included); memory is the command's
 peak resident set (ru_maxrss of the child).  BENCH_BIG=1 adds 8 ranks of
 500 MB (minutes: generating them, and one full read of the events).
 
+The streaming read (issue 35 item 2): `summary --from-events` of one file of
+BENCH_STREAM_MB MB (default 500; 100 with BENCH_QUICK=1; 0 leaves it out)
+without a table (gentrace.py without --aggregate: what a torch.profiler or
+Perfetto file without a footer takes), its time, MB/s and peak memory, and
+the same of a file of a fifth of that size: the memory must not grow.
+
 Prints lines `name: value` (seconds, MiB)."""
 import os
 import re
@@ -36,11 +42,13 @@ def measure(args):
             "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.PIPE);"
             "dt=time.monotonic()-t;"
             "sys.stderr.write(r.stderr.decode(errors='replace')[-300:]) if r.returncode else None;"
-            "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024.0, r.returncode)")
+            "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+            "print(dt, u.ru_maxrss/1024.0, r.returncode, u.ru_utime+u.ru_stime)")
     out = subprocess.run([PY, "-c", code] + args, stdout=subprocess.PIPE, check=True).stdout
-    dt, mib, rc = out.split()
+    dt, mib, rc, cpu = out.split()
     if int(rc):
         raise RuntimeError("%s failed" % " ".join(args))
+    measure.cpu = float(cpu)
     return float(dt), float(mib)
 
 
@@ -98,9 +106,25 @@ def main():
                            os.path.join(tmp, "sub%d" % n)])
         print("summary --by rank, %d ranks x %g MB, events (--from-events): %.2f s, %.0f MiB "
               "(%.1f s for all %d ranks at that rate)" % (n, mb, dt, mib, dt * ranks / n, ranks))
+        stream_mb = float(os.environ.get("BENCH_STREAM_MB",
+                                         "100" if os.environ.get("BENCH_QUICK") == "1" else "500"))
+        if stream_mb > 0:
+            shutil.rmtree(job, ignore_errors=True)
+            for mb_one in sorted({stream_mb / 5, stream_mb}):
+                one = os.path.join(tmp, "stream.trace.json")
+                t0 = time.monotonic()
+                subprocess.run([PY, GEN, one, "--mb", str(mb_one), "--gpu"], check=True,
+                               stderr=subprocess.DEVNULL)
+                gen = time.monotonic() - t0
+                size = os.path.getsize(one) / 1e6
+                dt, mib = measure([PY, TP, "summary", "--from-events", one])
+                print("summary --from-events, 1 file of %.0f MB without a table (streaming): "
+                      "%.2f s, %.2f CPU s (%.1f MB per CPU second), %.0f MiB (generated in %.0f s)"
+                      % (size, dt, measure.cpu, size / measure.cpu, mib, gen))
+                os.unlink(one)
         if os.environ.get("BENCH_BIG") == "1":
             big = os.path.join(tmp, "big")
-            shutil.rmtree(job)
+            shutil.rmtree(job, ignore_errors=True)
             t0 = time.monotonic()
             make_job(big, 8, 500)
             print("generate 8 ranks x 500 MB: %.1f s" % (time.monotonic() - t0))
