@@ -130,3 +130,22 @@ def test_bare_array_torch_style(capsys, tmp_path, top):
     path = tmp_path / "t.json"
     path.write_text(json.dumps(orders(nested_events(5))["end"]))
     assert summary_csv(capsys, str(path), "all") == reference_csv(capsys, str(path), "all")
+
+
+def test_no_temporary_file(capsys, monkeypatch, tmp_path):
+    """Where no temporary file can be written, one line says so and the
+    events are sorted in memory: the same table."""
+    path = write_trace(tmp_path / "t.json", orders(nested_events(2))["shuffled"])
+    want = summary_csv(capsys, path, "all")
+    monkeypatch.setattr(rowacc, "RUN", 50)
+    calls = []
+
+    def full(*a, **k):
+        calls.append(1)
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(rowacc.tempfile, "TemporaryFile", full)
+    assert cmd_summary([path, "--csv", "--top", "0", "--from-events"]) == 0
+    out = capsys.readouterr()
+    assert out.out == want
+    assert out.err.count("traceprof: cannot write a temporary file") == 1, out.err
+    assert "No space left on device" in out.err and len(calls) == 1

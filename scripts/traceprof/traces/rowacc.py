@@ -15,8 +15,10 @@ windows are written as they fill, and other tools' orders are their own.  So
 the (thread, start, -duration, file position, name) of every complete event
 is sorted in runs of RUN events; a run that fills is spilled to an unnamed
 temporary file (32 bytes an event) and the runs are merged (heapq.merge) at
-the end.  The stack that nests each thread's merged events is as deep as
-its nesting, whatever the file's size.  The file position breaks exact ties
+the end (the last run stays in memory).  The stack that nests each
+thread's merged events is as deep as its nesting, whatever the file's size.
+Where no temporary file can be written, one line says so and the runs stay
+in memory: the same table, in memory that grows with the file.  The file position breaks exact ties
 as the earlier in-memory sort (a stable sort in file order) did, so the same
 event is the parent of its identical twin.  Resident memory is one run plus
 a buffer per spilled run; a file of at most RUN complete events is sorted in
@@ -29,14 +31,15 @@ import tempfile
 
 from .events import finite_num, selected
 from .pftrace import DOCS
+from ..util import err
 
 # Complete events sorted in memory at once: about 170 bytes each as Python
 # tuples (6 MB), and 1 MB of temporary file per run once spilled; a 500 MB
-# trace of the library has about 2 million, 64 runs, merged with 128 KiB
+# trace of the library has about 2 million, 64 runs, merged with 32 KiB
 # read back from each at a time.
 RUN = 1 << 15
 # Records read back at once from each spilled run while merging.
-_READ = 4096
+_READ = 1024
 _REC = struct.Struct("<iddqi")  # thread, start, -duration, position, name id
 
 
@@ -81,6 +84,7 @@ class SelfTimes:
         self.run = run or RUN
         self.buf = []
         self.spilled = []  # temporary files, one sorted run each
+        self.kept = []     # sorted runs kept in memory (no temporary file)
         self.seq = 0
         self.threads = {}
 
@@ -95,24 +99,38 @@ class SelfTimes:
             self.spill()
 
     def spill(self):
+        """Sorts the run and writes it to a temporary file.  Where no
+        temporary file can be written (TMPDIR missing, read-only or full),
+        says so once and keeps the events in memory from then on: the
+        summary is the same, its memory grows with the file."""
         self.buf.sort()
-        f = tempfile.TemporaryFile(prefix="traceprof-summary-")
-        pack = _REC.pack
-        for i in range(0, len(self.buf), _READ):
-            f.write(b"".join(pack(*r) for r in self.buf[i:i + _READ]))
+        f = None
+        try:
+            f = tempfile.TemporaryFile(prefix="traceprof-summary-")
+            pack = _REC.pack
+            for i in range(0, len(self.buf), _READ):
+                f.write(b"".join(pack(*r) for r in self.buf[i:i + _READ]))
+            f.flush()
+        except OSError as e:
+            if f is not None:
+                f.close()
+            err("cannot write a temporary file for the sort of the events (%s; TMPDIR=%s): "
+                "keeping them in memory instead" % (e.strerror or e, tempfile.gettempdir()))
+            self.run = math.inf
+            self.kept.append(self.buf)
+            self.buf = []
+            return
         self.buf = []
         self.spilled.append(f)
 
     def results(self):
         """Yields (name id, self time) per event with a name id >= 0."""
         try:
-            if self.spilled:
-                if self.buf:
-                    self.spill()
-                merged = heapq.merge(*[_run_records(f) for f in self.spilled])
-            else:
-                self.buf.sort()
-                merged = self.buf
+            self.buf.sort()
+            runs = [_run_records(f) for f in self.spilled] + self.kept
+            if self.buf:
+                runs.append(self.buf)
+            merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
             thread = None
             stack = []  # [start, end, dur, self, name id], innermost last
             for t, ts, ndur, _, kid in merged:
@@ -144,6 +162,7 @@ class SelfTimes:
                     yield x[4], x[3]
         finally:
             self.buf = []
+            self.kept = []
             for f in self.spilled:
                 f.close()
             self.spilled = []
