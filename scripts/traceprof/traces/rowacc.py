@@ -15,14 +15,15 @@ windows are written as they fill, and other tools' orders are their own.  So
 the (thread, start, -duration, file position, name) of every complete event
 is sorted in runs of RUN events; a run that fills is spilled to an unnamed
 temporary file (32 bytes an event) and the runs are merged (heapq.merge) at
-the end (the last run stays in memory).  The stack that nests each
+the end, the last run from memory.  The file position breaks exact ties as
+the earlier in-memory sort (a stable sort in file order) did, so the same
+event is the parent of its identical twin.  The stack that nests each
 thread's merged events is as deep as its nesting, whatever the file's size.
+
+Resident memory is one run plus a small buffer per spilled run; a file of
+at most RUN complete events is sorted in memory with no temporary file.
 Where no temporary file can be written, one line says so and the runs stay
-in memory: the same table, in memory that grows with the file.  The file position breaks exact ties
-as the earlier in-memory sort (a stable sort in file order) did, so the same
-event is the parent of its identical twin.  Resident memory is one run plus
-a buffer per spilled run; a file of at most RUN complete events is sorted in
-memory with no temporary file."""
+in memory: the same table, in memory that grows with the file."""
 
 import heapq
 import math
