@@ -167,14 +167,14 @@ static void *global_binding(const struct lobjs *L, long c, const char *name, tp_
 {
 	struct tp_elf e;
 	const char *version = NULL;
-	int other, ifunc = 0;
+	int ifunc = 0;
 	*refs = 0;
 	if (tp_elf_open(&e, L->v[c].base, L->v[c].dyn) < 0 || !tp_elf_reference(&e, name, &version))
 		return NULL;
 	*refs = 1;
 	/* Another traceprof copy after this one answers with what comes after
 	 * it (by name: a copy's own wrappers carry no version). */
-	void *p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name, &other));
+	void *p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name));
 	if (!p || !version)
 		return p;
 	long o = by_addr(L, (uintptr_t)p);
@@ -185,7 +185,7 @@ static void *global_binding(const struct lobjs *L, long c, const char *name, tp_
 	}
 	/* The version string lies in the caller's string table: the caller
 	 * stays loaded while it calls. */
-	return not_self(tp_copies_skip(dlvsym(RTLD_NEXT, name, version), name, &other));
+	return not_self(tp_copies_skip(dlvsym(RTLD_NEXT, name, version), name));
 }
 
 void *tp_scope_resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int with_driver)
@@ -217,8 +217,7 @@ void *tp_scope_resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, i
 		 * its version would bind what glibc refuses.  Another traceprof
 		 * copy after this one: the definition after it (issue 30, item
 		 * 7). */
-		int other;
-		p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name, &other));
+		p = not_self(tp_copies_skip(dl(RTLD_NEXT, name), name));
 	}
 	if (!p && with_driver && tp_cuda_fns[id].lib == TP_CUDA_LIB_DRIVER && !L.failed) {
 		/* The runtime dlopens the driver without RTLD_GLOBAL, and reaches

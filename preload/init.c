@@ -260,13 +260,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(cfg.trigger_signal, &sa, NULL);
 	}
-	int rc = tp_sources_start(&cfg, &vars);
-	if (rc < 0) {
-		tp_error("cannot start the flush thread: %s; profiling is disabled for this process",
-			 strerror(-rc));
-		tp_control_disable();
-		goto out;
-	}
+	tp_sources_start(&cfg, &vars);
 	/* Opt-in only: a handler installed at load is the program's business.
 	 * CPython installs its KeyboardInterrupt handler only over a default
 	 * SIGINT and reports a foreign handler as None, which multiprocessing's
