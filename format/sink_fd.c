@@ -20,8 +20,7 @@
 
 #include "common/fd.h"
 
-/* "dir/name" into buf.  Returns 0 or
- * -ENAMETOOLONG. */
+/* "dir/name" into buf.  Returns 0 or -ENAMETOOLONG. */
 static int sk_join(char *buf, size_t size, const char *dir, const char *name)
 {
 	int n = snprintf(buf, size, "%s/%s", dir, name);
