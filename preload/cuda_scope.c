@@ -9,7 +9,8 @@
  * the real function up after traceprof (RTLD_NEXT) sees the global scope
  * only, and two runtimes of different majors (libcudart.so.12 and .so.13, each
  * in its own local scope) define the same names.  So the answer depends on
- * the caller, and is found like this (resolve_caller()):
+ * the caller, and is found like this (preload/cuda_scope_caller.c's
+ * tp_scope_resolve_caller()):
  *   0. when the caller's object refers to the name (its relocation is what
  *      reached us): the global scope after traceprof, binding only a
  *      definition that the reference's version accepts, as glibc does

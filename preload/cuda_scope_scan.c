@@ -37,7 +37,7 @@ struct scan_ctx {
 	int full;     /* out of memory: some definers missed */
 };
 
-/* dlpi_subs at the last tp_scope_scan (under lock): a change means objects were
+/* dlpi_subs at the last scan (under lock): a change means objects were
  * unloaded, so an address known before may now belong to another object
  * mapped at the same place (issue 30, item 5). */
 static unsigned long long last_subs;

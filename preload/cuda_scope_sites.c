@@ -56,7 +56,7 @@ void tp_scope_site_insert_locked(uintptr_t key, void *fn)
 		if (k)
 			continue;
 		atomic_store_explicit(&t[h].fn, fn, memory_order_relaxed);
-		/* Release: a reader that sees the key sees fn (site_lookup). */
+		/* Release: a reader that sees the key sees fn (tp_scope_site_lookup). */
 		atomic_store_explicit(&t[h].key, key, memory_order_release);
 		return;
 	}
