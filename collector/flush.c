@@ -319,8 +319,8 @@ void tp_flush_need(void)
 	errno = saved;
 }
 
-int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars,
-		   const struct tp_flush_plugin *const *plugins, int nplugins)
+void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars,
+		    const struct tp_flush_plugin *const *plugins, int nplugins)
 {
 	tp_fl.cfg = *cfg;
 	tp_fl.vars = *vars;
@@ -356,7 +356,6 @@ int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *v
 			strerror(-arc));
 	/* Release: the set-up above is seen by tp_flush_need()'s acquire. */
 	atomic_store_explicit(&F.configured, 1, memory_order_release);
-	return 0;
 }
 
 void tp_flush_sync(int timeout_ms)

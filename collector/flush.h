@@ -49,8 +49,9 @@ extern const struct tp_flush_plugin tp_stacks_plugin;	/* stacks.c: call stack fr
 
 /* Sets the collector up with the plugins given (in the order their callbacks
  * run; NULL entries skipped).  The flush thread is not started here: see
- * tp_flush_need().  Returns 0 or -errno. */
-int tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars,
+ * tp_flush_need().  Nothing here can fail: what cannot be set up (a writer,
+ * the folders' anchor) falls back with one warning. */
+void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *vars,
 		   const struct tp_flush_plugin *const *plugins, int nplugins);
 
 /* There is something to flush: starts the flush thread (signals blocked)

@@ -1,8 +1,12 @@
 #include "common/dl.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "common/log.h"
 
 void *tp_dl_glibc(const char *name)
 {
@@ -36,4 +40,27 @@ void *tp_dl_sym(void *handle, const char *name)
 	dl_dlsym_fn fn;
 	memcpy(&fn, &p, sizeof(fn));
 	return fn(handle, name);
+}
+
+static char dl_self[4096];
+static pthread_once_t dl_self_once = PTHREAD_ONCE_INIT;
+
+static void dl_find_self(void)
+{
+	Dl_info info;
+	if (dladdr((void *)(uintptr_t)tp_dl_self_path, &info) && info.dli_fname)
+		tp_format(dl_self, sizeof(dl_self), "%s", info.dli_fname);
+}
+
+const char *tp_dl_self_path(void)
+{
+	pthread_once(&dl_self_once, dl_find_self);
+	return dl_self;
+}
+
+const char *tp_dl_self_base(void)
+{
+	const char *p = tp_dl_self_path();
+	const char *b = strrchr(p, '/');
+	return b ? b + 1 : p;
 }

@@ -20,4 +20,15 @@ void *tp_dl_glibc(const char *name);
  * object after libtraceprof, as it would from any of its files. */
 void *tp_dl_sym(void *handle, const char *name);
 
+/* This library's own path, found once (dladdr on one of its functions):
+ * libtraceprof.so's in the preloaded library, the program's in a test
+ * binary built with libtpcore.a; "" when dladdr cannot tell.  preload/'s
+ * constructor asks first, so that later calls only read it (one atomic
+ * load: pthread_once). */
+const char *tp_dl_self_path(void);
+
+/* Its file name, without the directory (what LD_PRELOAD entries are
+ * compared by, common/preload_env.h). */
+const char *tp_dl_self_base(void);
+
 #endif

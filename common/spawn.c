@@ -34,18 +34,6 @@
 
 extern char **environ;
 
-/* The file name of this library, to recognise it in LD_PRELOAD. */
-static const char *spawn_self_base(void)
-{
-	static char base[256];
-	Dl_info info;
-	if (!base[0] && dladdr((void *)spawn_self_base, &info) && info.dli_fname) {
-		const char *b = strrchr(info.dli_fname, '/');
-		tp_format(base, sizeof(base), "%s", b ? b + 1 : info.dli_fname);
-	}
-	return base;
-}
-
 /* "LD_PRELOAD=..." without traceprof's entries (common/preload_env.h:
  * this library, other copies of it, a sanitizer build's runtime),
  * malloc'd; NULL when nothing remains (the variable is then left out). */
@@ -56,7 +44,7 @@ static char *spawn_filtered_preload(const char *value)
 	if (!out)
 		return NULL;
 	memcpy(out, "LD_PRELOAD=", 11);
-	if (tp_preload_env_filter(value, spawn_self_base(), TP_PRELOAD_ENV_SANITIZER, out + 11,
+	if (tp_preload_env_filter(value, tp_dl_self_base(), TP_PRELOAD_ENV_SANITIZER, out + 11,
 				  vlen + 1) <= 0) {
 		free(out);
 		return NULL;

@@ -113,16 +113,14 @@ int tp_copies_other(const void *p)
 	return c.next != NULL;
 }
 
-void *tp_copies_skip(void *p, const char *name, int *other)
+void *tp_copies_skip(void *p, const char *name)
 {
 	struct other_ctx c = { (uintptr_t)p, NULL, 0 };
-	*other = 0;
 	if (!p)
 		return p;
 	dl_iterate_phdr(find_other, &c);
 	if (!c.next)
 		return p;
-	*other = 1;
 	/* Called outside the walk: the other copy's look-up walks again. */
 	return c.next(name);
 }
@@ -135,6 +133,5 @@ TP_EXPORT void *traceprof_copy_next(const char *name)
 	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
 	if (!dl || !name)
 		return NULL;
-	int other;
-	return tp_copies_skip(dl(RTLD_NEXT, name), name, &other);
+	return tp_copies_skip(dl(RTLD_NEXT, name), name);
 }

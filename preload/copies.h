@@ -7,9 +7,8 @@
 int tp_copies_first(char *who, unsigned long size);
 
 /* When p lies in another traceprof copy: the next definition of name after
- * that copy (what it would forward to), or NULL; *other set to 1.  Else p
- * unchanged and *other 0. */
-void *tp_copies_skip(void *p, const char *name, int *other);
+ * that copy (what it would forward to), or NULL.  Else p unchanged. */
+void *tp_copies_skip(void *p, const char *name);
 
 struct dl_phdr_info;
 

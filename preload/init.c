@@ -2,7 +2,6 @@
  * cycle to the collector: exit, SIGINT/SIGTERM, fork. */
 #include "preload/init.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,6 +13,7 @@
 #include "collector/flush.h"
 #include "collector/thread.h"
 #include "common/clock.h"
+#include "common/dl.h"
 #include "common/log.h"
 #include "common/preload_env.h"
 #include "format/template.h"
@@ -30,7 +30,6 @@ static struct tp_config cfg;
  * (a stale value only delays a no-op). */
 static _Atomic int active;
 static int initialised;
-static char self_path[4096];
 
 int tp_preload_active(void)
 {
@@ -40,11 +39,6 @@ int tp_preload_active(void)
 const struct tp_config *tp_preload_config(void)
 {
 	return &cfg;
-}
-
-const char *tp_preload_self_path(void)
-{
-	return self_path;
 }
 
 void tp_preload_fail(const char *why)
@@ -178,8 +172,7 @@ static void strip_from_ld_preload(void)
 	const char *pre = getenv("LD_PRELOAD");
 	if (!pre)
 		return;
-	const char *base = strrchr(self_path, '/');
-	base = base ? base + 1 : self_path;
+	const char *base = tp_dl_self_base();
 	/* The result is never longer than the list (common/preload_env.h). */
 	size_t size = strlen(pre) + 1;
 	char *out = malloc(size);
@@ -194,19 +187,14 @@ static void strip_from_ld_preload(void)
 	free(out);
 }
 
-static void find_self_path(void)
-{
-	Dl_info info;
-	if (dladdr((void *)tp_preload_self_path, &info) && info.dli_fname)
-		tp_format(self_path, sizeof(self_path), "%s", info.dli_fname);
-}
-
 __attribute__((constructor)) static void tp_preload_init(void)
 {
 	if (initialised++)
 		return;
 	int saved = errno;
-	find_self_path();
+	/* Found now, while one thread runs: later reads (NVTX's loader
+	 * window, a spawn's LD_PRELOAD) only read it. */
+	tp_dl_self_path();
 	if (tp_config_load(&cfg) < 0 || !cfg.enable)
 		goto out;
 	/* One recording copy per process (issue 30, item 7): the first in
@@ -214,7 +202,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 	char first[4096];
 	if (!tp_copies_first(first, sizeof(first))) {
 		tp_warn("another copy of traceprof (%s) is loaded before this one (%s) and records; "
-			"this copy passes calls through", first, self_path);
+			"this copy passes calls through", first, tp_dl_self_path());
 		/* The recording copy takes its own name out; this one's may
 		 * differ, and a child would then record. */
 		if (!cfg.follow_exec)
@@ -272,13 +260,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(cfg.trigger_signal, &sa, NULL);
 	}
-	int rc = tp_sources_start(&cfg, &vars);
-	if (rc < 0) {
-		tp_error("cannot start the flush thread: %s; profiling is disabled for this process",
-			 strerror(-rc));
-		tp_control_disable();
-		goto out;
-	}
+	tp_sources_start(&cfg, &vars);
 	/* Opt-in only: a handler installed at load is the program's business.
 	 * CPython installs its KeyboardInterrupt handler only over a default
 	 * SIGINT and reports a foreign handler as None, which multiprocessing's

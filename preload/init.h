@@ -11,9 +11,6 @@ int tp_preload_active(void);
 /* The configuration in force (valid when tp_preload_active()). */
 const struct tp_config *tp_preload_config(void);
 
-/* Path of this library (for NVTX_INJECTION64_PATH and exec'd children). */
-const char *tp_preload_self_path(void);
-
 /* After each cuInit (generated wrapper): on the first successful one,
  * registers an exit handler that has the flush thread convert what was
  * recorded so far before the CUDA runtime tears down (its handlers were

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dl.h"
 #include "preload/dl_hooks.h"
-#include "preload/init.h"
 #include "preload/nvtx.h"
 
 /* NVTX's one-time start-up (nvtxInitOnce in nvtx3/nvtxDetail/nvtxInit.h)
@@ -81,7 +81,7 @@ int tp_nvtx_loader_open(const char *file, int mode)
 	 * before the hold is in the window. */
 	int blocked = nvtx && !nvtx_loader.held &&
 		      pthread_sigmask(SIG_BLOCK, &loader_mask, &old) == 0;
-	const char *me = tp_preload_self_path();
+	const char *me = tp_dl_self_path();
 	int self = file && me[0] && !(mode & RTLD_GLOBAL) && !strcmp(file, me);
 	if (blocked && self) {
 		nvtx_loader.old = old;
@@ -122,7 +122,7 @@ static void loader_warm(void)
 	const void *code[] = { (const void *)(uintptr_t)dlopen,
 			       (const void *)(uintptr_t)tp_dl_open_plan,
 			       (const void *)(uintptr_t)tp_nvtx_loader_open,
-			       (const void *)(uintptr_t)tp_preload_self_path };
+			       (const void *)(uintptr_t)tp_dl_self_path };
 	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
 		loader_touch(code[i]);
 	loader_env = getenv("NVTX_INJECTION64_PATH");
@@ -137,7 +137,7 @@ void tp_nvtx_loader_sym(const char *name)
 
 void tp_nvtx_setenv(void)
 {
-	const char *self = tp_preload_self_path();
+	const char *self = tp_dl_self_path();
 	if (!self || !self[0])
 		return;
 	const char *cur = getenv("NVTX_INJECTION64_PATH");

@@ -53,7 +53,7 @@ static const struct tp_source sources[] = {
 
 #define NSOURCES ((int)(sizeof(sources) / sizeof(sources[0])))
 
-int tp_sources_start(const struct tp_config *cfg, const struct tp_template_vars *vars)
+void tp_sources_start(const struct tp_config *cfg, const struct tp_template_vars *vars)
 {
 	const struct tp_flush_plugin *plugins[NSOURCES];
 	int n = 0;
@@ -66,5 +66,5 @@ int tp_sources_start(const struct tp_config *cfg, const struct tp_template_vars 
 		if (s->plugin)
 			plugins[n++] = s->plugin;
 	}
-	return tp_flush_start(cfg, vars, plugins, n);
+	tp_flush_start(cfg, vars, plugins, n);
 }

@@ -17,8 +17,8 @@ extern const struct tp_flush_plugin tp_cupti_plugin;
 /* Starts every source of the table, then sets the collector up with their
  * plugins (tp_flush_start(); the flush thread itself starts when there is
  * first something to flush, tp_flush_need()).  Called once by the library's constructor
- * (preload/init.c) after the step control is set up.  Returns
- * tp_flush_start()'s result: 0 or -errno. */
-int tp_sources_start(const struct tp_config *cfg, const struct tp_template_vars *vars);
+ * (preload/init.c) after the step control is set up.  A source whose start
+ * fails is left out (it said why). */
+void tp_sources_start(const struct tp_config *cfg, const struct tp_template_vars *vars);
 
 #endif

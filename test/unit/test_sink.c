@@ -1,5 +1,6 @@
-/* Unit tests for format/sink.c: compression round trips, the temporary file,
- * never replacing or following what is at the final name, and folders. */
+/* Unit tests for format/sink*.c: compression round trips, the temporary
+ * file, never replacing or following what is at the final name, folders,
+ * and the anchored root's descriptor closed under an *at() call. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -449,6 +451,74 @@ START_TEST(test_path_too_small)
 }
 END_TEST
 
+/* The program closing the anchored root's number between traceprof's check
+ * and its *at() call: these stand in for glibc's mkdirat and renameat (the
+ * test binary's definitions come first) and, when armed, close the
+ * descriptor they are given before making the call, which then fails with
+ * EBADF as it would in that race. */
+static int close_root_at_next_call;
+
+static void maybe_close(int dfd)
+{
+	if (close_root_at_next_call && dfd >= 0) {
+		close_root_at_next_call = 0;
+		close(dfd);
+	}
+}
+
+int mkdirat(int dfd, const char *path, mode_t mode)
+{
+	maybe_close(dfd);
+	return (int)syscall(SYS_mkdirat, dfd, path, mode);
+}
+
+int renameat(int odfd, const char *old, int ndfd, const char *new)
+{
+	maybe_close(odfd);
+	return (int)syscall(SYS_renameat2, odfd, old, ndfd, new, 0);
+}
+
+START_TEST(test_root_closed_under_mkdirat)
+{
+	char *dir = make_dir();
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/x/y", dir);
+	ck_assert_int_eq(tp_sink_anchor(), 0);
+	close_root_at_next_call = 1;
+	ck_assert_int_eq(tp_sink_mkdirs(p), 0);
+	ck_assert_int_eq(close_root_at_next_call, 0); /* it did close it */
+	struct stat st;
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_root_closed_under_renameat)
+{
+	/* With overwrite, the publish is a renameat() on names in the folder,
+	 * reached from the root: its EBADF is retried as the folder's own. */
+	char *dir = make_dir();
+	struct tp_sink *s;
+	char path[4096], want[4096];
+	ck_assert_int_eq(tp_sink_anchor(), 0);
+	ck_assert_int_eq(tp_sink_open(&s, dir, "t.json", TP_SINK_PLAIN, 0, 1), 0);
+	ck_assert_int_eq(tp_sink_write(s, "{}", 2), 0);
+	close_root_at_next_call = 1;
+	ck_assert_int_eq(tp_sink_close(s, path, sizeof(path)), 0);
+	ck_assert_int_eq(close_root_at_next_call, 0);
+	snprintf(want, sizeof(want), "%s/t.json", dir);
+	ck_assert_str_eq(path, want);
+	ck_assert_str_eq(list_dir(dir), "t.json");
+	unlink(want);
+	rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *sink_suite(void)
 {
 	Suite *s = suite_create("sink");
@@ -466,6 +536,8 @@ static Suite *sink_suite(void)
 	tcase_add_test(tc, test_folder_errors);
 	tcase_add_test(tc, test_mkdirs);
 	tcase_add_test(tc, test_path_too_small);
+	tcase_add_test(tc, test_root_closed_under_mkdirat);
+	tcase_add_test(tc, test_root_closed_under_renameat);
 	suite_add_tcase(s, tc);
 	return s;
 }
