@@ -14,7 +14,8 @@ TRACEPROF_STEP=torch
 TRACEPROF_PYTORCH=modules[,ops][,shapes]
     modules: one complete event per nn.Module forward call, named
       "nn.Module: CLASS QUALIFIED.NAME", through the global module forward
-      hooks.  ops (and shapes): PyTorch's NVTX emission (what
+      hooks: the library's own, in C (preload/torch_modules.c), on PyTorch
+      2.1+ with a GIL; the Python ones below otherwise.  ops (and shapes): PyTorch's NVTX emission (what
       torch.autograd.profiler.emit_nvtx enters, without its device
       synchronization) started for the run at the first module call, on
       that thread (and the autograd threads it starts); traceprof's NVTX
