@@ -14,7 +14,8 @@ TRACEPROF_STEP=torch
 TRACEPROF_PYTORCH=modules[,ops][,shapes]
     modules: one complete event per nn.Module forward call, named
       "nn.Module: CLASS QUALIFIED.NAME", through the global module forward
-      hooks.  ops (and shapes): PyTorch's NVTX emission (what
+      hooks: the library's own, in C (preload/torch_modules.c), on PyTorch
+      2.1+ with a GIL; the Python ones below otherwise.  ops (and shapes): PyTorch's NVTX emission (what
       torch.autograd.profiler.emit_nvtx enters, without its device
       synchronization) started for the run at the first module call, on
       that thread (and the autograd threads it starts); traceprof's NVTX
@@ -249,8 +250,54 @@ def _hook_modules(torch):
     _tls = threading.local()
     _names = weakref.WeakKeyDictionary()
     mm = torch.nn.modules.module
+    if _hook_modules_c(mm, weakref):
+        return
     _handles.append(mm.register_module_forward_pre_hook(_pre))
     _handles.append(mm.register_module_forward_hook(_post))
+
+
+def _hook_modules_c(mm, weakref):
+    """The same events from the library's own hooks
+    (preload/torch_modules.c): PyTorch calls them without running any Python
+    code of ours.  Needs always_call (PyTorch 2.1+: the post hook runs after
+    a forward that raised, so no stack is kept here) and a GIL (the library's
+    table of names relies on it).  False: the Python hooks above are used."""
+    import ctypes
+    import inspect
+    if getattr(sys, "_is_gil_enabled", lambda: True)() is False:
+        return False
+    try:
+        if "always_call" not in inspect.signature(mm.register_module_forward_hook).parameters:
+            return False
+        lib = ctypes.PyDLL(None)
+        get, forget = lib.traceprof_torch_module_hook, lib.traceprof_torch_module_forget
+    except (AttributeError, OSError, TypeError, ValueError):
+        return False
+    get.argtypes = [ctypes.py_object, ctypes.c_int]
+    get.restype = ctypes.py_object
+    forget.argtypes = [ctypes.c_size_t]
+    forget.restype = None
+    refs = {}
+
+    def gone(key):
+        refs.pop(key, None)
+        forget(key)
+
+    def namer(module, root):
+        # The library keeps the name by the module's address until this
+        # weak reference's callback says the module is gone.
+        n = _name_of(module, [(root, None)])
+        key = id(module)
+        refs[key] = weakref.ref(module, lambda _r, k=key: gone(k))
+        return n
+
+    try:
+        pre, post = get(namer, 0), get(namer, 1)
+    except ValueError:  # NULL: not a CPython with the calls the hooks use
+        return False
+    _handles.append(mm.register_module_forward_pre_hook(pre))
+    _handles.append(mm.register_module_forward_hook(post, always_call=True))
+    return True
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,243 @@
+/* TRACEPROF_PYTORCH=modules in C: the two global nn.Module forward hooks as
+ * builtin functions, so that a module call costs PyTorch's hook dispatch and
+ * two marker records, and no Python code of ours.
+ *
+ * scripts/traceprof/pyboot/traceprof_torch.py asks for them through
+ * ctypes.PyDLL (so with the GIL held) and registers them with
+ * register_module_forward_pre_hook() and register_module_forward_hook(...,
+ * always_call=True).  always_call makes PyTorch call the post hook when the
+ * forward raised too, so every begin gets its end without a Python-side
+ * stack.  Where PyTorch has no always_call, or the interpreter runs without
+ * a GIL (this file's table relies on it), the Python hooks stay.
+ *
+ * A module's event name is computed once, in Python (the namer: its
+ * qualified name in the outermost module running on this thread), and kept
+ * here by the module's address.  The namer also hangs a weak reference with
+ * a callback on the module, and that callback calls
+ * traceprof_torch_module_forget() before the module's memory can be reused,
+ * so an address never names a module it did not belong to.
+ *
+ * Everything here runs with the GIL held: it orders every access to the
+ * table and to the namer.  The hooks never raise: an error in the namer
+ * stops the module events with one "traceprof:" line, and the program runs
+ * on. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dlfcn.h>
+
+#include "common/hashmap.h"
+#include "common/log.h"
+#include "preload/export.h"
+#include "preload/pystack_api.h"
+#include "preload/traceprof.h"
+
+/* CPython's PyMethodDef, unchanged since Python 2 (stable ABI). */
+struct tm_method_def {
+	const char *name;
+	void *meth;
+	int flags;
+	const char *doc;
+};
+#define TM_METH_FASTCALL 0x0080
+
+/* Modules nested deeper on one thread than this still get their events;
+ * only the search for a post hook's own entry is limited to these. */
+#define TM_DEPTH 64
+
+struct tm_thread {
+	uint32_t depth;
+	py_obj *stack[TM_DEPTH];
+};
+
+static struct {
+	py_obj *(*new_function)(struct tm_method_def *, py_obj *, py_obj *);
+	void (*incref)(py_obj *);
+	void (*decref)(py_obj *);
+	py_obj *(*call)(py_obj *, ...);
+	int (*bytes)(py_obj *, char **, intptr_t *);
+	void (*err_clear)(void);
+	py_obj *none;
+} tm_py;
+
+static struct tp_map tm_names; /* module address -> malloc'ed name */
+static py_obj *tm_namer;
+static py_obj *tm_hooks[2];
+static int tm_failed;
+static __thread struct tm_thread *tm_tls __attribute__((tls_model("initial-exec")));
+static pthread_key_t tm_key;
+static pthread_once_t tm_key_once = PTHREAD_ONCE_INIT;
+
+static void tm_free_thread(void *p)
+{
+	tm_tls = NULL;
+	free(p);
+}
+
+static void tm_make_key(void)
+{
+	if (pthread_key_create(&tm_key, tm_free_thread))
+		tm_key = (pthread_key_t)-1;
+}
+
+static struct tm_thread *tm_thread(void)
+{
+	struct tm_thread *t = tm_tls;
+	if (t)
+		return t;
+	pthread_once(&tm_key_once, tm_make_key);
+	if (tm_key == (pthread_key_t)-1 || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	if (pthread_setspecific(tm_key, t)) {
+		free(t);
+		return NULL;
+	}
+	return tm_tls = t;
+}
+
+static void tm_fail(const char *why)
+{
+	if (tm_failed)
+		return;
+	tm_failed = 1;
+	tp_warn("TRACEPROF_PYTORCH=modules: module events stopped: %s", why);
+}
+
+/* The event name of module, asking the namer the first time.  root: the
+ * outermost module running on this thread (module itself when none). */
+static const char *tm_name(py_obj *module, py_obj *root)
+{
+	struct tp_map_slot *s = tp_map_get(&tm_names, (uintptr_t)module);
+	if (s)
+		return (const char *)(uintptr_t)s->val;
+	py_obj *r = tm_py.call(tm_namer, module, root, NULL);
+	char *p;
+	intptr_t n;
+	if (!r || tm_py.bytes(r, &p, &n) < 0) {
+		tm_py.err_clear();
+		if (r)
+			tm_py.decref(r);
+		tm_fail("the namer failed");
+		return NULL;
+	}
+	char *copy = malloc((size_t)n + 1);
+	if (copy) {
+		memcpy(copy, p, (size_t)n);
+		copy[n] = '\0';
+	}
+	tm_py.decref(r);
+	if (!copy || tp_map_put(&tm_names, (uintptr_t)module, (uintptr_t)copy, 0) < 0) {
+		free(copy);
+		tm_fail("out of memory");
+		return NULL;
+	}
+	return copy;
+}
+
+static py_obj *tm_none(void)
+{
+	tm_py.incref(tm_py.none);
+	return tm_py.none;
+}
+
+/* hook(module, args): the module's begin. */
+static py_obj *tm_pre(py_obj *self, py_obj *const *args, intptr_t nargs)
+{
+	(void)self;
+	struct tm_thread *t;
+	if (tm_failed || nargs < 1 || !(t = tm_thread()))
+		return tm_none();
+	py_obj *m = args[0];
+	const char *name = tm_name(m, t->depth ? t->stack[0] : m);
+	if (!name)
+		return tm_none();
+	if (t->depth < TM_DEPTH)
+		t->stack[t->depth] = m;
+	t->depth++;
+	traceprof_marker_start(name);
+	return tm_none();
+}
+
+/* hook(module, args, result): the module's end, also after a forward that
+ * raised (always_call).  A module with no begin on this thread's stack (the
+ * hooks came while it ran) gets no end. */
+static py_obj *tm_post(py_obj *self, py_obj *const *args, intptr_t nargs)
+{
+	(void)self;
+	struct tm_thread *t = tm_tls;
+	if (tm_failed || nargs < 1 || !t || !t->depth)
+		return tm_none();
+	py_obj *m = args[0];
+	uint32_t d = t->depth;
+	if (d <= TM_DEPTH) {
+		/* Pop to m: entries above it lost their post hook (a hook of
+		 * theirs was removed while they ran); their begins stay open, as
+		 * a call that never returned. */
+		while (d && t->stack[d - 1] != m)
+			d--;
+		if (!d)
+			return tm_none();
+		d--;
+	} else {
+		d--;
+	}
+	t->depth = d;
+	struct tp_map_slot *s = tp_map_get(&tm_names, (uintptr_t)m);
+	if (s)
+		traceprof_marker_finish((const char *)(uintptr_t)s->val);
+	return tm_none();
+}
+
+static struct tm_method_def tm_defs[2] = {
+	{ "traceprof_module_pre", (void *)tm_pre, TM_METH_FASTCALL, NULL },
+	{ "traceprof_module_post", (void *)tm_post, TM_METH_FASTCALL, NULL },
+};
+
+static int tm_sym(void *dst, const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	memcpy(dst, &p, sizeof(p));
+	return p ? 0 : -1;
+}
+
+/* GIL held (ctypes.PyDLL).  which: 0 the pre hook, 1 the post hook, each a
+ * builtin function that lives as long as the process (a new reference).  namer(module, root) -> bytes,
+ * kept from the first call.  NULL when this is no CPython with the calls
+ * used here: the caller keeps its Python hooks. */
+TP_EXPORT py_obj *traceprof_torch_module_hook(py_obj *namer, int which);
+TP_EXPORT py_obj *traceprof_torch_module_hook(py_obj *namer, int which)
+{
+	if (which < 0 || which > 1 || !namer)
+		return NULL;
+	if (!tm_namer) {
+		if (tm_sym(&tm_py.new_function, "PyCFunction_NewEx") | tm_sym(&tm_py.incref, "Py_IncRef") |
+		    tm_sym(&tm_py.decref, "Py_DecRef") |
+		    tm_sym(&tm_py.call, "PyObject_CallFunctionObjArgs") |
+		    tm_sym(&tm_py.bytes, "PyBytes_AsStringAndSize") | tm_sym(&tm_py.err_clear, "PyErr_Clear") |
+		    tm_sym(&tm_py.none, "_Py_NoneStruct"))
+			return NULL;
+		tm_py.incref(namer);
+		tm_namer = namer;
+	}
+	if (!tm_hooks[which])
+		tm_hooks[which] = tm_py.new_function(&tm_defs[which], NULL, NULL);
+	if (!tm_hooks[which]) {
+		tm_py.err_clear();
+		return NULL;
+	}
+	/* ctypes' py_object result takes over the reference it is given:
+	 * one for the caller, ours stays. */
+	tm_py.incref(tm_hooks[which]);
+	return tm_hooks[which];
+}
+
+/* GIL held: the module at this address is being freed (its weak reference's
+ * callback); its name goes with it. */
+TP_EXPORT void traceprof_torch_module_forget(uintptr_t module);
+TP_EXPORT void traceprof_torch_module_forget(uintptr_t module)
+{
+	struct tp_map_slot old;
+	if (tp_map_del(&tm_names, module, &old))
+		free((void *)(uintptr_t)old.val);
+}
