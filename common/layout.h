@@ -98,6 +98,10 @@
  * min(k, MERGE_SORT_RANK_STRIDE - 1) (mergewrite.py, pfmerge.py). */
 #define TP_MERGE_SORT_RANK_STRIDE 1000
 
+/* A merge gives a pid seen in more than one rank a new one, counted from
+ * MERGE_PID_BASE: above every Linux pid (below 2^22), below GPU_PID_BASE. */
+#define TP_MERGE_PID_BASE 1073741824
+
 /* ---- File-name templates and launchers ---- */
 
 /* The variables of TRACEPROF_FOLDER and TRACEPROF_FILENAME, {name}; the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/layout.h"
 #include "format/json.h"
 #include "format/trace.h"
 #include "format/writer.h"
@@ -437,7 +438,7 @@ static void jw_write_frames(struct jw *jw)
 	struct tp_json *j = &jw->t.j;
 	if (!jw->nframes)
 		return;
-	tp_json_lit(j, ",\n  \"stackFrames\": {");
+	tp_json_lit(j, ",\n  \"" TP_DOC_STACK_FRAMES "\": {");
 	for (size_t i = 0; i < jw->nframes; i++) {
 		const struct jw_frame *f = &jw->frames[i];
 		tp_json_lit(j, i ? ",\n    \"" : "\n    \"");
@@ -491,7 +492,7 @@ static int jw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
 		jw_doc_members(j, tr->footer);
 	tp_trace_footer_close(&jw->t);
 	if (!jw->devices_done) {
-		tp_json_lit(j, ",\n  \"deviceProperties\": ");
+		tp_json_lit(j, ",\n  \"" TP_DOC_DEVICE_PROPERTIES "\": ");
 		if (tr->devices && tr->devices->n)
 			jw_doc_members(j, tr->devices);
 		else

@@ -95,6 +95,10 @@ GPU_SORT_BASE = 5000000
 # min(k, MERGE_SORT_RANK_STRIDE - 1) (mergewrite.py, pfmerge.py).
 MERGE_SORT_RANK_STRIDE = 1000
 
+# A merge gives a pid seen in more than one rank a new one, counted from
+# MERGE_PID_BASE: above every Linux pid (below 2^22), below GPU_PID_BASE.
+MERGE_PID_BASE = 1073741824
+
 # ---- File-name templates and launchers ----
 
 # The variables of TRACEPROF_FOLDER and TRACEPROF_FILENAME, {name}; the
