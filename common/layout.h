@@ -57,6 +57,15 @@
 /* A merged Perfetto file's first track (traceprof merge). */
 #define TP_DOC_MERGE_TRACK "traceprof merge"
 
+/* Metadata events ("ph":"M"): a process's or thread's name, sort index and
+ * labels (Chrome's trace format names them; Perfetto files carry the same in
+ * their track descriptors, which the readers turn back into these). */
+#define TP_META_PROCESS_NAME "process_name"
+#define TP_META_THREAD_NAME "thread_name"
+#define TP_META_PROCESS_SORT_INDEX "process_sort_index"
+#define TP_META_THREAD_SORT_INDEX "thread_sort_index"
+#define TP_META_PROCESS_LABELS "process_labels"
+
 /* ---- Times and the exact-dur rule ---- */
 
 /* ts (and a plain dur) are microseconds written with TIME_PLACES decimals:

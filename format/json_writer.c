@@ -279,10 +279,10 @@ static void jw_process(struct tp_writer *w, int64_t pid, const char *name, const
 		       int64_t sort_index)
 {
 	struct jw *jw = (struct jw *)w;
-	tp_trace_meta_name(&jw->t, "process_name", pid, 0, name);
+	tp_trace_meta_name(&jw->t, TP_META_PROCESS_NAME, pid, 0, name);
 	if (labels)
 		tp_trace_meta_labels(&jw->t, pid, labels);
-	tp_trace_meta_sort(&jw->t, "process_sort_index", pid, 0, sort_index);
+	tp_trace_meta_sort(&jw->t, TP_META_PROCESS_SORT_INDEX, pid, 0, sort_index);
 	w->events += labels ? 3 : 2;
 }
 
@@ -290,8 +290,8 @@ static void jw_thread(struct tp_writer *w, int64_t pid, int64_t tid, const char 
 		      int64_t sort_index)
 {
 	struct jw *jw = (struct jw *)w;
-	tp_trace_meta_name(&jw->t, "thread_name", pid, tid, name);
-	tp_trace_meta_sort(&jw->t, "thread_sort_index", pid, tid, sort_index);
+	tp_trace_meta_name(&jw->t, TP_META_THREAD_NAME, pid, tid, name);
+	tp_trace_meta_sort(&jw->t, TP_META_THREAD_SORT_INDEX, pid, tid, sort_index);
 	w->events += 2;
 }
 

@@ -33,7 +33,8 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 		tp_json_str(j, h->trace_name);
 		tp_json_lit(j, ",\n");
 	}
-	tp_json_lit(j, "  " TR_KEY(TP_DOC_DISPLAY_TIME_UNIT) "\"ms\",\n  " TR_KEY(TP_DOC_BASE_TIME));
+	tp_json_lit(j, "  " TR_KEY(TP_DOC_DISPLAY_TIME_UNIT) "\"ms\",\n"
+		       "  " TR_KEY(TP_DOC_BASE_TIME));
 	tp_json_i64(j, h->base_wall_ns);
 	tp_json_lit(j, ",\n  " TR_KEY(TP_DOC_DISTRIBUTED_INFO) "{\"backend\": ");
 	tp_json_str(j, h->launcher ? h->launcher : TP_LAUNCHER_NONE);
@@ -563,7 +564,7 @@ void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels)
 {
 	struct tp_json *j = &t->j;
 	tp_trace_event_open(t);
-	tp_json_lit(j, "\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":");
+	tp_json_lit(j, "\"ph\":\"M\",\"name\":\"" TP_META_PROCESS_LABELS "\",\"pid\":");
 	tp_json_i64(j, pid);
 	tp_json_lit(j, ",\"tid\":0,\"args\":{\"labels\":");
 	tp_json_str(j, labels);

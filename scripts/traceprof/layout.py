@@ -54,6 +54,15 @@ DOC_HEADER = "traceprof header"
 # A merged Perfetto file's first track (traceprof merge).
 DOC_MERGE_TRACK = "traceprof merge"
 
+# Metadata events ("ph":"M"): a process's or thread's name, sort index and
+# labels (Chrome's trace format names them; Perfetto files carry the same in
+# their track descriptors, which the readers turn back into these).
+META_PROCESS_NAME = "process_name"
+META_THREAD_NAME = "thread_name"
+META_PROCESS_SORT_INDEX = "process_sort_index"
+META_THREAD_SORT_INDEX = "thread_sort_index"
+META_PROCESS_LABELS = "process_labels"
+
 # ---- Times and the exact-dur rule ----
 
 # ts (and a plain dur) are microseconds written with TIME_PLACES decimals:

@@ -83,7 +83,7 @@ echo "C and Python agree on $(wc -l <c.txt) names"
 cd "$TP_TOP"
 copies=$(grep -rnF -e '"ProfilerStep#' -e '"cuda_runtime"' -e '"cuda_driver"' \
 	-e '"gpu_memcpy"' -e '"gpu_memset"' -e '"user_annotation"' -e '"gpu_user_annotation"' \
-	-e '"traceprof header"' -e '"TORCHELASTIC_RUN_ID"' \
+	-e '"traceprof header"' -e '"TORCHELASTIC_RUN_ID"' -e '"process_sort_index"' \
 	-e '"OMPI_COMM_WORLD_RANK"' -e '"SLURM_PROCID"' \
 	--include='*.c' --include='*.h' --include='*.py' \
 	common collector format preload scripts/traceprof |

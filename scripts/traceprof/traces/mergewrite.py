@@ -145,7 +145,7 @@ def write_merged(w, inputs, out_base, name, prog):
             """Keeps process names and sort indexes aside (rewritten per
             rank at the end of the file); True when ev is one of them."""
             nm = ev.get("name")
-            if nm not in ("process_name", "process_sort_index"):
+            if nm not in (L.META_PROCESS_NAME, L.META_PROCESS_SORT_INDEX):
                 return False
             pid = ev.get("pid")
             try:
@@ -155,7 +155,7 @@ def write_merged(w, inputs, out_base, name, prog):
             if pid not in pidmap:
                 map_pid(pid)
             args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
-            if nm == "process_name":
+            if nm == L.META_PROCESS_NAME:
                 names[pid] = args.get("name")
             else:
                 sorts[pid] = args.get("sort_index")
@@ -193,9 +193,9 @@ def write_merged(w, inputs, out_base, name, prog):
             if meta_done.get(op) == nm:
                 continue  # another window or part of a process already named
             meta_done[op] = nm
-            meta_ev.append({"ph": "M", "name": "process_name", "pid": op, "tid": 0,
+            meta_ev.append({"ph": "M", "name": L.META_PROCESS_NAME, "pid": op, "tid": 0,
                             "args": {"name": nm}})
-            meta_ev.append({"ph": "M", "name": "process_sort_index", "pid": op, "tid": 0,
+            meta_ev.append({"ph": "M", "name": L.META_PROCESS_SORT_INDEX, "pid": op, "tid": 0,
                             "args": {"sort_index": rank * L.MERGE_SORT_RANK_STRIDE +
                                      min(k, L.MERGE_SORT_RANK_STRIDE - 1)}})
         if meta_ev:

@@ -232,14 +232,14 @@ class PftraceReader:
             pid, tid = where[uuid] = (int64(thread[L.PF_THD_PID]), int64(thread[L.PF_THD_TID]))
             name = thread.get(L.PF_THD_NAME)
             if isinstance(name, bytes):
-                batch.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                batch.append({"ph": "M", "name": L.META_THREAD_NAME, "pid": pid, "tid": tid,
                               "args": {"name": name.decode("utf-8", "replace")}})
         elif proc and L.PF_PD_PID in proc:
             pid = int64(proc[L.PF_PD_PID])
             where[uuid] = (pid, 0)
             name = proc.get(L.PF_PD_NAME)
             if isinstance(name, bytes):
-                batch.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                batch.append({"ph": "M", "name": L.META_PROCESS_NAME, "pid": pid, "tid": 0,
                               "args": {"name": name.decode("utf-8", "replace")}})
 
     def items(self):
