@@ -138,20 +138,19 @@
 #define TP_LAUNCHERS_N 4
 #define TP_LAUNCHERS(X) \
 	X("torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK") \
-	X("openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", \
-          "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK") \
+	X("openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", \
+	  "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK") \
 	X("pmi", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", NULL) \
 	X("slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", \
-          "SLURM_NODEID")
+	  "SLURM_NODEID")
 
 /* The launcher named when none is detected. */
 #define TP_LAUNCHER_NONE "none"
 
 /* {run_name}: TRACEPROF_RUN_NAME, else the first of RUN_NAME_VARS that is
- * set (and, for TORCHELASTIC_RUN_ID, not torchrun's placeholder
- * RUN_NAME_PLACEHOLDER, given when no --rdzv-id was: shared by unrelated
- * runs), else the program's name (common/launcher.c,
- * scripts/traceprof/cli/run.py). */
+ * set and is not RUN_NAME_PLACEHOLDER (torchrun's TORCHELASTIC_RUN_ID when no
+ * --rdzv-id was given: shared by unrelated runs), else the program's name
+ * (common/launcher.c, scripts/traceprof/cli/run.py). */
 #define TP_RUN_NAME_VARS_N 2
 #define TP_RUN_NAME_VARS(X) \
 	X(TORCHELASTIC_RUN_ID, "TORCHELASTIC_RUN_ID") \

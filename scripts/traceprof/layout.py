@@ -135,10 +135,9 @@ LAUNCHERS = (
 LAUNCHER_NONE = "none"
 
 # {run_name}: TRACEPROF_RUN_NAME, else the first of RUN_NAME_VARS that is
-# set (and, for TORCHELASTIC_RUN_ID, not torchrun's placeholder
-# RUN_NAME_PLACEHOLDER, given when no --rdzv-id was: shared by unrelated
-# runs), else the program's name (common/launcher.c,
-# scripts/traceprof/cli/run.py).
+# set and is not RUN_NAME_PLACEHOLDER (torchrun's TORCHELASTIC_RUN_ID when no
+# --rdzv-id was given: shared by unrelated runs), else the program's name
+# (common/launcher.c, scripts/traceprof/cli/run.py).
 RUN_NAME_VARS = ("TORCHELASTIC_RUN_ID", "SLURM_JOB_ID")
 RUN_NAME_PLACEHOLDER = "none"
 
