@@ -11,11 +11,10 @@ import sys
 import time
 
 from . import sigmask
-from ..layout import RUN_NAME_PLACEHOLDER, RUN_NAME_VARS
 from .options import RUN_OPTIONS
 from .runenv import (check_library_version, find_library, is_traceprof_library, python_boot,
                      sanitizer_runtime)
-from .runfiles import launcher_vars, report_files, snapshot, template_glob
+from .runfiles import launcher_vars, report_files, run_name, snapshot, template_glob
 from .sigmask import RUN_SIGNALS
 from ..util import err, fail, version
 
@@ -160,11 +159,7 @@ def cmd_run(argv):
 
     # Where the files will be: the folder template with what we know.
     known = launcher_vars(env)
-    # The run name as common/launcher.c chooses it (scripts/layout.spec).
-    rn = env.get("TRACEPROF_RUN_NAME") or next(
-        (env[v] for v in RUN_NAME_VARS
-         if env.get(v) and env[v] != RUN_NAME_PLACEHOLDER), "") \
-        or program_name(a.program) or "traceprof"
+    rn = run_name(env, program_name(a.program) or "traceprof")
     known["run_name"] = rn
     known["hostname"] = socket.gethostname()
     folder = env.get("TRACEPROF_FOLDER") or "traceprof_traces/{run_name}"

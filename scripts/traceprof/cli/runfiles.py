@@ -6,7 +6,7 @@ import glob
 import os
 import sys
 
-from ..layout import LAUNCHERS, TEMPLATE_VARS
+from ..layout import LAUNCHERS, RUN_NAME_PLACEHOLDER, RUN_NAME_VARS, TEMPLATE_VARS
 from ..traces.reader import JSON_RE
 from ..traces.tail import footer_drops, footer_interrupted
 from ..util import err, human_bytes, natural_key
@@ -31,6 +31,16 @@ def launcher_vars(env):
             v["node_rank"] = str(int(v["rank"]) // int(env[names[3]]))
         break
     return v
+
+
+def run_name(env, fallback):
+    """{run_name} as the library chooses it (common/launcher.c): the
+    override TRACEPROF_RUN_NAME, else the first of scripts/layout.spec's
+    RUN_NAME_VARS that is set and is not torchrun's placeholder, else
+    fallback (the program's name)."""
+    return env.get("TRACEPROF_RUN_NAME") or next(
+        (env[v] for v in RUN_NAME_VARS if env.get(v) and env[v] != RUN_NAME_PLACEHOLDER),
+        None) or fallback
 
 
 def template_glob(tmpl, known, for_display=False):
