@@ -54,6 +54,19 @@
  * (baseTimeNanoseconds, wall_offset_ns, rank, ..., launcher). */
 #define TP_DOC_HEADER "traceprof header"
 
+/* distributedInfo's members (Kineto's names; Holistic Trace Analysis finds
+ * the rank with the pattern "rank":\s+(\d+)).  The Perfetto header instant
+ * carries the same members at its top (the launcher as HEADER_LAUNCHER),
+ * and the readers make a distributedInfo of them. */
+#define TP_DI_BACKEND "backend"
+#define TP_DI_RANK "rank"
+#define TP_DI_WORLD_SIZE "world_size"
+#define TP_DI_LOCAL_RANK "local_rank"
+#define TP_DI_LOCAL_WORLD_SIZE "local_world_size"
+#define TP_DI_NODE_RANK "node_rank"
+#define TP_HEADER_LAUNCHER "launcher"
+#define TP_HEADER_WALL_OFFSET "wall_offset_ns"
+
 /* A merged Perfetto file's first track (traceprof merge). */
 #define TP_DOC_MERGE_TRACK "traceprof merge"
 

@@ -275,14 +275,14 @@ static struct tp_writer *pw_open(struct tp_sink *sink, const struct tp_writer_he
 	struct tp_doc doc;
 	tp_doc_init(&doc);
 	tp_doc_i64(&doc, TP_DOC_BASE_TIME, h->base_wall_ns);
-	tp_doc_i64(&doc, "wall_offset_ns", h->wall_offset_ns);
-	tp_doc_i64(&doc, "rank", h->rank);
-	tp_doc_i64(&doc, "local_rank", h->local_rank);
-	tp_doc_i64(&doc, "world_size", h->world_size);
-	tp_doc_i64(&doc, "local_world_size", h->local_world_size);
-	tp_doc_i64(&doc, "node_rank", h->node_rank);
+	tp_doc_i64(&doc, TP_HEADER_WALL_OFFSET, h->wall_offset_ns);
+	tp_doc_i64(&doc, TP_DI_RANK, h->rank);
+	tp_doc_i64(&doc, TP_DI_LOCAL_RANK, h->local_rank);
+	tp_doc_i64(&doc, TP_DI_WORLD_SIZE, h->world_size);
+	tp_doc_i64(&doc, TP_DI_LOCAL_WORLD_SIZE, h->local_world_size);
+	tp_doc_i64(&doc, TP_DI_NODE_RANK, h->node_rank);
 	if (h->launcher)
-		tp_doc_str(&doc, "launcher", h->launcher);
+		tp_doc_str(&doc, TP_HEADER_LAUNCHER, h->launcher);
 	if (!doc.error)
 		pw_doc_event(pf, TP_DOC_HEADER, &doc);
 	tp_doc_free(&doc);

@@ -36,17 +36,17 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	tp_json_lit(j, "  " TR_KEY(TP_DOC_DISPLAY_TIME_UNIT) "\"ms\",\n"
 		       "  " TR_KEY(TP_DOC_BASE_TIME));
 	tp_json_i64(j, h->base_wall_ns);
-	tp_json_lit(j, ",\n  " TR_KEY(TP_DOC_DISTRIBUTED_INFO) "{\"backend\": ");
+	tp_json_lit(j, ",\n  " TR_KEY(TP_DOC_DISTRIBUTED_INFO) "{" TR_KEY(TP_DI_BACKEND));
 	tp_json_str(j, h->launcher ? h->launcher : TP_LAUNCHER_NONE);
-	tp_json_lit(j, ", \"rank\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_RANK));
 	tp_json_i64(j, h->rank);
-	tp_json_lit(j, ", \"world_size\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_WORLD_SIZE));
 	tp_json_i64(j, h->world_size);
-	tp_json_lit(j, ", \"local_rank\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_LOCAL_RANK));
 	tp_json_i64(j, h->local_rank);
-	tp_json_lit(j, ", \"local_world_size\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_LOCAL_WORLD_SIZE));
 	tp_json_i64(j, h->local_world_size);
-	tp_json_lit(j, ", \"node_rank\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_NODE_RANK));
 	tp_json_i64(j, h->node_rank);
 	tp_json_lit(j, "},\n  ");
 	t->devprops_done = h->device_properties_json != NULL;

@@ -51,6 +51,19 @@ DOC_FOOTER = "traceprof"
 # (baseTimeNanoseconds, wall_offset_ns, rank, ..., launcher).
 DOC_HEADER = "traceprof header"
 
+# distributedInfo's members (Kineto's names; Holistic Trace Analysis finds
+# the rank with the pattern "rank":\s+(\d+)).  The Perfetto header instant
+# carries the same members at its top (the launcher as HEADER_LAUNCHER),
+# and the readers make a distributedInfo of them.
+DI_BACKEND = "backend"
+DI_RANK = "rank"
+DI_WORLD_SIZE = "world_size"
+DI_LOCAL_RANK = "local_rank"
+DI_LOCAL_WORLD_SIZE = "local_world_size"
+DI_NODE_RANK = "node_rank"
+HEADER_LAUNCHER = "launcher"
+HEADER_WALL_OFFSET = "wall_offset_ns"
+
 # A merged Perfetto file's first track (traceprof merge).
 DOC_MERGE_TRACK = "traceprof merge"
 

@@ -76,9 +76,9 @@ def write_merged(w, inputs, out_base, name, prog):
     w.write('{\n  "%s": 1,\n  "%s": %s,\n  "%s": "ms",\n  "%s": %d,\n'
             % (L.DOC_SCHEMA_VERSION, L.DOC_TRACE_NAME, _dumps(name), L.DOC_DISPLAY_TIME_UNIT,
                L.DOC_BASE_TIME, out_base))
-    di = {"backend": first_di.get("backend", L.LAUNCHER_NONE), "rank": ranks[0],
-          "world_size": max(len(ranks), first_di.get("world_size", 0)
-                            if isinstance(first_di.get("world_size"), int) else 0),
+    ws = first_di.get(L.DI_WORLD_SIZE)
+    di = {L.DI_BACKEND: first_di.get(L.DI_BACKEND, L.LAUNCHER_NONE), L.DI_RANK: ranks[0],
+          L.DI_WORLD_SIZE: max(len(ranks), ws if isinstance(ws, int) else 0),
           "merged_ranks": ranks}
     # With a space after each colon, as Kineto and traceprof's own files
     # write it: Holistic Trace Analysis finds the rank with the pattern

@@ -44,11 +44,12 @@ def header_meta(h):
     header instant (DOC_HEADER, format/perfetto_writer.c)."""
     if isinstance(h.get(L.DOC_BASE_TIME), int):
         yield L.DOC_BASE_TIME, h[L.DOC_BASE_TIME]
-    if isinstance(h.get("rank"), int):
+    if isinstance(h.get(L.DI_RANK), int):
         yield L.DOC_DISTRIBUTED_INFO, {
-            "backend": h.get("launcher", L.LAUNCHER_NONE), "rank": h["rank"],
-            "world_size": h.get("world_size"), "local_rank": h.get("local_rank"),
-            "local_world_size": h.get("local_world_size"), "node_rank": h.get("node_rank")}
+            L.DI_BACKEND: h.get(L.HEADER_LAUNCHER, L.LAUNCHER_NONE), L.DI_RANK: h[L.DI_RANK],
+            L.DI_WORLD_SIZE: h.get(L.DI_WORLD_SIZE), L.DI_LOCAL_RANK: h.get(L.DI_LOCAL_RANK),
+            L.DI_LOCAL_WORLD_SIZE: h.get(L.DI_LOCAL_WORLD_SIZE),
+            L.DI_NODE_RANK: h.get(L.DI_NODE_RANK)}
 
 
 # The writer's documents: instants whose annotations are the JSON's
