@@ -8,6 +8,7 @@
 #include "collector/nvtx_decode.h"
 #include "collector/stacks.h"
 #include "common/clock.h"
+#include "common/layout.h"
 
 static const struct tp_api_decoder *api_decoder;
 
@@ -153,7 +154,7 @@ static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, i
 		.name_stable = 0,
 		.nargs = 0,
 		.name_len = (uint32_t)len,
-		.cat = cv_cat("user_annotation", cats, clen),
+		.cat = cv_cat(TP_CAT_USER_ANNOTATION, cats, clen),
 		.name = name,
 		.pid = pid,
 		.tid = tid,
@@ -190,8 +191,8 @@ static void marker_finish(struct tp_writer *out, struct tp_thread *t, const stru
 	}
 	/* A finish without a start (the start came before the window): an
 	 * instant, so that the user still sees it. */
-	tp_writer_instant(out, "user_annotation", name, len, pid, t->tid, tp_clock_to_ns(r->start),
-			  NULL, 0);
+	tp_writer_instant(out, TP_CAT_USER_ANNOTATION, name, len, pid, t->tid,
+			  tp_clock_to_ns(r->start), NULL, 0);
 }
 
 void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_t pid,
@@ -225,7 +226,7 @@ void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_
 static void write_step(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid)
 {
-	char name[40] = "ProfilerStep#";
+	char name[40] = TP_STEP_PREFIX;
 	char digits[24];
 	int n = 0;
 	uint64_t v = r->arg[0];
@@ -233,7 +234,7 @@ static void write_step(struct tp_writer *out, struct tp_thread *t, const struct 
 		digits[n++] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	size_t len = 13;
+	size_t len = sizeof(TP_STEP_PREFIX) - 1;
 	while (n)
 		name[len++] = digits[--n];
 	cv_anno_slice(out, name, len, pid, t->tid, tp_clock_to_ns(r->start), tp_clock_to_ns(r->end),
@@ -276,7 +277,7 @@ static void cv_instant(struct tp_writer *out, struct tp_thread *t, const struct 
 		.name_stable = 0,
 		.nargs = 0,
 		.name_len = (uint32_t)len,
-		.cat = cv_cat("user_annotation", cats, clen),
+		.cat = cv_cat(TP_CAT_USER_ANNOTATION, cats, clen),
 		.name = s,
 		.pid = pid,
 		.tid = t->tid,
@@ -315,7 +316,8 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 			if (corr)
 				args[n++] = TP_ARG(u64, "correlation", corr);
 			args[n++] = TP_ARG(u64, "id", r->id);
-			tp_writer_slice(out, "cuda_runtime", "api", 3, pid, t->tid, b, e, args, n);
+			tp_writer_slice(out, TP_CAT_CUDA_RUNTIME, "api", 3, pid, t->tid, b, e, args,
+					n);
 		}
 		break;
 	}

@@ -48,9 +48,6 @@ int tp_gpu_flows_at(uint64_t start_ticks)
  * beyond it the oldest are lost and counted. */
 #define MAX_PENDING (1u << 20)
 
-/* GPU processes sort after every host process (Kineto does the same). */
-#define GPU_SORT_BASE 5000000
-
 static struct {
 	struct tp_gpu_event *ev;
 	size_t n, cap;
@@ -153,7 +150,8 @@ static void write_tracks(struct tp_writer *out, uint64_t devs, const struct trac
 			continue;
 		char name[32];
 		tp_format(name, sizeof(name), "GPU %u", d);
-		tp_writer_process(out, TP_GPU_PID(d), name, NULL, GPU_SORT_BASE + d);
+		/* After every host process, as Kineto sorts them. */
+		tp_writer_process(out, TP_GPU_PID(d), name, NULL, TP_GPU_SORT_BASE + d);
 	}
 	for (int t = 0; t < ntracks; t++) {
 		char name[32];
@@ -194,7 +192,7 @@ void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t las
 		 * only.  32 bits: traceprof merge moves each input's ids to its
 		 * own range above them.  Writers that bind arrows to slices use
 		 * the correlation instead (tp_gpu_write_event()). */
-		uint64_t flow = in_api ? (G.next_flow = G.next_flow % 0xffffffffu + 1) : 0;
+		uint64_t flow = in_api ? (G.next_flow = G.next_flow % TP_FLOW_ID_MAX + 1) : 0;
 		tp_gpu_write_event(out, e, dev, corr);
 		if (in_api) {
 			int64_t tid = (int64_t)(l.ext >> TP_GPU_EXT_TICK_BITS);

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/layout.h"
 #include "format/writer.h"
 #include "format/trace.h"
 
@@ -38,8 +39,8 @@
  * ceiling) and traceprof merge makes up pids from 2^30: 10^9 + d collides
  * with neither.  Holistic Trace Analysis tells GPU events by args.stream,
  * and DevTools, speedscope and Perfetto take any pid (measured: HTA's
- * analyses and both npm readers over such traces). */
-#define TP_GPU_PID_BASE 1000000000
+ * analyses and both npm readers over such traces).  TP_GPU_PID_BASE is
+ * common/layout.h's (scripts/layout.spec). */
 #define TP_GPU_PID(d) ((int64_t)TP_GPU_PID_BASE + (int64_t)(d))
 
 /* Bits 63..42: thread id (Linux pid_max is at most 2^22); bits 41..0: the low

@@ -10,6 +10,7 @@
 
 #include "collector/annos.h"
 #include "collector/gpu_internal.h"
+#include "common/layout.h"
 
 struct ga_span {
 	size_t anno, next; /* next: the annotation's next span + 1, 0 at the end */
@@ -116,7 +117,7 @@ write:
 	for (size_t s = 0; s < nspans; s++) {
 		const struct ga_span *g = &spans[s];
 		const struct tp_anno *an = &ga_annos[g->anno];
-		tp_writer_slice(out, "gpu_user_annotation", tp_anno_name(an), an->name_len,
+		tp_writer_slice(out, TP_CAT_GPU_USER_ANNOTATION, tp_anno_name(an), an->name_len,
 				TP_GPU_PID(g->dev), g->stream, g->start, g->end, NULL, 0);
 	}
 out:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collector/gpu_internal.h"
+#include "common/layout.h"
 #include "common/log.h"
 
 static const char *memcpy_kind_str(unsigned k)
@@ -84,22 +85,22 @@ void tp_gpu_write_event(struct tp_writer *out, const struct tp_gpu_event *e, uin
 	};
 	switch (e->kind) {
 	case TP_GPU_KERNEL:
-		ev.cat = "kernel";
+		ev.cat = TP_CAT_KERNEL;
 		ev.name = e->name;
 		/* Interned for the process (tp_gpu_intern_kernel_name). */
 		ev.name_stable = 1;
 		break;
 	case TP_GPU_MEMCPY:
-		ev.cat = "gpu_memcpy";
+		ev.cat = TP_CAT_GPU_MEMCPY;
 		tp_format(name, sizeof(name), "Memcpy %s (%s -> %s)", memcpy_kind_str(e->copy_kind),
 			  memory_kind_str(e->src_kind), memory_kind_str(e->dst_kind));
 		break;
 	case TP_GPU_MEMSET:
-		ev.cat = "gpu_memset";
+		ev.cat = TP_CAT_GPU_MEMSET;
 		tp_format(name, sizeof(name), "Memset (%s)", memory_kind_str(e->mem_kind));
 		break;
 	default:
-		ev.cat = "cuda_sync";
+		ev.cat = TP_CAT_CUDA_SYNC;
 		ev.name = tp_gpu_sync_name(e->sync_type);
 		ev.name_stable = 1;
 		break;
@@ -128,9 +129,9 @@ void tp_gpu_write_flow(struct tp_writer *out, int kind, uint64_t id, int64_t pid
 		.kind = (uint8_t)kind,
 		.name_stable = 1,
 		.nargs = 0,
-		.name_len = 4,
-		.cat = "ac2g",
-		.name = "ac2g",
+		.name_len = sizeof(TP_CAT_FLOW) - 1,
+		.cat = TP_CAT_FLOW,
+		.name = TP_CAT_FLOW,
 		.pid = pid,
 		.tid = tid,
 		.ts = ts,

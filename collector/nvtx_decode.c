@@ -9,6 +9,7 @@
 #include "collector/convert.h"
 #include "collector/nvtx_payload.h"
 #include "common/clock.h"
+#include "common/layout.h"
 
 /* ---- registries (written by program threads) --------------------------- */
 
@@ -175,7 +176,8 @@ static void nv_slice(struct tp_writer *out, const char *name, size_t len, int64_
 {
 	struct tp_arg args[NV_ARGS];
 	unsigned n = nv_args(args, domain, category, unfinished, hdr, pl);
-	tp_writer_slice(out, "user_annotation", name, len, pid, tid, start_ns, end_ns, args, n);
+	tp_writer_slice(out, TP_CAT_USER_ANNOTATION, name, len, pid, tid, start_ns, end_ns, args,
+			n);
 	tp_annos_add(pid, tid, name, len, start_ns, end_ns);
 }
 
@@ -276,7 +278,7 @@ void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp
 		if (!tp_nvtx_payload_get(r, &hdr, &pl))
 			hdr = NULL;
 		n = nv_args(args, r->arg[0], (uint32_t)r->arg[3], 0, hdr, pl);
-		tp_writer_instant(out, "user_annotation", s, len, pid, t->tid,
+		tp_writer_instant(out, TP_CAT_USER_ANNOTATION, s, len, pid, t->tid,
 				  tp_clock_to_ns(r->start), args, n);
 		break;
 	case TP_NVTX_COMPLETE:

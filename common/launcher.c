@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/layout.h"
 #include "common/log.h"
 #include "common/procfs.h"
 
@@ -190,7 +191,7 @@ int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override,
 	memset(v, 0, sizeof(*v));
 	v->world_size = 1;
 	v->local_world_size = 1;
-	v->launcher = "none";
+	v->launcher = TP_LAUNCHER_NONE;
 	v->pid = getpid();
 
 	/* Each launcher's names: rank, local rank, world size, local world size,
@@ -201,13 +202,11 @@ int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override,
 		const char *launcher;
 		const char *rank, *local_rank, *world, *local_world, *node;
 	} tab[] = {
-		{ "torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK" },
-		{ "openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-		  "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK" },
-		/* MPICH/Hydra publish local ranks as MPI_LOCALRANKID/NRANKS. */
-		{ "pmi", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", NULL },
-		{ "slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE",
-		  "SLURM_NODEID" },
+	/* The table is scripts/layout.spec's LAUNCHERS, which the command's
+	 * runfiles.py reads too. */
+#define LCH_ROW(l, r, lr, w, lw, n) { l, r, lr, w, lw, n },
+		TP_LAUNCHERS(LCH_ROW)
+#undef LCH_ROW
 	};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		if (!lch_env(tab[i].rank))
@@ -234,15 +233,22 @@ int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override,
 		break;
 	}
 
-	const char *rid = lch_env("TORCHELASTIC_RUN_ID");
-	if (run_name_override && run_name_override[0])
-		lch_copy(v->run_name, sizeof(v->run_name), run_name_override);
-	else if (rid && strcmp(rid, "none"))
-		/* "none" is torchrun's placeholder when no --rdzv-id was given:
-		 * useless as a name and shared by unrelated runs. */
-		lch_copy(v->run_name, sizeof(v->run_name), rid);
-	else if (lch_env("SLURM_JOB_ID"))
-		lch_copy(v->run_name, sizeof(v->run_name), lch_env("SLURM_JOB_ID"));
+	/* The run name: the override, else the first of scripts/layout.spec's
+	 * RUN_NAME_VARS that is set and is not torchrun's placeholder (given
+	 * when no --rdzv-id was: useless as a name and shared by unrelated
+	 * runs), else the program's name.  traceprof run (cli/run.py) reads
+	 * the same list to say where the files will be. */
+#define LCH_NAME(id, name) name,
+	static const char *const rn_vars[TP_RUN_NAME_VARS_N] = { TP_RUN_NAME_VARS(LCH_NAME) };
+#undef LCH_NAME
+	const char *rn = run_name_override && run_name_override[0] ? run_name_override : NULL;
+	for (size_t i = 0; !rn && i < TP_RUN_NAME_VARS_N; i++) {
+		const char *x = lch_env(rn_vars[i]);
+		if (x && strcmp(x, TP_RUN_NAME_PLACEHOLDER))
+			rn = x;
+	}
+	if (rn)
+		lch_copy(v->run_name, sizeof(v->run_name), rn);
 	else
 		lch_program_name(v->run_name, sizeof(v->run_name));
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/layout.h"
 
 #define AG_NONE UINT32_MAX
 /* The first room for rows and their slots (a power of two, at least twice
@@ -350,7 +351,7 @@ static struct ag_thr *ag_thread(struct tp_agg *a, int64_t pid, int64_t tid)
 /* ProfilerStep#N, as summary's ^ProfilerStep#(\d+)$: its number in *n. */
 static int ag_step_name(const char *s, uint32_t len, uint64_t *n)
 {
-	static const char pre[] = "ProfilerStep#";
+	static const char pre[] = TP_STEP_PREFIX;
 	const uint32_t pl = sizeof(pre) - 1;
 	/* The first byte first: this runs for every slice, and a call to
 	 * memcmp for each CUDA call's name cost more than the rest of the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/layout.h"
 #include "format/json.h"
 #include "format/trace.h"
 #include "format/writer.h"
@@ -278,10 +279,10 @@ static void jw_process(struct tp_writer *w, int64_t pid, const char *name, const
 		       int64_t sort_index)
 {
 	struct jw *jw = (struct jw *)w;
-	tp_trace_meta_name(&jw->t, "process_name", pid, 0, name);
+	tp_trace_meta_name(&jw->t, TP_META_PROCESS_NAME, pid, 0, name);
 	if (labels)
 		tp_trace_meta_labels(&jw->t, pid, labels);
-	tp_trace_meta_sort(&jw->t, "process_sort_index", pid, 0, sort_index);
+	tp_trace_meta_sort(&jw->t, TP_META_PROCESS_SORT_INDEX, pid, 0, sort_index);
 	w->events += labels ? 3 : 2;
 }
 
@@ -289,8 +290,8 @@ static void jw_thread(struct tp_writer *w, int64_t pid, int64_t tid, const char 
 		      int64_t sort_index)
 {
 	struct jw *jw = (struct jw *)w;
-	tp_trace_meta_name(&jw->t, "thread_name", pid, tid, name);
-	tp_trace_meta_sort(&jw->t, "thread_sort_index", pid, tid, sort_index);
+	tp_trace_meta_name(&jw->t, TP_META_THREAD_NAME, pid, tid, name);
+	tp_trace_meta_sort(&jw->t, TP_META_THREAD_SORT_INDEX, pid, tid, sort_index);
 	w->events += 2;
 }
 
@@ -437,7 +438,7 @@ static void jw_write_frames(struct jw *jw)
 	struct tp_json *j = &jw->t.j;
 	if (!jw->nframes)
 		return;
-	tp_json_lit(j, ",\n  \"stackFrames\": {");
+	tp_json_lit(j, ",\n  \"" TP_DOC_STACK_FRAMES "\": {");
 	for (size_t i = 0; i < jw->nframes; i++) {
 		const struct jw_frame *f = &jw->frames[i];
 		tp_json_lit(j, i ? ",\n    \"" : "\n    \"");
@@ -491,7 +492,7 @@ static int jw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
 		jw_doc_members(j, tr->footer);
 	tp_trace_footer_close(&jw->t);
 	if (!jw->devices_done) {
-		tp_json_lit(j, ",\n  \"deviceProperties\": ");
+		tp_json_lit(j, ",\n  \"" TP_DOC_DEVICE_PROPERTIES "\": ");
 		if (tr->devices && tr->devices->n)
 			jw_doc_members(j, tr->devices);
 		else

@@ -4,27 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/layout.h"
 #include "common/log.h"
 
-enum tpl_var {
-	TPL_RUN_NAME,
-	TPL_RANK,
-	TPL_LOCAL_RANK,
-	TPL_WORLD_SIZE,
-	TPL_LOCAL_WORLD_SIZE,
-	TPL_NODE_RANK,
-	TPL_STEP,
-	TPL_BATCH,
-	TPL_PID,
-	TPL_HOSTNAME,
-	TPL_NVARS
-};
-
-/* Same order as enum tpl_var; the error message lists them in this order. */
-static const char *const tpl_names[TPL_NVARS] = {
-	"run_name",	    "rank",	 "local_rank", "world_size", "local_world_size",
-	"node_rank", "step", "batch",	   "pid",	 "hostname",
-};
+/* The variables, in scripts/layout.spec's order (the error message lists
+ * them in that order; the command's scripts/traceprof/cli/runfiles.py reads
+ * the same list).  A variable added there and not here is a -Wswitch error
+ * in tpl_put_var(). */
+#define TPL_ENUM(id, name) TPL_##id,
+#define TPL_NAME(id, name) name,
+enum tpl_var { TP_TEMPLATE_VARS(TPL_ENUM) TPL_NVARS };
+static const char *const tpl_names[TPL_NVARS] = { TP_TEMPLATE_VARS(TPL_NAME) };
 
 /* "{run_name} {rank} ..." for error messages. */
 static void tpl_known(char *buf, size_t size)
@@ -88,7 +78,9 @@ static void tpl_put_i64(struct tpl_out *o, int64_t v)
 
 static void tpl_put_var(struct tpl_out *o, int var, const struct tp_template_vars *v)
 {
-	switch (var) {
+	switch ((enum tpl_var)var) {
+	case TPL_NVARS:
+		break;
 	case TPL_RUN_NAME:
 		tpl_put_sanitised(o, v->run_name);
 		break;

@@ -3,6 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/layout.h"
+
+/* "KEY": for a top-level member named in scripts/layout.spec. */
+#define TR_KEY(k) "\"" k "\": "
 
 /* Kineto floors the wall clock to a fixed bucket so that every rank shares
  * the base; its bucket is about three months. */
@@ -23,34 +27,35 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 	t->ids_len = 0;
 	t->pre_ph = NULL;
 	t->pre_cat = NULL;
-	tp_json_lit(j, "{\n  \"schemaVersion\": 1,\n");
+	tp_json_lit(j, "{\n  " TR_KEY(TP_DOC_SCHEMA_VERSION) "1,\n");
 	if (h->trace_name) {
-		tp_json_lit(j, "  \"traceName\": ");
+		tp_json_lit(j, "  " TR_KEY(TP_DOC_TRACE_NAME));
 		tp_json_str(j, h->trace_name);
 		tp_json_lit(j, ",\n");
 	}
-	tp_json_lit(j, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+	tp_json_lit(j, "  " TR_KEY(TP_DOC_DISPLAY_TIME_UNIT) "\"ms\",\n"
+		       "  " TR_KEY(TP_DOC_BASE_TIME));
 	tp_json_i64(j, h->base_wall_ns);
-	tp_json_lit(j, ",\n  \"distributedInfo\": {\"backend\": ");
-	tp_json_str(j, h->launcher ? h->launcher : "none");
-	tp_json_lit(j, ", \"rank\": ");
+	tp_json_lit(j, ",\n  " TR_KEY(TP_DOC_DISTRIBUTED_INFO) "{" TR_KEY(TP_DI_BACKEND));
+	tp_json_str(j, h->launcher ? h->launcher : TP_LAUNCHER_NONE);
+	tp_json_lit(j, ", " TR_KEY(TP_DI_RANK));
 	tp_json_i64(j, h->rank);
-	tp_json_lit(j, ", \"world_size\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_WORLD_SIZE));
 	tp_json_i64(j, h->world_size);
-	tp_json_lit(j, ", \"local_rank\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_LOCAL_RANK));
 	tp_json_i64(j, h->local_rank);
-	tp_json_lit(j, ", \"local_world_size\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_LOCAL_WORLD_SIZE));
 	tp_json_i64(j, h->local_world_size);
-	tp_json_lit(j, ", \"node_rank\": ");
+	tp_json_lit(j, ", " TR_KEY(TP_DI_NODE_RANK));
 	tp_json_i64(j, h->node_rank);
 	tp_json_lit(j, "},\n  ");
 	t->devprops_done = h->device_properties_json != NULL;
 	if (t->devprops_done) {
-		tp_json_lit(j, "\"deviceProperties\": ");
+		tp_json_lit(j, TR_KEY(TP_DOC_DEVICE_PROPERTIES));
 		tp_json_lit(j, h->device_properties_json);
 		tp_json_lit(j, ",\n  ");
 	}
-	tp_json_lit(j, "\"traceEvents\": [\n");
+	tp_json_lit(j, TR_KEY(TP_DOC_TRACE_EVENTS) "[\n");
 }
 
 void tp_trace_device_properties(struct tp_trace *t, const char *json)
@@ -58,13 +63,13 @@ void tp_trace_device_properties(struct tp_trace *t, const char *json)
 	if (t->devprops_done)
 		return;
 	t->devprops_done = 1;
-	tp_json_lit(&t->j, ",\n  \"deviceProperties\": ");
+	tp_json_lit(&t->j, ",\n  " TR_KEY(TP_DOC_DEVICE_PROPERTIES));
 	tp_json_lit(&t->j, json ? json : "[]");
 }
 
 void tp_trace_name(struct tp_trace *t, const char *name)
 {
-	tp_json_lit(&t->j, ",\n  \"traceName\": ");
+	tp_json_lit(&t->j, ",\n  " TR_KEY(TP_DOC_TRACE_NAME));
 	tp_json_str(&t->j, name);
 }
 
@@ -310,16 +315,21 @@ static int tr_sum_is(double ts, uint64_t x, unsigned p, double g)
 }
 
 /* The fallback described above, for times near the base. */
+/* The rule's parameters are scripts/layout.spec's (TIME_PLACES,
+ * DUR_PLACES_MAX, DUR_TRIM_MAX); tp_json_put_us() writes TIME_PLACES
+ * places, and tr_pow10 holds up to 10^DUR_PLACES_MAX. */
+_Static_assert(TP_TIME_PLACES == 3, "tp_json_put_us() writes ns as us with 3 places");
+_Static_assert(TP_DUR_PLACES_MAX <= 9, "tr_pow10 and tr_put_fixed() go to 10^9");
 static char *tr_put_dur_near_base(char *d, uint64_t dur, double ts, double g)
 {
-	if (tr_sum_is(ts, dur, 3, g))
+	if (tr_sum_is(ts, dur, TP_TIME_PLACES, g))
 		return tp_json_put_us(d, (int64_t)dur);
-	for (unsigned p = 4; p <= 9; p++) {
+	for (unsigned p = TP_TIME_PLACES + 1; p <= TP_DUR_PLACES_MAX; p++) {
 		/* Candidates must stay below 2^53 to be exact as doubles. */
-		if (dur >= ((uint64_t)1 << 53) / (uint64_t)tr_pow10[p - 3])
+		if (dur >= ((uint64_t)1 << 53) / (uint64_t)tr_pow10[p - TP_TIME_PLACES])
 			break;
 		/* The p-place decimal nearest g - ts, and its neighbours. */
-		uint64_t x = dur * (uint64_t)tr_pow10[p - 3];
+		uint64_t x = dur * (uint64_t)tr_pow10[p - TP_TIME_PLACES];
 		double want = (g - ts) * tr_pow10[p];
 		if (want > 0 && want < (double)((uint64_t)1 << 53))
 			x = (uint64_t)(want + 0.5);
@@ -331,8 +341,8 @@ static char *tr_put_dur_near_base(char *d, uint64_t dur, double ts, double g)
 			return tr_put_fixed(d, x - 1, p);
 	}
 	/* Bounded: each ns shorter moves the sum down by at least an ulp. */
-	for (int k = 0; k < 4 && dur > 0; k++) {
-		volatile double sum = ts + (double)dur / 1e3;
+	for (int k = 0; k < TP_DUR_TRIM_MAX && dur > 0; k++) {
+		volatile double sum = ts + (double)dur / tr_pow10[TP_TIME_PLACES];
 		if (sum <= g)
 			break;
 		dur--;
@@ -554,7 +564,7 @@ void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels)
 {
 	struct tp_json *j = &t->j;
 	tp_trace_event_open(t);
-	tp_json_lit(j, "\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":");
+	tp_json_lit(j, "\"ph\":\"M\",\"name\":\"" TP_META_PROCESS_LABELS "\",\"pid\":");
 	tp_json_i64(j, pid);
 	tp_json_lit(j, ",\"tid\":0,\"args\":{\"labels\":");
 	tp_json_str(j, labels);
@@ -563,7 +573,7 @@ void tp_trace_meta_labels(struct tp_trace *t, int64_t pid, const char *labels)
 
 void tp_trace_footer_open(struct tp_trace *t)
 {
-	tp_json_lit(&t->j, "\n  ],\n  \"traceprof\": {");
+	tp_json_lit(&t->j, "\n  ],\n  " TR_KEY(TP_DOC_FOOTER) "{");
 }
 
 void tp_trace_footer_close(struct tp_trace *t)

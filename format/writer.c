@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "common/layout.h"
 #include "format/aggregate.h"
 
 static const struct tp_writer_ops *const tp_writer_formats[] = {
@@ -110,7 +111,7 @@ void tp_writer_counter(struct tp_writer *w, const char *name, size_t nlen, const
 		.kind = TP_EV_COUNTER,
 		.nargs = 1,
 		.name_len = (uint32_t)nlen,
-		.cat = "counter",
+		.cat = TP_CAT_COUNTER,
 		.name = name,
 		.pid = pid,
 		.tid = tid,

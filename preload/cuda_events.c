@@ -9,6 +9,7 @@
 #include "collector/convert.h"
 #include "collector/stacks.h"
 #include "common/hashmap.h"
+#include "common/layout.h"
 #include "format/api_args.h"
 #include "format/writer.h"
 #include "preload/cuda_kernels.h"
@@ -158,7 +159,7 @@ static void write_event(struct tp_writer *out, const struct tp_record *r, int64_
 	struct tp_event e = {
 		.kind = TP_EV_SLICE,
 		.name_stable = 1,
-		.cat = "cuda_runtime",
+		.cat = TP_CAT_CUDA_RUNTIME,
 		.name = "unknown",
 		.name_len = 7,
 		.pid = pid,
@@ -185,7 +186,7 @@ static void write_event(struct tp_writer *out, const struct tp_record *r, int64_
 		return;
 	}
 	const struct tp_cuda_fn *fn = &tp_cuda_fns[r->id];
-	e.cat = fn->lib == TP_CUDA_LIB_DRIVER ? "cuda_driver" : "cuda_runtime";
+	e.cat = fn->lib == TP_CUDA_LIB_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
 	e.name = fn->name;
 	e.name_len = (uint32_t)fn->name_len;
 	decode_args(args, &n, fn, r);

@@ -53,7 +53,8 @@ whl=$(ls fixed/traceprof-"$want_version"-py3-none-manylinux_*_x86_64.whl 2>/dev/
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 for want in ("traceprof/lib/libtraceprof.so", "traceprof/include/traceprof.h", "traceprof/VERSION",
-             "traceprof/cli/main.py", "traceprof/pyboot/sitecustomize.py"):
+             "traceprof/cli/main.py", "traceprof/pyboot/sitecustomize.py",
+             "traceprof/layout.py"):  # written by scripts/gen-layout
     assert want in names, (want, "missing")
 vendored = [n for n in names if n.startswith("traceprof.libs/")]
 for lib in ("libunwind", "libzstd"):

@@ -23,15 +23,20 @@ import argparse
 import gzip
 import json
 import re
+import os
 import subprocess
 import sys
+
+# The layout's names (scripts/layout.spec, via the package's layout.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from traceprof import layout as L  # noqa: E402
 
 
 class Aggregate:
     """format/aggregate.c's table of the events given in start order per
     thread (as events() makes them)."""
 
-    STEP = re.compile(r"^ProfilerStep#(\d+)$")
+    STEP = re.compile(r"^%s(\d+)$" % re.escape(L.STEP_PREFIX))
 
     def __init__(self, rank):
         self.rank = rank
@@ -86,8 +91,9 @@ class Aggregate:
 
 
 def us(ns):
-    """A time in ns as the microseconds traceprof writes (3 decimals)."""
-    return ns / 1000
+    """A time in ns as the microseconds traceprof writes (TIME_PLACES
+    decimals)."""
+    return ns / 10 ** L.TIME_PLACES
 
 
 def span(start_ns, end_ns):
@@ -101,27 +107,28 @@ def events(a, pid, tid):
     t = round(a.t0 * 1000)
     step_ns = round(a.step_us * 1000)
     while True:
-        yield dict({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step,
+        yield dict({"ph": "X", "cat": L.CAT_USER_ANNOTATION, "name": L.STEP_PREFIX + str(step),
                     "pid": pid, "tid": tid}, **span(t, t + step_ns - 1000))
-        yield dict({"ph": "X", "cat": "user_annotation", "name": "forward", "pid": pid,
+        yield dict({"ph": "X", "cat": L.CAT_USER_ANNOTATION, "name": "forward", "pid": pid,
                     "tid": tid}, **span(t + 1000, t + 1000 + step_ns // 2))
         for k in range(8):
             corr = step * 8 + k + 1
             ts = t + 2000 + k * 10000
-            yield dict({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+            yield dict({"ph": "X", "cat": L.CAT_CUDA_RUNTIME, "name": "cudaLaunchKernel",
                         "pid": pid, "tid": tid}, **span(ts, ts + 4125),
                        args={"cbid": 211, "correlation": corr})
             if a.gpu:
                 # The kernel on GPU 0 (pid 10^9, collector/gpu.h), stream 7, and the flow between them,
                 # in the key order collector/gpu.c writes.
-                yield dict({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 1000000000, "tid": 7},
+                yield dict({"ph": "X", "cat": L.CAT_KERNEL, "name": "gemm", "pid": L.GPU_PID_BASE,
+                            "tid": 7},
                            **span(ts + 5000, ts + 8000),
                            args={"device": 0, "context": 1, "stream": 7, "correlation": corr})
-                yield {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": pid,
+                yield {"ph": "s", "cat": L.CAT_FLOW, "name": L.CAT_FLOW, "id": corr, "pid": pid,
                        "tid": tid, "ts": us(ts)}
-                yield {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": corr,
-                       "pid": 1000000000, "tid": 7, "ts": us(ts + 5000)}
-        yield {"ph": "i", "s": "t", "cat": "user_annotation", "name": "tick", "pid": pid,
+                yield {"ph": "f", "bp": "e", "cat": L.CAT_FLOW, "name": L.CAT_FLOW, "id": corr,
+                       "pid": L.GPU_PID_BASE, "tid": 7, "ts": us(ts + 5000)}
+        yield {"ph": "i", "s": "t", "cat": L.CAT_USER_ANNOTATION, "name": "tick", "pid": pid,
                "tid": tid, "ts": us(t + 3500)}
         yield {"ph": "C", "name": "loss", "pid": pid, "tid": tid, "ts": us(t + 4000),
                "args": {"value": 1.0 / (step + 1)}}

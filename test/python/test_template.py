@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from traceprof.cli.runfiles import launcher_vars, template_glob
+from traceprof.cli.runfiles import launcher_vars, run_name, template_glob
 
 NUMBERS = {"rank": "3", "local_rank": "1", "world_size": "16", "local_world_size": "8",
            "node_rank": "2", "pid": "4242", "step": "17", "batch": "17"}
@@ -62,3 +62,18 @@ def test_launcher_vars(env, want):
     v = launcher_vars(env)
     assert (v["rank"], v["local_rank"], v["world_size"], v["local_world_size"],
             v["node_rank"]) == want
+
+
+@pytest.mark.parametrize("env, want", [
+    # The cases of test/unit/test_template.c's test_env_torchrun: the same
+    # order (scripts/layout.spec's RUN_NAME_VARS) on both sides.
+    ({"TORCHELASTIC_RUN_ID": "job-abc", "SLURM_JOB_ID": "12345"}, "job-abc"),
+    ({"TORCHELASTIC_RUN_ID": "none", "SLURM_JOB_ID": "12345"}, "12345"),
+    ({"TORCHELASTIC_RUN_ID": "none"}, "prog"),
+    ({"TORCHELASTIC_RUN_ID": "", "SLURM_JOB_ID": "12345"}, "12345"),
+    ({"TRACEPROF_RUN_NAME": "override", "TORCHELASTIC_RUN_ID": "job-abc"}, "override"),
+    ({"TRACEPROF_RUN_NAME": "", "SLURM_JOB_ID": "12345"}, "12345"),
+    ({}, "prog"),
+])
+def test_run_name(env, want):
+    assert run_name(env, "prog") == want

@@ -26,6 +26,7 @@ import bisect
 import os
 import re
 
+from ..layout import CAT_KERNEL
 from ..traces import aggtable
 from ..traces.events import STEP_RE, finite_num
 from ..traces.pfmerge import meta_of, scan
@@ -131,7 +132,7 @@ def export_file(pa, pq, path, out_path, schema, base_ns, pf):
             args = ev.get("args")
             args = args if isinstance(args, dict) else {}
             kernel = args.get("kernel")
-            if ev.get("cat") == "kernel" and not isinstance(kernel, str):
+            if ev.get("cat") == CAT_KERNEL and not isinstance(kernel, str):
                 kernel = name
             cat = ev.get("cat")
             cols.add((_int(ev.get("pid")), _int(ev.get("tid")), step, name,

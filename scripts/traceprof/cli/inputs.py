@@ -5,6 +5,7 @@ import os
 import re
 import stat
 
+from ..layout import DI_RANK, DOC_DISTRIBUTED_INFO
 from ..traces.pftrace import PFTRACE_RE
 from ..traces.reader import JSON_RE
 from ..util import err, fail
@@ -68,9 +69,9 @@ def merge_inputs(args, cmd="merge"):
 
 
 def rank_of(meta, path, index):
-    di = meta.get("distributedInfo")
-    if isinstance(di, dict) and isinstance(di.get("rank"), int):
-        return di["rank"], True
+    di = meta.get(DOC_DISTRIBUTED_INFO)
+    if isinstance(di, dict) and isinstance(di.get(DI_RANK), int):
+        return di[DI_RANK], True
     m = re.search(r"rank[_-]?(\d+)", os.path.basename(path))
     if m:
         return int(m.group(1)), True

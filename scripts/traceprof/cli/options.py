@@ -91,7 +91,6 @@ RUN_OPTIONS = [
 ]
 # END RUN_OPTIONS
 
-# Written by hand: the template variables of --folder and --filename
-# (format/template.c expands them; they are not configuration variables).
-TEMPLATE_VARS = ("run_name", "rank", "local_rank", "world_size", "local_world_size",
-                 "node_rank", "step", "batch", "pid", "hostname")
+# The template variables of --folder and --filename (format/template.c
+# expands them; they are not configuration variables): scripts/layout.spec's.
+from ..layout import TEMPLATE_VARS  # noqa: E402,F401

@@ -5,6 +5,7 @@ import re
 import sys
 from array import array
 
+from ..layout import META_PROCESS_NAME
 from ..traces import aggtable
 from ..traces.events import STEP_RE, finite_num
 from .inputs import merge_inputs, rank_of
@@ -74,7 +75,7 @@ def summary_ranks(a):
                     if not isinstance(ev, dict):
                         continue
                     name = ev.get("name")
-                    if ev.get("ph") == "M" and name == "process_name":
+                    if ev.get("ph") == "M" and name == META_PROCESS_NAME:
                         args = ev.get("args")
                         m = _RANK_NAME.match(str(args.get("name"))) \
                             if isinstance(args, dict) else None

@@ -14,7 +14,7 @@ from . import sigmask
 from .options import RUN_OPTIONS
 from .runenv import (check_library_version, find_library, is_traceprof_library, python_boot,
                      sanitizer_runtime)
-from .runfiles import launcher_vars, report_files, snapshot, template_glob
+from .runfiles import launcher_vars, report_files, run_name, snapshot, template_glob
 from .sigmask import RUN_SIGNALS
 from ..util import err, fail, version
 
@@ -159,15 +159,7 @@ def cmd_run(argv):
 
     # Where the files will be: the folder template with what we know.
     known = launcher_vars(env)
-    rn = env.get("TRACEPROF_RUN_NAME") or ""
-    rid = env.get("TORCHELASTIC_RUN_ID") or ""
-    if not rn:
-        if rid and rid != "none":
-            rn = rid
-        elif env.get("SLURM_JOB_ID"):
-            rn = env["SLURM_JOB_ID"]
-        else:
-            rn = program_name(a.program) or "traceprof"
+    rn = run_name(env, program_name(a.program) or "traceprof")
     known["run_name"] = rn
     known["hostname"] = socket.gethostname()
     folder = env.get("TRACEPROF_FOLDER") or "traceprof_traces/{run_name}"

@@ -6,7 +6,7 @@ import glob
 import os
 import sys
 
-from .options import TEMPLATE_VARS
+from ..layout import LAUNCHERS, RUN_NAME_PLACEHOLDER, RUN_NAME_VARS, TEMPLATE_VARS
 from ..traces.reader import JSON_RE
 from ..traces.tail import footer_drops, footer_interrupted
 from ..util import err, human_bytes, natural_key
@@ -14,16 +14,12 @@ from ..util import err, human_bytes, natural_key
 
 def launcher_vars(env):
     """{rank} {local_rank} ... as the library reads them
-    (format/template.c: tp_template_vars_from_env)."""
+    (common/launcher.c: tp_launcher_vars), from scripts/layout.spec's
+    launcher table."""
     v = {"rank": "0", "local_rank": "0", "world_size": "1", "local_world_size": "1",
          "node_rank": "0"}
-    tab = [("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"),
-           ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
-            "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK"),
-           ("PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", None),
-           ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE",
-            "SLURM_NODEID")]
-    for names in tab:
+    for row in LAUNCHERS:
+        names = row[1:]
         if not env.get(names[0]):
             continue
         for key, name in zip(("rank", "local_rank", "world_size", "local_world_size",
@@ -35,6 +31,16 @@ def launcher_vars(env):
             v["node_rank"] = str(int(v["rank"]) // int(env[names[3]]))
         break
     return v
+
+
+def run_name(env, fallback):
+    """{run_name} as the library chooses it (common/launcher.c): the
+    override TRACEPROF_RUN_NAME, else the first of scripts/layout.spec's
+    RUN_NAME_VARS that is set and is not torchrun's placeholder, else
+    fallback (the program's name)."""
+    return env.get("TRACEPROF_RUN_NAME") or next(
+        (env[v] for v in RUN_NAME_VARS if env.get(v) and env[v] != RUN_NAME_PLACEHOLDER),
+        None) or fallback
 
 
 def template_glob(tmpl, known, for_display=False):

@@ -9,6 +9,7 @@ import sys
 from ..traces import aggtable
 from ..traces.events import STEP_RE
 from .inputs import regular
+from ..layout import STEP_PREFIX
 from ..traces.pftrace import PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
 from .summary_comm import comm_batch, print_comm
@@ -196,7 +197,7 @@ def print_steps(a, events, window):
     head = ["Step", "Duration", "vs mean"] + (["pid"] if multi_pid else [])
     rows = []
     for s, d, p in shown:
-        rows.append(["ProfilerStep#%d" % s, fmt_time(d),
+        rows.append([STEP_PREFIX + str(s), fmt_time(d),
                      "%+.1f%%" % (100.0 * (d - mean) / mean if mean else 0.0)]
                     + ([p] if multi_pid else []))
     print_table(head, rows)

@@ -4,6 +4,7 @@ collective, from the ranges NCCL marks in its NVTX domain "NCCL" (their
 
 import math
 
+from ..layout import CAT_USER_ANNOTATION
 from ..traces.events import finite_num
 from .table import fmt_time, print_table, write_csv
 
@@ -11,7 +12,7 @@ from .table import fmt_time, print_table, write_csv
 def comm_event(ev):
     """(name, bytes or None) when ev is a range of the NCCL domain, else None."""
     args = ev.get("args")
-    if ev.get("cat") != "user_annotation" or not isinstance(args, dict) \
+    if ev.get("cat") != CAT_USER_ANNOTATION or not isinstance(args, dict) \
             or args.get("domain") != "NCCL":
         return None
     b = args.get("bytes")

@@ -14,6 +14,7 @@ import json
 import os
 import zlib
 
+from .. import layout as L
 from .events import selected
 from .pftrace import PFTRACE_RE, annotation
 from .reader import TraceError, open_binary
@@ -21,7 +22,9 @@ from .rowacc import Rows
 from .tail import compressed, tail_bytes
 from .wire import Malformed, fields
 
-_JSON_MARK = b'\n  ],\n  "traceprof": {'
+_JSON_MARK = ('\n  ],\n  "%s": {' % L.DOC_FOOTER).encode()
+# A Trace's packet field's tag (length-delimited).
+_PACKET_TAG = bytes([L.PF_TRACE_PACKET << 3 | 2])
 # Tail sizes tried in turn: a table is a few KiB to about 1 MiB (4096
 # names; format/aggregate.h).
 _TAILS = (1 << 16, 1 << 20, 1 << 24)
@@ -56,25 +59,25 @@ def _varint(b, i):
 def _pf_footer(data):
     """The "traceprof" instant's document when it is the last packet."""
     end = len(data)
-    p = data.rfind(b"\x0a", 0, end)
+    p = data.rfind(_PACKET_TAG, 0, end)
     while p >= 0:
         n, q = _varint(data, p + 1)
         if n is not None and q + n == end:
             try:
                 for f, _, te in fields(data[q:]):
-                    if f != 11:
+                    if f != L.PF_PKT_TRACK_EVENT:
                         continue
                     name, anns = None, []
                     for g, _, v in fields(te):
-                        if g == 23 and isinstance(v, bytes):
+                        if g == L.PF_TE_NAME and isinstance(v, bytes):
                             name = v
-                        elif g == 4 and isinstance(v, bytes):
+                        elif g == L.PF_TE_ANNOTATIONS and isinstance(v, bytes):
                             anns.append(v)
-                    if name == b"traceprof":
+                    if name == L.DOC_FOOTER.encode():
                         return dict(annotation(a) for a in anns)
             except (Malformed, TypeError, ValueError):
                 pass
-        p = data.rfind(b"\x0a", 0, p)
+        p = data.rfind(_PACKET_TAG, 0, p)
     return None
 
 
@@ -85,7 +88,7 @@ def _pf_merged(path):
         head = f.read(1 << 16)
     finally:
         f.close()
-    return b"traceprof merge" in head
+    return L.DOC_MERGE_TRACK.encode() in head
 
 
 def footer_of(path):
@@ -145,7 +148,7 @@ def step_events(a):
     the table left steps out."""
     if a.get("steps_cut"):
         return None
-    return [(str(pid), "", 0.0, dur / 1e3, "ProfilerStep#%d" % n) for n, dur, pid in a["steps"]]
+    return [(str(pid), "", 0.0, dur / 1e3, L.STEP_PREFIX + str(n)) for n, dur, pid in a["steps"]]
 
 
 def table_paths(paths):

@@ -4,11 +4,12 @@ marker, step) and its numbers."""
 import math
 import re
 
+from .. import layout as L
 
-API_CATS = {"cuda_runtime", "cuda_driver"}
-GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
-MARKER_CATS = {"user_annotation", "gpu_user_annotation"}
-STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
+API_CATS = {L.CAT_CUDA_RUNTIME, L.CAT_CUDA_DRIVER}
+GPU_CATS = {L.CAT_KERNEL, L.CAT_GPU_MEMCPY, L.CAT_GPU_MEMSET}
+MARKER_CATS = {L.CAT_USER_ANNOTATION, L.CAT_GPU_USER_ANNOTATION}
+STEP_RE = re.compile(r"^%s(\d+)$" % re.escape(L.STEP_PREFIX))
 
 
 def selected(by, cat, name):

@@ -5,6 +5,7 @@ names prefixed with their rank, and a traceprof_merge report at the end."""
 import json
 import math
 
+from .. import layout as L
 from .output import NULLED, encode
 from .reader import TraceReader
 from .shift import shift_span_event
@@ -13,8 +14,8 @@ from ..util import err, version
 
 # Flow ids are per process (traceprof's correlation numbers, CUPTI's ids in
 # Kineto's traces), and viewers bind s/t/f events by id across the whole
-# file: each input of a merge gets its own range of ids.
-FLOW_ID_SHIFT = 32
+# file: each input of a merge gets its own range of ids (scripts/layout.spec).
+FLOW_ID_SHIFT = L.FLOW_ID_BITS
 
 
 def _dumps(v):
@@ -52,7 +53,7 @@ def _process_key(x):
     the windows of one process, and the parts of one window, share their
     rank and host.  Their pids then stay one process in the merge; the same
     pid in another rank (or host) is another process, and gets a new pid."""
-    tp = x["meta"].get("traceprof")
+    tp = x["meta"].get(L.DOC_FOOTER)
     host = tp.get("hostname") if isinstance(tp, dict) else None
     return (x["rank"], host if isinstance(host, str) else None)
 
@@ -61,28 +62,30 @@ def write_merged(w, inputs, out_base, name, prog):
     claimed = set()
     proc_pid = {}   # (process key, pid in its input) -> pid in the merge
     meta_done = {}  # pid in the merge -> its process_name, once written
-    next_synth = [1 << 30]
+    next_synth = [L.MERGE_PID_BASE]
     devprops, seen_dev = [], set()
     for x in inputs:
-        for d in x["meta"].get("deviceProperties") or []:
+        for d in x["meta"].get(L.DOC_DEVICE_PROPERTIES) or []:
             key = _dumps(d)
             if key not in seen_dev:
                 seen_dev.add(key)
                 devprops.append(d)
     ranks = sorted({x["rank"] for x in inputs})
-    first_di = next((x["meta"]["distributedInfo"] for x in inputs
-                     if isinstance(x["meta"].get("distributedInfo"), dict)), {})
-    w.write('{\n  "schemaVersion": 1,\n  "traceName": %s,\n  "displayTimeUnit": "ms",\n'
-            '  "baseTimeNanoseconds": %d,\n' % (_dumps(name), out_base))
-    di = {"backend": first_di.get("backend", "none"), "rank": ranks[0],
-          "world_size": max(len(ranks), first_di.get("world_size", 0)
-                            if isinstance(first_di.get("world_size"), int) else 0),
+    first_di = next((x["meta"][L.DOC_DISTRIBUTED_INFO] for x in inputs
+                     if isinstance(x["meta"].get(L.DOC_DISTRIBUTED_INFO), dict)), {})
+    w.write('{\n  "%s": 1,\n  "%s": %s,\n  "%s": "ms",\n  "%s": %d,\n'
+            % (L.DOC_SCHEMA_VERSION, L.DOC_TRACE_NAME, _dumps(name), L.DOC_DISPLAY_TIME_UNIT,
+               L.DOC_BASE_TIME, out_base))
+    ws = first_di.get(L.DI_WORLD_SIZE)
+    di = {L.DI_BACKEND: first_di.get(L.DI_BACKEND, L.LAUNCHER_NONE), L.DI_RANK: ranks[0],
+          L.DI_WORLD_SIZE: max(len(ranks), ws if isinstance(ws, int) else 0),
           "merged_ranks": ranks}
     # With a space after each colon, as Kineto and traceprof's own files
     # write it: Holistic Trace Analysis finds the rank with the pattern
     # "rank":\s+(\d+), which needs one.
-    w.write('  "distributedInfo": %s,\n  "deviceProperties": %s,\n  "traceEvents": [\n'
-            % (json.dumps(di, ensure_ascii=False), _dumps(devprops)))
+    w.write('  "%s": %s,\n  "%s": %s,\n  "%s": [\n'
+            % (L.DOC_DISTRIBUTED_INFO, json.dumps(di, ensure_ascii=False),
+               L.DOC_DEVICE_PROPERTIES, _dumps(devprops), L.DOC_TRACE_EVENTS))
     nev = 0
     first = True
     report = []
@@ -142,7 +145,7 @@ def write_merged(w, inputs, out_base, name, prog):
             """Keeps process names and sort indexes aside (rewritten per
             rank at the end of the file); True when ev is one of them."""
             nm = ev.get("name")
-            if nm not in ("process_name", "process_sort_index"):
+            if nm not in (L.META_PROCESS_NAME, L.META_PROCESS_SORT_INDEX):
                 return False
             pid = ev.get("pid")
             try:
@@ -152,7 +155,7 @@ def write_merged(w, inputs, out_base, name, prog):
             if pid not in pidmap:
                 map_pid(pid)
             args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
-            if nm == "process_name":
+            if nm == L.META_PROCESS_NAME:
                 names[pid] = args.get("name")
             else:
                 sorts[pid] = args.get("sort_index")
@@ -190,10 +193,11 @@ def write_merged(w, inputs, out_base, name, prog):
             if meta_done.get(op) == nm:
                 continue  # another window or part of a process already named
             meta_done[op] = nm
-            meta_ev.append({"ph": "M", "name": "process_name", "pid": op, "tid": 0,
+            meta_ev.append({"ph": "M", "name": L.META_PROCESS_NAME, "pid": op, "tid": 0,
                             "args": {"name": nm}})
-            meta_ev.append({"ph": "M", "name": "process_sort_index", "pid": op, "tid": 0,
-                            "args": {"sort_index": rank * 1000 + min(k, 999)}})
+            meta_ev.append({"ph": "M", "name": L.META_PROCESS_SORT_INDEX, "pid": op, "tid": 0,
+                            "args": {"sort_index": rank * L.MERGE_SORT_RANK_STRIDE +
+                                     min(k, L.MERGE_SORT_RANK_STRIDE - 1)}})
         if meta_ev:
             text = ",\n".join(map(_dumps, meta_ev))
             w.write(text if first else ",\n" + text)
@@ -212,13 +216,14 @@ def write_merged(w, inputs, out_base, name, prog):
                  "events": count,
                  "pid_map": {str(k): v for k, v in pidmap.items() if k != v},
                  "flow_id_offset": id_base}
-        for k in ("distributedInfo", "traceName", "traceprof", "schemaVersion"):
+        for k in (L.DOC_DISTRIBUTED_INFO, L.DOC_TRACE_NAME, L.DOC_FOOTER, L.DOC_SCHEMA_VERSION):
             if k in meta:
                 entry[k] = meta[k]
         # An input's summary table describes that input alone, and a job's
         # are as many as its ranks: the merge's report leaves them out.
-        if isinstance(entry.get("traceprof"), dict) and "aggregate" in entry["traceprof"]:
-            entry["traceprof"] = {k: v for k, v in entry["traceprof"].items() if k != "aggregate"}
+        tp = entry.get(L.DOC_FOOTER)
+        if isinstance(tp, dict) and "aggregate" in tp:
+            entry[L.DOC_FOOTER] = {k: v for k, v in tp.items() if k != "aggregate"}
         report.append(entry)
     w.write('\n  ],\n  "traceprof_merge": %s\n}\n' % _dumps({
         "version": version(), "baseTimeNanoseconds": out_base, "inputs": report,

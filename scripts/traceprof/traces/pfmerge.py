@@ -28,30 +28,38 @@ import hashlib
 import struct
 
 from . import wire
+from .. import layout as L
 from .pftrace import PftraceReader, annotation, header_meta
 from ..util import err, version
 
+# Short names for scripts/layout.spec's field numbers and clock ids
+# (traceprof/layout.py, written from it).
 # TracePacket
-P_CLOCK_SNAPSHOT, P_TIMESTAMP, P_SEQ_ID, P_TRACK_EVENT = 6, 8, 10, 11
-P_CLOCK_ID, P_TRACK_DESC = 58, 60
+P_CLOCK_SNAPSHOT, P_TIMESTAMP = L.PF_PKT_CLOCK_SNAPSHOT, L.PF_PKT_TIMESTAMP
+P_SEQ_ID, P_TRACK_EVENT = L.PF_PKT_SEQ_ID, L.PF_PKT_TRACK_EVENT
+P_CLOCK_ID, P_TRACK_DESC = L.PF_PKT_CLOCK_ID, L.PF_PKT_TRACK_DESC
 # ClockSnapshot / Clock
-SNAP_CLOCKS, CLK_ID, CLK_TS = 1, 1, 2
-CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME = 1, 3, 6
-HOST_MONOTONIC = 65  # sequence-scoped: an input's own MONOTONIC
+SNAP_CLOCKS, CLK_ID, CLK_TS = L.PF_SNAP_CLOCKS, L.PF_CLOCK_ID, L.PF_CLOCK_TS
+CLOCK_REALTIME, CLOCK_MONOTONIC = L.PF_CLOCK_REALTIME, L.PF_CLOCK_MONOTONIC
+CLOCK_BOOTTIME = L.PF_CLOCK_BOOTTIME
+HOST_MONOTONIC = L.PF_CLOCK_SEQ_HOST_MONOTONIC  # sequence-scoped: an input's own MONOTONIC
 # TrackEvent
-TE_ANNOTATIONS, TE_TYPE, TE_TRACK_UUID, TE_NAME = 4, 9, 11, 23
-TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS = 47, 48
-TE_INSTANT = 3
+TE_ANNOTATIONS, TE_TYPE = L.PF_TE_ANNOTATIONS, L.PF_TE_TYPE
+TE_TRACK_UUID, TE_NAME = L.PF_TE_TRACK_UUID, L.PF_TE_NAME
+TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS = L.PF_TE_FLOW_IDS, L.PF_TE_TERMINATING_FLOW_IDS
+TE_INSTANT = L.PF_TYPE_INSTANT
 # TrackDescriptor, ProcessDescriptor, ThreadDescriptor
-TD_UUID, TD_NAME, TD_PROCESS, TD_THREAD, TD_PARENT = 1, 2, 3, 4, 5
-PD_PID, PD_SORT, PD_NAME = 1, 3, 6
-THD_PID, THD_TID = 1, 2
+TD_UUID, TD_NAME, TD_PROCESS = L.PF_TD_UUID, L.PF_TD_NAME, L.PF_TD_PROCESS
+TD_THREAD, TD_PARENT = L.PF_TD_THREAD, L.PF_TD_PARENT
+PD_PID, PD_SORT, PD_NAME = L.PF_PD_PID, L.PF_PD_SORT, L.PF_PD_NAME
+THD_PID, THD_TID = L.PF_THD_PID, L.PF_THD_TID
 # DebugAnnotation
-DA_BOOL, DA_UINT, DA_INT, DA_DOUBLE, DA_STRING = 2, 3, 4, 5, 6
-DA_NAME, DA_DICT, DA_ARRAY = 10, 11, 12
+DA_BOOL, DA_UINT, DA_INT = L.PF_DA_BOOL, L.PF_DA_UINT, L.PF_DA_INT
+DA_DOUBLE, DA_STRING = L.PF_DA_DOUBLE, L.PF_DA_STRING
+DA_NAME, DA_DICT, DA_ARRAY = L.PF_DA_NAME, L.PF_DA_DICT, L.PF_DA_ARRAY
 
-MERGE_TRACK = "traceprof merge"
-FLOW_ID_SHIFT = 32  # as the JSON merge's (mergewrite.py)
+MERGE_TRACK = L.DOC_MERGE_TRACK
+FLOW_ID_SHIFT = L.FLOW_ID_BITS  # as the JSON merge's (mergewrite.py)
 HEADER_SCAN = 64    # packets read for an input's clocks and header
 
 
@@ -70,7 +78,7 @@ def _field_int64(b, f):
 def scan(path):
     """What the merge needs to know of an input before writing it, from its
     first packets: {"clocks": {id: ns} of its first ClockSnapshot, "header":
-    the "traceprof header" instant's fields, "merged": whether it is a
+    the header instant's fields (L.DOC_HEADER), "merged": whether it is a
     merge's output}."""
     r = PftraceReader(path)
     out = {"clocks": {}, "header": {}, "merged": False}
@@ -89,7 +97,7 @@ def scan(path):
                             out["merged"] = True
                 elif f == P_TRACK_EVENT:
                     te = list(r.fields(v))
-                    if any(g == TE_NAME and x == b"traceprof header" for g, _, x in te):
+                    if any(g == TE_NAME and x == L.DOC_HEADER.encode() for g, _, x in te):
                         for g, _, x in te:
                             if g == TE_ANNOTATIONS:
                                 k, val = annotation(x)
@@ -214,7 +222,8 @@ class _Input:
                     nm = "%s: %s" % (label, nm)
                 out += wire.string(f, nm)
             elif f == PD_SORT:
-                out += wire.uint(f, self.rank * 1000 + min(self.order.get(pid, 0), 999))
+                out += wire.uint(f, self.rank * L.MERGE_SORT_RANK_STRIDE +
+                                min(self.order.get(pid, 0), L.MERGE_SORT_RANK_STRIDE - 1))
             else:
                 out += wire.field(f, wt, v)
         return bytes(out)
@@ -282,7 +291,7 @@ class PftraceMerge:
         self.inputs = inputs
         self.claimed = set()
         self.proc_pid = {}       # (rank, pid in its input) -> pid in the merge
-        self.next_synth = 1 << 30
+        self.next_synth = L.MERGE_PID_BASE
 
     def claim(self, key, pid):
         op = self.proc_pid.get(key)

@@ -5,6 +5,7 @@ dicts, for `traceprof summary`, and their packets one at a time, for
 import re
 import struct
 
+from .. import layout as L
 from .reader import TraceError, open_binary
 from .wire import Malformed, fields, int64
 
@@ -16,23 +17,23 @@ def annotation(b):
     writer's documents have them); dicts and arrays as dicts and lists."""
     name, val, d, arr = None, None, None, None
     for f, _, v in fields(b):
-        if f == 10:
+        if f == L.PF_DA_NAME:
             name = v.decode("utf-8", "replace")
-        elif f == 4:
+        elif f == L.PF_DA_INT:
             val = int64(v)
-        elif f == 3:
+        elif f == L.PF_DA_UINT:
             val = v
-        elif f == 2:
+        elif f == L.PF_DA_BOOL:
             val = bool(v)
-        elif f == 5:
+        elif f == L.PF_DA_DOUBLE:
             val = struct.unpack("<d", v.to_bytes(8, "little"))[0]
-        elif f == 6:
+        elif f == L.PF_DA_STRING:
             val = v.decode("utf-8", "replace")
-        elif f == 11:
+        elif f == L.PF_DA_DICT:
             k, x = annotation(v)
             d = d if d is not None else {}
             d[k] = x
-        elif f == 12:
+        elif f == L.PF_DA_ARRAY:
             arr = arr if arr is not None else []
             arr.append(annotation(v)[1])
     return name, d if d is not None else arr if arr is not None else val
@@ -40,19 +41,21 @@ def annotation(b):
 
 def header_meta(h):
     """("key", value) of the JSON's top-level members from the fields of a
-    "traceprof header" instant (format/perfetto_writer.c)."""
-    if isinstance(h.get("baseTimeNanoseconds"), int):
-        yield "baseTimeNanoseconds", h["baseTimeNanoseconds"]
-    if isinstance(h.get("rank"), int):
-        yield "distributedInfo", {
-            "backend": h.get("launcher", "none"), "rank": h["rank"],
-            "world_size": h.get("world_size"), "local_rank": h.get("local_rank"),
-            "local_world_size": h.get("local_world_size"), "node_rank": h.get("node_rank")}
+    header instant (DOC_HEADER, format/perfetto_writer.c)."""
+    if isinstance(h.get(L.DOC_BASE_TIME), int):
+        yield L.DOC_BASE_TIME, h[L.DOC_BASE_TIME]
+    if isinstance(h.get(L.DI_RANK), int):
+        yield L.DOC_DISTRIBUTED_INFO, {
+            L.DI_BACKEND: h.get(L.HEADER_LAUNCHER, L.LAUNCHER_NONE), L.DI_RANK: h[L.DI_RANK],
+            L.DI_WORLD_SIZE: h.get(L.DI_WORLD_SIZE), L.DI_LOCAL_RANK: h.get(L.DI_LOCAL_RANK),
+            L.DI_LOCAL_WORLD_SIZE: h.get(L.DI_LOCAL_WORLD_SIZE),
+            L.DI_NODE_RANK: h.get(L.DI_NODE_RANK)}
 
 
 # The writer's documents: instants whose annotations are the JSON's
 # top-level members ("traceprof" the footer object itself).
-DOCS = ("traceprof", "traceprof header", "deviceProperties", "traceName", "stackFrames")
+DOCS = (L.DOC_FOOTER, L.DOC_HEADER, L.DOC_DEVICE_PROPERTIES, L.DOC_TRACE_NAME,
+        L.DOC_STACK_FRAMES)
 
 
 class _Sequence:
@@ -75,7 +78,7 @@ class _Sequence:
         if cid in self.incremental:
             self.inc[cid] = self.inc.get(cid, 0) + ts
             ts = self.inc[cid]
-        ref = 6 if 6 in self.snap else 3
+        ref = L.PF_CLOCK_BOOTTIME if L.PF_CLOCK_BOOTTIME in self.snap else L.PF_CLOCK_MONOTONIC
         if cid in self.snap and ref in self.snap:
             ts = self.snap[ref] + (ts - self.snap[cid])
         return ts
@@ -162,33 +165,33 @@ class PftraceReader:
             if n is None:
                 self._bad("a packet without its length")
             data = self._read(n)
-            if key >> 3 == 1:
+            if key >> 3 == L.PF_TRACE_PACKET:
                 yield data
 
     def _interned(self, b, names, cats):
         for f, _, v in self.fields(b):
-            if f in (1, 2) and isinstance(v, bytes):
+            if f in (L.PF_ID_CATEGORIES, L.PF_ID_NAMES) and isinstance(v, bytes):
                 iid, name = None, ""
                 for g, _, w in self.fields(v):
-                    if g == 1:
+                    if g == L.PF_INTERNED_IID:
                         iid = w
-                    elif g == 2 and isinstance(w, bytes):
+                    elif g == L.PF_INTERNED_NAME and isinstance(w, bytes):
                         name = w.decode("utf-8", "replace")
                 if iid is not None:
-                    (cats if f == 1 else names)[iid] = name
+                    (cats if f == L.PF_ID_CATEGORIES else names)[iid] = name
 
     def _snapshot(self, b, sq):
         for g, _, w in self.fields(b):
-            if g != 1:
+            if g != L.PF_SNAP_CLOCKS:
                 continue
             cid = val = None
             is_inc = False
             for h, _, x in self.fields(w):
-                if h == 1:
+                if h == L.PF_CLOCK_ID:
                     cid = x
-                elif h == 2:
+                elif h == L.PF_CLOCK_TS:
                     val = x
-                elif h == 3:
+                elif h == L.PF_CLOCK_INCREMENTAL:
                     is_inc = bool(x)
             if cid is None:
                 continue
@@ -204,9 +207,9 @@ class PftraceReader:
             doc = dict(annotation(a) for a in anns)
         except Malformed as e:
             self._bad(str(e))
-        if name == "traceprof":
-            yield "meta", "traceprof", doc
-        elif name == "traceprof header":
+        if name == L.DOC_FOOTER:
+            yield "meta", L.DOC_FOOTER, doc
+        elif name == L.DOC_HEADER:
             for k, v in header_meta(doc):
                 yield "meta", k, v
         else:
@@ -218,25 +221,27 @@ class PftraceReader:
         its name as a "process_name" or "thread_name" metadata event."""
         uuid, thread, proc = None, None, None
         for f, _, v in self.fields(b):
-            if f == 1:
+            if f == L.PF_TD_UUID:
                 uuid = v
-            elif f == 4:
+            elif f == L.PF_TD_THREAD:
                 thread = dict((g, w) for g, _, w in self.fields(v))
-            elif f == 3:
+            elif f == L.PF_TD_PROCESS:
                 proc = dict((g, w) for g, _, w in self.fields(v))
         if uuid is None:
             return
-        if thread and 1 in thread and 2 in thread:
-            pid, tid = where[uuid] = (int64(thread[1]), int64(thread[2]))
-            if isinstance(thread.get(5), bytes):
-                batch.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                              "args": {"name": thread[5].decode("utf-8", "replace")}})
-        elif proc and 1 in proc:
-            pid = int64(proc[1])
+        if thread and L.PF_THD_PID in thread and L.PF_THD_TID in thread:
+            pid, tid = where[uuid] = (int64(thread[L.PF_THD_PID]), int64(thread[L.PF_THD_TID]))
+            name = thread.get(L.PF_THD_NAME)
+            if isinstance(name, bytes):
+                batch.append({"ph": "M", "name": L.META_THREAD_NAME, "pid": pid, "tid": tid,
+                              "args": {"name": name.decode("utf-8", "replace")}})
+        elif proc and L.PF_PD_PID in proc:
+            pid = int64(proc[L.PF_PD_PID])
             where[uuid] = (pid, 0)
-            if isinstance(proc.get(6), bytes):
-                batch.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                              "args": {"name": proc[6].decode("utf-8", "replace")}})
+            name = proc.get(L.PF_PD_NAME)
+            if isinstance(name, bytes):
+                batch.append({"ph": "M", "name": L.META_PROCESS_NAME, "pid": pid, "tid": 0,
+                              "args": {"name": name.decode("utf-8", "replace")}})
 
     def items(self):
         seqs = {}          # trusted_packet_sequence_id -> its _Sequence
@@ -253,23 +258,23 @@ class PftraceReader:
                 seq_id = cleared = defaults = snapshot = 0
                 interned = []
                 for f, _, v in self.fields(pkt):
-                    if f == 8:
+                    if f == L.PF_PKT_TIMESTAMP:
                         ts = v
-                    elif f == 58:
+                    elif f == L.PF_PKT_CLOCK_ID:
                         clock = v
-                    elif f == 11:
+                    elif f == L.PF_PKT_TRACK_EVENT:
                         te = v
-                    elif f == 10:
+                    elif f == L.PF_PKT_SEQ_ID:
                         seq_id = v
-                    elif f == 12:
+                    elif f == L.PF_PKT_INTERNED:
                         interned.append(v)
-                    elif f == 13:
-                        cleared = v & 1
-                    elif f == 59:
+                    elif f == L.PF_PKT_SEQ_FLAGS:
+                        cleared = v & L.PF_SEQ_INCREMENTAL_STATE_CLEARED
+                    elif f == L.PF_PKT_DEFAULTS:
                         defaults = v
-                    elif f == 6:
+                    elif f == L.PF_PKT_CLOCK_SNAPSHOT:
                         snapshot = v
-                    elif f == 60:
+                    elif f == L.PF_PKT_TRACK_DESC:
                         self._descriptor(v, where, batch)
                 sq = seqs.get(seq_id)
                 if sq is None:
@@ -282,7 +287,7 @@ class PftraceReader:
                     self._interned(v, names, cats)
                 if defaults:
                     for g, _, w in self.fields(defaults):
-                        if g == 58:
+                        if g == L.PF_DEFAULTS_CLOCK_ID:
                             sq.default_clock = w
                 if snapshot:
                     self._snapshot(snapshot, sq)
@@ -292,27 +297,27 @@ class PftraceReader:
                 etype, name, cat, track = 0, None, None, 0
                 anns = []
                 for f, _, v in self.fields(te):
-                    if f == 9:
+                    if f == L.PF_TE_TYPE:
                         etype = v
-                    elif f == 4 and etype == 3:
+                    elif f == L.PF_TE_ANNOTATIONS and etype == L.PF_TYPE_INSTANT:
                         anns.append(v)
-                    elif f == 10:
+                    elif f == L.PF_TE_NAME_IID:
                         name = names.get(v, "iid %d" % v)
-                    elif f == 23 and isinstance(v, bytes):
+                    elif f == L.PF_TE_NAME and isinstance(v, bytes):
                         name = v.decode("utf-8", "replace")
-                    elif f == 11:
+                    elif f == L.PF_TE_TRACK_UUID:
                         track = v
-                    elif f == 3:
+                    elif f == L.PF_TE_CATEGORY_IIDS:
                         if isinstance(v, bytes):  # packed
                             v = next((w for _, _, w in self.fields(b"\x08" + v)), None)
                         cat = cats.get(v, cat)
-                    elif f == 22 and isinstance(v, bytes):
+                    elif f == L.PF_TE_CATEGORIES and isinstance(v, bytes):
                         cat = v.decode("utf-8", "replace")
                 us = ts / 1000.0 if ts is not None else None
                 pid, tid = where.get(track, (track, track))
-                if etype == 1:
+                if etype == L.PF_TYPE_SLICE_BEGIN:
                     open_slices.setdefault(track, []).append((name, cat, us))
-                elif etype == 2:
+                elif etype == L.PF_TYPE_SLICE_END:
                     st = open_slices.get(track)
                     if not st:
                         continue  # an end without its begin (the window began after it)
@@ -321,10 +326,10 @@ class PftraceReader:
                         continue
                     batch.append({"ph": "X", "cat": bcat, "name": bname or "", "pid": pid,
                                   "tid": tid, "ts": bus, "dur": us - bus})
-                elif etype == 3 and us is not None:
+                elif etype == L.PF_TYPE_INSTANT and us is not None:
                     batch.append({"ph": "i", "cat": cat, "name": name or "", "pid": pid,
                                   "tid": tid, "ts": us})
-                if etype == 3 and name in DOCS and anns:
+                if etype == L.PF_TYPE_INSTANT and name in DOCS and anns:
                     yield "events", batch, None
                     batch = []
                     yield from self._doc(name, anns)

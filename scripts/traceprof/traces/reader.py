@@ -13,6 +13,8 @@ import subprocess
 import sys
 import zlib
 
+from ..layout import DOC_TRACE_EVENTS
+
 
 # The names of JSON trace files, plain or compressed.
 JSON_RE = re.compile(r"\.json(\.gz|\.zst)?$")
@@ -285,7 +287,7 @@ class TraceReader:
                     raise TraceError("%s: not a trace: the key at byte %d is not a string"
                                      % (self.path, self.byte_at(at)))
                 self._expect(":")
-                if key == "traceEvents":
+                if key == DOC_TRACE_EVENTS:
                     self._expect("[")
                     yield from self._array()
                 else:
@@ -325,7 +327,7 @@ class TraceReader:
             while True:
                 key = self._value()
                 self._expect(":")
-                if key == "traceEvents":
+                if key == DOC_TRACE_EVENTS:
                     return meta
                 meta[key] = self._value()
                 c = self._skip_ws()

@@ -5,19 +5,27 @@ keeping the exact end that traceprof's writer meant."""
 # a slice's end as double(ts) + double(dur); traceprof writes dur so that
 # this is exactly the double of the end's whole ns (format/trace.c).  A
 # shifted ts needs its dur written again for that to hold: both ends are
-# moved in whole ns and dur is double(end) - double(ts) again.
+# moved in whole ns and dur is double(end) - double(ts) again.  The rule's
+# parameters are scripts/layout.spec's (TIME_PLACES, DUR_END_SEARCH).
+
+from .. import layout as L
+
+_UNIT = 10 ** L.TIME_PLACES  # ns per us
+# Offsets from the rounded end tried in turn: 0, -1, 1, -2, 2, ...
+_SEARCH = [0] + [s * k for k in range(1, L.DUR_END_SEARCH + 1) for s in (-1, 1)]
 
 
 def _us_text(ns):
-    return "%s%d.%03d" % ("-" if ns < 0 else "", abs(ns) // 1000, abs(ns) % 1000)
+    return "%s%d.%0*d" % ("-" if ns < 0 else "", abs(ns) // _UNIT, L.TIME_PLACES,
+                          abs(ns) % _UNIT)
 
 
 def _end_ns(start, ts, dur):
     """The whole-ns end a slice means: the one whose double is ts + dur in
     doubles (traceprof's files), else the nearest."""
     s = ts + dur
-    guess = start + round(dur * 1000)
-    for k in (0, -1, 1, -2, 2):
+    guess = start + round(dur * _UNIT)
+    for k in _SEARCH:
         if float(_us_text(guess + k)) == s:
             return guess + k
     return guess
@@ -27,10 +35,10 @@ def shift_span(ts, dur, start, shift_ns):
     """(ts, dur) as numbers, moved by shift_ns; start is ts in whole ns."""
     end = _end_ns(start, ts, dur) if dur is not None else None
     start += shift_ns
-    nts = start / 1000
+    nts = start / _UNIT
     if end is None:
         return nts, None
-    return nts, (end + shift_ns) / 1000 - nts
+    return nts, (end + shift_ns) / _UNIT - nts
 
 
 def shift_span_event(ev, shift_us):
@@ -39,7 +47,7 @@ def shift_span_event(ev, shift_us):
         return
     if not isinstance(dur, (int, float)) or isinstance(dur, bool):
         dur = None
-    nts, ndur = shift_span(ts, dur, round(ts * 1000), round(shift_us * 1000))
-    ev["ts"] = round(nts, 3)
+    nts, ndur = shift_span(ts, dur, round(ts * _UNIT), round(shift_us * _UNIT))
+    ev["ts"] = round(nts, L.TIME_PLACES)
     if ndur is not None:
         ev["dur"] = ndur

@@ -5,6 +5,7 @@ parser from the file's end; and a trace's metadata, head and tail."""
 import collections
 import json
 
+from ..layout import DOC_TRACE_EVENTS
 from .reader import CHUNK, WS, TraceError, TraceReader, open_binary
 
 
@@ -106,7 +107,7 @@ def _tail_members(text):
         if pos < 0:
             return best
         meta = _members_after(jd, text, pos + 1)
-        if meta is not None and "traceEvents" not in meta and len(meta) > len(best):
+        if meta is not None and DOC_TRACE_EVENTS not in meta and len(meta) > len(best):
             best = meta
 
 

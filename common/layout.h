@@ -1,0 +1,274 @@
+/* The trace layout: written by scripts/gen-layout from scripts/layout.spec;
+ * do not edit.  The same names without TP_ are in
+ * scripts/traceprof/layout.py. */
+#ifndef TP_COMMON_LAYOUT_H
+#define TP_COMMON_LAYOUT_H
+
+/* ---- Event categories ("cat"), as Kineto names them where it has the
+ * category ---- */
+
+/* CUDA runtime and driver API calls, on the calling thread. */
+#define TP_CAT_CUDA_RUNTIME "cuda_runtime"
+#define TP_CAT_CUDA_DRIVER "cuda_driver"
+
+/* GPU activity, on the device's stream tracks (pid TP_GPU_PID(device)). */
+#define TP_CAT_KERNEL "kernel"
+#define TP_CAT_GPU_MEMCPY "gpu_memcpy"
+#define TP_CAT_GPU_MEMSET "gpu_memset"
+#define TP_CAT_CUDA_SYNC "cuda_sync"
+
+/* Markers: ranges on the CPU thread (NVTX, traceprof_range, steps), and the
+ * span of the GPU work launched inside one, on the stream. */
+#define TP_CAT_USER_ANNOTATION "user_annotation"
+#define TP_CAT_GPU_USER_ANNOTATION "gpu_user_annotation"
+
+/* The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category). */
+#define TP_CAT_FLOW "ac2g"
+
+/* Counters ("ph":"C": CPU %, resident memory, threads). */
+#define TP_CAT_COUNTER "counter"
+
+/* ---- Names ---- */
+
+/* One step of the program: ProfilerStep#N (as torch.profiler names it), a
+ * user_annotation slice; readers match STEP_PREFIX followed by digits. */
+#define TP_STEP_PREFIX "ProfilerStep#"
+
+/* ---- The documents: top-level members of the JSON file; in a Perfetto file
+ * the instants on the header process's track that carry them ---- */
+
+#define TP_DOC_TRACE_EVENTS "traceEvents"
+#define TP_DOC_SCHEMA_VERSION "schemaVersion"
+#define TP_DOC_DISPLAY_TIME_UNIT "displayTimeUnit"
+#define TP_DOC_BASE_TIME "baseTimeNanoseconds"
+#define TP_DOC_DISTRIBUTED_INFO "distributedInfo"
+#define TP_DOC_DEVICE_PROPERTIES "deviceProperties"
+#define TP_DOC_STACK_FRAMES "stackFrames"
+#define TP_DOC_TRACE_NAME "traceName"
+
+/* traceprof's footer object (after traceEvents in JSON; the last instant in
+ * Perfetto). */
+#define TP_DOC_FOOTER "traceprof"
+
+/* Perfetto only: the instant with what the JSON writes at its top
+ * (baseTimeNanoseconds, wall_offset_ns, rank, ..., launcher). */
+#define TP_DOC_HEADER "traceprof header"
+
+/* distributedInfo's members (Kineto's names; Holistic Trace Analysis finds
+ * the rank with the pattern "rank":\s+(\d+)).  The Perfetto header instant
+ * carries the same members at its top (the launcher as HEADER_LAUNCHER),
+ * and the readers make a distributedInfo of them. */
+#define TP_DI_BACKEND "backend"
+#define TP_DI_RANK "rank"
+#define TP_DI_WORLD_SIZE "world_size"
+#define TP_DI_LOCAL_RANK "local_rank"
+#define TP_DI_LOCAL_WORLD_SIZE "local_world_size"
+#define TP_DI_NODE_RANK "node_rank"
+#define TP_HEADER_LAUNCHER "launcher"
+#define TP_HEADER_WALL_OFFSET "wall_offset_ns"
+
+/* A merged Perfetto file's first track (traceprof merge). */
+#define TP_DOC_MERGE_TRACK "traceprof merge"
+
+/* Metadata events ("ph":"M"): a process's or thread's name, sort index and
+ * labels (Chrome's trace format names them; Perfetto files carry the same in
+ * their track descriptors, which the readers turn back into these). */
+#define TP_META_PROCESS_NAME "process_name"
+#define TP_META_THREAD_NAME "thread_name"
+#define TP_META_PROCESS_SORT_INDEX "process_sort_index"
+#define TP_META_THREAD_SORT_INDEX "thread_sort_index"
+#define TP_META_PROCESS_LABELS "process_labels"
+
+/* ---- Times and the exact-dur rule ---- */
+
+/* ts (and a plain dur) are microseconds written with TIME_PLACES decimals:
+ * whole ns.  A slice's dur is written as double(end) - double(ts), with end
+ * its true end in whole ns printed as ts is, so that a reader's
+ * double(ts) + double(dur) is exactly double(end) (back-to-back slices touch,
+ * children end inside their parents).  Where that difference cannot be
+ * written exactly (near the base), decimals of up to DUR_PLACES_MAX places
+ * are tried, then the TIME_PLACES duration is cut by up to DUR_TRIM_MAX ns
+ * until the sum is not past the end.  Written by format/trace.c
+ * (tr_put_dur); undone and redone when times move by
+ * scripts/traceprof/traces/shift.py (_end_ns, which searches the whole-ns
+ * end within DUR_END_SEARCH ns of the rounded one); imitated by
+ * test/lib/gentrace.py (span).  The algorithm itself is code on each side:
+ * only its parameters are shared. */
+#define TP_TIME_PLACES 3
+#define TP_DUR_PLACES_MAX 9
+#define TP_DUR_TRIM_MAX 4
+#define TP_DUR_END_SEARCH 2
+
+/* ---- Flow ids and sort indexes ---- */
+
+/* Flow ids (launch -> GPU work arrows) of one file are 1..FLOW_ID_MAX,
+ * handed out in turn and wrapping (collector/gpu.c).  A merge of several
+ * files moves input number i's ids by i << FLOW_ID_BITS so that they stay
+ * apart (scripts/traceprof/traces/mergewrite.py, pfmerge.py). */
+#define TP_FLOW_ID_BITS 32
+#define TP_FLOW_ID_MAX 4294967295u
+
+/* GPU devices are processes TP_GPU_PID(d) = GPU_PID_BASE + d, sorted after
+ * every host process: sort index GPU_SORT_BASE + d (collector/gpu.c).  A host
+ * process's sort index is its rank (collector/footer.c); a thread's the
+ * order in which it first recorded. */
+#define TP_GPU_PID_BASE 1000000000
+#define TP_GPU_SORT_BASE 5000000
+
+/* A merge groups processes by rank: the k-th process of rank r (in the
+ * order of their own sort indexes) sorts as r * MERGE_SORT_RANK_STRIDE +
+ * min(k, MERGE_SORT_RANK_STRIDE - 1) (mergewrite.py, pfmerge.py). */
+#define TP_MERGE_SORT_RANK_STRIDE 1000
+
+/* A merge gives a pid seen in more than one rank a new one, counted from
+ * MERGE_PID_BASE: above every Linux pid (below 2^22), below GPU_PID_BASE. */
+#define TP_MERGE_PID_BASE 1073741824
+
+/* ---- File-name templates and launchers ---- */
+
+/* The variables of TRACEPROF_FOLDER and TRACEPROF_FILENAME, {name}; the
+ * library's error message lists them in this order (format/template.c). */
+#define TP_TEMPLATE_VARS_N 10
+#define TP_TEMPLATE_VARS(X) \
+	X(RUN_NAME, "run_name") \
+	X(RANK, "rank") \
+	X(LOCAL_RANK, "local_rank") \
+	X(WORLD_SIZE, "world_size") \
+	X(LOCAL_WORLD_SIZE, "local_world_size") \
+	X(NODE_RANK, "node_rank") \
+	X(STEP, "step") \
+	X(BATCH, "batch") \
+	X(PID, "pid") \
+	X(HOSTNAME, "hostname")
+
+/* Each launcher's environment variables: name, then rank, local rank, world
+ * size, local world size, node rank (None: the launcher has none; ranks are
+ * then assumed packed node by node).  The first launcher whose rank variable
+ * is set wins: torchrun first, because it is often started by srun or
+ * mpirun, whose variables then describe the launcher processes
+ * (common/launcher.c, scripts/traceprof/cli/runfiles.py).  MPICH/Hydra
+ * publish local ranks as MPI_LOCALRANKID/MPI_LOCALNRANKS. */
+#define TP_LAUNCHERS_N 4
+#define TP_LAUNCHERS(X) \
+	X("torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK") \
+	X("openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", \
+	  "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK") \
+	X("pmi", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", NULL) \
+	X("slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", \
+	  "SLURM_NODEID")
+
+/* The launcher named when none is detected. */
+#define TP_LAUNCHER_NONE "none"
+
+/* {run_name}: TRACEPROF_RUN_NAME, else the first of RUN_NAME_VARS that is
+ * set and is not RUN_NAME_PLACEHOLDER (torchrun's TORCHELASTIC_RUN_ID when no
+ * --rdzv-id was given: shared by unrelated runs), else the program's name
+ * (common/launcher.c, scripts/traceprof/cli/run.py). */
+#define TP_RUN_NAME_VARS_N 2
+#define TP_RUN_NAME_VARS(X) \
+	X(TORCHELASTIC_RUN_ID, "TORCHELASTIC_RUN_ID") \
+	X(SLURM_JOB_ID, "SLURM_JOB_ID")
+#define TP_RUN_NAME_PLACEHOLDER "none"
+
+/* ---- Perfetto (perfetto.protos.Trace,
+ * ../shared/clients/perfetto_trace.proto): the field numbers and enum values
+ * the writer (format/perfetto_*.c) and the readers
+ * (scripts/traceprof/traces/pftrace.py, pfmerge.py) use ---- */
+
+/* Trace */
+#define TP_PF_TRACE_PACKET 1
+
+/* TracePacket */
+#define TP_PF_PKT_CLOCK_SNAPSHOT 6
+#define TP_PF_PKT_TIMESTAMP 8
+#define TP_PF_PKT_SEQ_ID 10
+#define TP_PF_PKT_TRACK_EVENT 11
+#define TP_PF_PKT_INTERNED 12
+#define TP_PF_PKT_SEQ_FLAGS 13
+#define TP_PF_PKT_CLOCK_ID 58
+#define TP_PF_PKT_DEFAULTS 59
+#define TP_PF_PKT_TRACK_DESC 60
+
+/* TracePacketDefaults */
+#define TP_PF_DEFAULTS_CLOCK_ID 58
+
+/* TracePacket.sequence_flags */
+#define TP_PF_SEQ_INCREMENTAL_STATE_CLEARED 1
+
+/* ClockSnapshot and its Clock */
+#define TP_PF_SNAP_CLOCKS 1
+#define TP_PF_CLOCK_ID 1
+#define TP_PF_CLOCK_TS 2
+#define TP_PF_CLOCK_INCREMENTAL 3
+
+/* BuiltinClock ids; sequence-scoped clocks are 64..127: the writer's
+ * incremental clock is PF_CLOCK_SEQ_INCREMENTAL, a merge's copy of an
+ * input's own MONOTONIC PF_CLOCK_SEQ_HOST_MONOTONIC. */
+#define TP_PF_CLOCK_REALTIME 1
+#define TP_PF_CLOCK_MONOTONIC 3
+#define TP_PF_CLOCK_BOOTTIME 6
+#define TP_PF_CLOCK_SEQ_INCREMENTAL 64
+#define TP_PF_CLOCK_SEQ_HOST_MONOTONIC 65
+
+/* The writer's one packet sequence. */
+#define TP_PF_SEQ_ID 1
+
+/* TrackEvent */
+#define TP_PF_TE_CATEGORY_IIDS 3
+#define TP_PF_TE_ANNOTATIONS 4
+#define TP_PF_TE_TYPE 9
+#define TP_PF_TE_NAME_IID 10
+#define TP_PF_TE_TRACK_UUID 11
+#define TP_PF_TE_CATEGORIES 22
+#define TP_PF_TE_NAME 23
+#define TP_PF_TE_DOUBLE_COUNTER 44
+#define TP_PF_TE_FLOW_IDS 47
+#define TP_PF_TE_TERMINATING_FLOW_IDS 48
+
+/* TrackEvent.Type */
+#define TP_PF_TYPE_SLICE_BEGIN 1
+#define TP_PF_TYPE_SLICE_END 2
+#define TP_PF_TYPE_INSTANT 3
+#define TP_PF_TYPE_COUNTER 4
+
+/* DebugAnnotation */
+#define TP_PF_DA_NAME_IID 1
+#define TP_PF_DA_BOOL 2
+#define TP_PF_DA_UINT 3
+#define TP_PF_DA_INT 4
+#define TP_PF_DA_DOUBLE 5
+#define TP_PF_DA_STRING 6
+#define TP_PF_DA_NAME 10
+#define TP_PF_DA_DICT 11
+#define TP_PF_DA_ARRAY 12
+#define TP_PF_DA_STRING_IID 17
+
+/* InternedData, and the iid and text of its entries */
+#define TP_PF_ID_CATEGORIES 1
+#define TP_PF_ID_NAMES 2
+#define TP_PF_ID_ANNOTATION_NAMES 3
+#define TP_PF_ID_STRING_VALUES 29
+#define TP_PF_INTERNED_IID 1
+#define TP_PF_INTERNED_NAME 2
+
+/* TrackDescriptor */
+#define TP_PF_TD_UUID 1
+#define TP_PF_TD_NAME 2
+#define TP_PF_TD_PROCESS 3
+#define TP_PF_TD_THREAD 4
+#define TP_PF_TD_PARENT 5
+#define TP_PF_TD_COUNTER 8
+
+/* ProcessDescriptor */
+#define TP_PF_PD_PID 1
+#define TP_PF_PD_SORT 3
+#define TP_PF_PD_NAME 6
+#define TP_PF_PD_LABELS 8
+
+/* ThreadDescriptor */
+#define TP_PF_THD_PID 1
+#define TP_PF_THD_TID 2
+#define TP_PF_THD_SORT 3
+#define TP_PF_THD_NAME 5
+
+#endif

@@ -1,0 +1,256 @@
+"""The trace layout: written by scripts/gen-layout from scripts/layout.spec;
+do not edit.  The same names with TP_ are in common/layout.h."""
+
+# ---- Event categories ("cat"), as Kineto names them where it has the category
+# ----
+
+# CUDA runtime and driver API calls, on the calling thread.
+CAT_CUDA_RUNTIME = "cuda_runtime"
+CAT_CUDA_DRIVER = "cuda_driver"
+
+# GPU activity, on the device's stream tracks (pid TP_GPU_PID(device)).
+CAT_KERNEL = "kernel"
+CAT_GPU_MEMCPY = "gpu_memcpy"
+CAT_GPU_MEMSET = "gpu_memset"
+CAT_CUDA_SYNC = "cuda_sync"
+
+# Markers: ranges on the CPU thread (NVTX, traceprof_range, steps), and the
+# span of the GPU work launched inside one, on the stream.
+CAT_USER_ANNOTATION = "user_annotation"
+CAT_GPU_USER_ANNOTATION = "gpu_user_annotation"
+
+# The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category).
+CAT_FLOW = "ac2g"
+
+# Counters ("ph":"C": CPU %, resident memory, threads).
+CAT_COUNTER = "counter"
+
+# ---- Names ----
+
+# One step of the program: ProfilerStep#N (as torch.profiler names it), a
+# user_annotation slice; readers match STEP_PREFIX followed by digits.
+STEP_PREFIX = "ProfilerStep#"
+
+# ---- The documents: top-level members of the JSON file; in a Perfetto file
+# the instants on the header process's track that carry them ----
+
+DOC_TRACE_EVENTS = "traceEvents"
+DOC_SCHEMA_VERSION = "schemaVersion"
+DOC_DISPLAY_TIME_UNIT = "displayTimeUnit"
+DOC_BASE_TIME = "baseTimeNanoseconds"
+DOC_DISTRIBUTED_INFO = "distributedInfo"
+DOC_DEVICE_PROPERTIES = "deviceProperties"
+DOC_STACK_FRAMES = "stackFrames"
+DOC_TRACE_NAME = "traceName"
+
+# traceprof's footer object (after traceEvents in JSON; the last instant in
+# Perfetto).
+DOC_FOOTER = "traceprof"
+
+# Perfetto only: the instant with what the JSON writes at its top
+# (baseTimeNanoseconds, wall_offset_ns, rank, ..., launcher).
+DOC_HEADER = "traceprof header"
+
+# distributedInfo's members (Kineto's names; Holistic Trace Analysis finds
+# the rank with the pattern "rank":\s+(\d+)).  The Perfetto header instant
+# carries the same members at its top (the launcher as HEADER_LAUNCHER),
+# and the readers make a distributedInfo of them.
+DI_BACKEND = "backend"
+DI_RANK = "rank"
+DI_WORLD_SIZE = "world_size"
+DI_LOCAL_RANK = "local_rank"
+DI_LOCAL_WORLD_SIZE = "local_world_size"
+DI_NODE_RANK = "node_rank"
+HEADER_LAUNCHER = "launcher"
+HEADER_WALL_OFFSET = "wall_offset_ns"
+
+# A merged Perfetto file's first track (traceprof merge).
+DOC_MERGE_TRACK = "traceprof merge"
+
+# Metadata events ("ph":"M"): a process's or thread's name, sort index and
+# labels (Chrome's trace format names them; Perfetto files carry the same in
+# their track descriptors, which the readers turn back into these).
+META_PROCESS_NAME = "process_name"
+META_THREAD_NAME = "thread_name"
+META_PROCESS_SORT_INDEX = "process_sort_index"
+META_THREAD_SORT_INDEX = "thread_sort_index"
+META_PROCESS_LABELS = "process_labels"
+
+# ---- Times and the exact-dur rule ----
+
+# ts (and a plain dur) are microseconds written with TIME_PLACES decimals:
+# whole ns.  A slice's dur is written as double(end) - double(ts), with end
+# its true end in whole ns printed as ts is, so that a reader's
+# double(ts) + double(dur) is exactly double(end) (back-to-back slices touch,
+# children end inside their parents).  Where that difference cannot be
+# written exactly (near the base), decimals of up to DUR_PLACES_MAX places
+# are tried, then the TIME_PLACES duration is cut by up to DUR_TRIM_MAX ns
+# until the sum is not past the end.  Written by format/trace.c
+# (tr_put_dur); undone and redone when times move by
+# scripts/traceprof/traces/shift.py (_end_ns, which searches the whole-ns
+# end within DUR_END_SEARCH ns of the rounded one); imitated by
+# test/lib/gentrace.py (span).  The algorithm itself is code on each side:
+# only its parameters are shared.
+TIME_PLACES = 3
+DUR_PLACES_MAX = 9
+DUR_TRIM_MAX = 4
+DUR_END_SEARCH = 2
+
+# ---- Flow ids and sort indexes ----
+
+# Flow ids (launch -> GPU work arrows) of one file are 1..FLOW_ID_MAX,
+# handed out in turn and wrapping (collector/gpu.c).  A merge of several
+# files moves input number i's ids by i << FLOW_ID_BITS so that they stay
+# apart (scripts/traceprof/traces/mergewrite.py, pfmerge.py).
+FLOW_ID_BITS = 32
+FLOW_ID_MAX = 4294967295
+
+# GPU devices are processes TP_GPU_PID(d) = GPU_PID_BASE + d, sorted after
+# every host process: sort index GPU_SORT_BASE + d (collector/gpu.c).  A host
+# process's sort index is its rank (collector/footer.c); a thread's the
+# order in which it first recorded.
+GPU_PID_BASE = 1000000000
+GPU_SORT_BASE = 5000000
+
+# A merge groups processes by rank: the k-th process of rank r (in the
+# order of their own sort indexes) sorts as r * MERGE_SORT_RANK_STRIDE +
+# min(k, MERGE_SORT_RANK_STRIDE - 1) (mergewrite.py, pfmerge.py).
+MERGE_SORT_RANK_STRIDE = 1000
+
+# A merge gives a pid seen in more than one rank a new one, counted from
+# MERGE_PID_BASE: above every Linux pid (below 2^22), below GPU_PID_BASE.
+MERGE_PID_BASE = 1073741824
+
+# ---- File-name templates and launchers ----
+
+# The variables of TRACEPROF_FOLDER and TRACEPROF_FILENAME, {name}; the
+# library's error message lists them in this order (format/template.c).
+TEMPLATE_VARS = ("run_name", "rank", "local_rank", "world_size", "local_world_size", "node_rank",
+                 "step", "batch", "pid", "hostname")
+
+# Each launcher's environment variables: name, then rank, local rank, world
+# size, local world size, node rank (None: the launcher has none; ranks are
+# then assumed packed node by node).  The first launcher whose rank variable
+# is set wins: torchrun first, because it is often started by srun or
+# mpirun, whose variables then describe the launcher processes
+# (common/launcher.c, scripts/traceprof/cli/runfiles.py).  MPICH/Hydra
+# publish local ranks as MPI_LOCALRANKID/MPI_LOCALNRANKS.
+LAUNCHERS = (
+    ("torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"),
+    ("openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
+     "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK"),
+    ("pmi", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS", None),
+    ("slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE",
+     "SLURM_NODEID"),
+)
+
+# The launcher named when none is detected.
+LAUNCHER_NONE = "none"
+
+# {run_name}: TRACEPROF_RUN_NAME, else the first of RUN_NAME_VARS that is
+# set and is not RUN_NAME_PLACEHOLDER (torchrun's TORCHELASTIC_RUN_ID when no
+# --rdzv-id was given: shared by unrelated runs), else the program's name
+# (common/launcher.c, scripts/traceprof/cli/run.py).
+RUN_NAME_VARS = ("TORCHELASTIC_RUN_ID", "SLURM_JOB_ID")
+RUN_NAME_PLACEHOLDER = "none"
+
+# ---- Perfetto (perfetto.protos.Trace,
+# ../shared/clients/perfetto_trace.proto): the field numbers and enum values
+# the writer (format/perfetto_*.c) and the readers
+# (scripts/traceprof/traces/pftrace.py, pfmerge.py) use ----
+
+# Trace
+PF_TRACE_PACKET = 1
+
+# TracePacket
+PF_PKT_CLOCK_SNAPSHOT = 6
+PF_PKT_TIMESTAMP = 8
+PF_PKT_SEQ_ID = 10
+PF_PKT_TRACK_EVENT = 11
+PF_PKT_INTERNED = 12
+PF_PKT_SEQ_FLAGS = 13
+PF_PKT_CLOCK_ID = 58
+PF_PKT_DEFAULTS = 59
+PF_PKT_TRACK_DESC = 60
+
+# TracePacketDefaults
+PF_DEFAULTS_CLOCK_ID = 58
+
+# TracePacket.sequence_flags
+PF_SEQ_INCREMENTAL_STATE_CLEARED = 1
+
+# ClockSnapshot and its Clock
+PF_SNAP_CLOCKS = 1
+PF_CLOCK_ID = 1
+PF_CLOCK_TS = 2
+PF_CLOCK_INCREMENTAL = 3
+
+# BuiltinClock ids; sequence-scoped clocks are 64..127: the writer's
+# incremental clock is PF_CLOCK_SEQ_INCREMENTAL, a merge's copy of an
+# input's own MONOTONIC PF_CLOCK_SEQ_HOST_MONOTONIC.
+PF_CLOCK_REALTIME = 1
+PF_CLOCK_MONOTONIC = 3
+PF_CLOCK_BOOTTIME = 6
+PF_CLOCK_SEQ_INCREMENTAL = 64
+PF_CLOCK_SEQ_HOST_MONOTONIC = 65
+
+# The writer's one packet sequence.
+PF_SEQ_ID = 1
+
+# TrackEvent
+PF_TE_CATEGORY_IIDS = 3
+PF_TE_ANNOTATIONS = 4
+PF_TE_TYPE = 9
+PF_TE_NAME_IID = 10
+PF_TE_TRACK_UUID = 11
+PF_TE_CATEGORIES = 22
+PF_TE_NAME = 23
+PF_TE_DOUBLE_COUNTER = 44
+PF_TE_FLOW_IDS = 47
+PF_TE_TERMINATING_FLOW_IDS = 48
+
+# TrackEvent.Type
+PF_TYPE_SLICE_BEGIN = 1
+PF_TYPE_SLICE_END = 2
+PF_TYPE_INSTANT = 3
+PF_TYPE_COUNTER = 4
+
+# DebugAnnotation
+PF_DA_NAME_IID = 1
+PF_DA_BOOL = 2
+PF_DA_UINT = 3
+PF_DA_INT = 4
+PF_DA_DOUBLE = 5
+PF_DA_STRING = 6
+PF_DA_NAME = 10
+PF_DA_DICT = 11
+PF_DA_ARRAY = 12
+PF_DA_STRING_IID = 17
+
+# InternedData, and the iid and text of its entries
+PF_ID_CATEGORIES = 1
+PF_ID_NAMES = 2
+PF_ID_ANNOTATION_NAMES = 3
+PF_ID_STRING_VALUES = 29
+PF_INTERNED_IID = 1
+PF_INTERNED_NAME = 2
+
+# TrackDescriptor
+PF_TD_UUID = 1
+PF_TD_NAME = 2
+PF_TD_PROCESS = 3
+PF_TD_THREAD = 4
+PF_TD_PARENT = 5
+PF_TD_COUNTER = 8
+
+# ProcessDescriptor
+PF_PD_PID = 1
+PF_PD_SORT = 3
+PF_PD_NAME = 6
+PF_PD_LABELS = 8
+
+# ThreadDescriptor
+PF_THD_PID = 1
+PF_THD_TID = 2
+PF_THD_SORT = 3
+PF_THD_NAME = 5
