@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collector/annos.h"
+#include "collector/fthread.h"
 #include "collector/gpu.h"
 #include "collector/nvtx_decode.h"
 #include "collector/stacks.h"
@@ -37,18 +38,6 @@ void tp_marker_stack_free(struct tp_marker_stack *s)
 	free(s);
 }
 
-const char *tp_record_string(const struct tp_record *r, size_t *len)
-{
-	if (!(r->flags & TP_RF_STRING) || r->nextra == 0) {
-		*len = 0;
-		return "";
-	}
-	const char *s = (const char *)(r + 1);
-	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
-	const char *nul = memchr(s, '\0', max);
-	*len = nul ? (size_t)(nul - s) : max;
-	return s;
-}
 
 /* A marker's or instant's name, and its categories when the record has
  * them (TP_RF_CATS: they follow the name in the string; a cut string may
@@ -108,14 +97,20 @@ static const char *cv_cat(const char *base, const char *cats, size_t clen)
 	return c;
 }
 
+/* The open markers live in the flush side's state of the thread
+ * (collector/fthread.h), which the drain made before handing over t's
+ * records. */
 static void marker_push(struct tp_thread *t, const struct tp_record *r)
 {
-	struct tp_marker_stack *s = t->markers;
+	struct tp_fthread *f = t->fl;
+	if (!f)
+		return;
+	struct tp_marker_stack *s = f->markers;
 	if (!s) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return;
-		t->markers = s;
+		f->markers = s;
 	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 4;
@@ -174,7 +169,7 @@ static void marker_finish(struct tp_writer *out, struct tp_thread *t, const stru
 {
 	size_t len;
 	const char *name = tp_record_string(r, &len);
-	struct tp_marker_stack *s = t->markers;
+	struct tp_marker_stack *s = t->fl ? t->fl->markers : NULL;
 	for (size_t i = s ? s->n : 0; i-- > 0;) {
 		struct tp_marker *m = &s->items[i];
 		size_t mlen, clen;
@@ -201,7 +196,7 @@ void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_
 	 * hold starts of a later window, drained before this one is written.
 	 * Closed markers leave the stack; their finish, if it ever comes, shows
 	 * as an instant in its own window. */
-	struct tp_marker_stack *s = t->markers;
+	struct tp_marker_stack *s = t->fl ? t->fl->markers : NULL;
 	size_t k = 0;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct tp_marker *m = &s->items[i];

@@ -36,9 +36,6 @@ void tp_marker_stack_free(struct tp_marker_stack *s);
 void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid);
 
-/* Returns the string carried in a record's extras (or "" with len 0). */
-const char *tp_record_string(const struct tp_record *r, size_t *len);
-
 /* Writes complete events for markers still open at the end of a window, as
  * ending at end_ns with args {"unfinished":true}. */
 void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_t pid,
