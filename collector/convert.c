@@ -4,18 +4,12 @@
 #include <string.h>
 
 #include "collector/annos.h"
+#include "collector/cuda_decode.h"
 #include "collector/fthread.h"
 #include "collector/gpu.h"
 #include "collector/nvtx_decode.h"
 #include "collector/stacks.h"
 #include "common/clock.h"
-
-static const struct tp_api_decoder *api_decoder;
-
-void tp_convert_set_api_decoder(const struct tp_api_decoder *d)
-{
-	api_decoder = d;
-}
 
 /* Open markers of one thread, matched by name from the top (the most
  * recent start of the same name), so that interleaved markers pair up.  A
@@ -292,26 +286,18 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 	size_t len;
 	const char *s;
 
+	/* The one table from record kind to its decoder: CUDA API calls
+	 * (collector/cuda_decode.c), steps and traceprof's markers (here), NVTX
+	 * (collector/nvtx_decode.c).  GPU activity does not come as records:
+	 * CUPTI's buffers are decoded by collector/cupti_decode.c. */
 	switch (r->kind) {
 	case TP_REC_API: {
 		uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
 		/* Correlation and flows to GPU events: see collector/gpu.h. */
 		uint64_t corr = 0;
-		if (tp_gpu_flows_at(r->start) &&
-		    (!api_decoder || !api_decoder->correlates || api_decoder->correlates(r)))
+		if (tp_gpu_flows_at(r->start) && tp_cuda_decode_correlates(r))
 			corr = tp_gpu_note_api(t->tid, r->start, b, e);
-		if (api_decoder) {
-			api_decoder->write_event(out, r, pid, t->tid, b, e, corr);
-		} else {
-			/* No CUDA module (tests): the call's number only. */
-			struct tp_arg args[3];
-			unsigned n = 0;
-			args[n++] = TP_ARG(i64, "result", r->result);
-			if (corr)
-				args[n++] = TP_ARG(u64, "correlation", corr);
-			args[n++] = TP_ARG(u64, "id", r->id);
-			tp_writer_slice(out, "cuda_runtime", "api", 3, pid, t->tid, b, e, args, n);
-		}
+		tp_cuda_decode_event(out, r, pid, t->tid, b, e, corr);
 		break;
 	}
 	case TP_REC_STEP:

@@ -10,6 +10,7 @@
 #include <cupti_activity.h>
 
 #include "collector/convert.h"
+#include "collector/cuda_record.h"
 #include "collector/emit.h"
 #include "collector/gpu.h"
 #include "collector/thread.h"
@@ -331,11 +332,19 @@ START_TEST(test_convert_writes_the_pair)
 	r.kind = TP_REC_API;
 	r.start = 1000000;
 	r.end = 1002000;
-	r.id = 3;
+	/* cuGraphLaunch: one that CUPTI links GPU work to (TP_CUDA_F_CORR),
+	 * decoded by collector/cuda_decode.c. */
+	r.id = TP_CUDA_NFUNCS;
+	for (uint32_t i = 0; i < TP_CUDA_NFUNCS; i++)
+		if (!strcmp(tp_cuda_fns[i].name, "cuGraphLaunch"))
+			r.id = i;
+	ck_assert_uint_lt(r.id, TP_CUDA_NFUNCS);
+	ck_assert(tp_cuda_fns[r.id].flags & TP_CUDA_F_CORR);
 	tp_gpu_flows_start();
 	tp_convert_record(tr, &th, &r, HOST_PID);
 	tp_gpu_flows_off();
-	HAS("\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
+	HAS("\"name\":\"cuGraphLaunch\"");
+	HAS("\"args\":{\"result\":0,\"correlation\":1,\"graph exec\"");
 	uint64_t b = tp_clock_to_ns(r.start);
 	ext_corr(77, tp_gpu_ext_id(HOST_TID, r.start));
 	kernel("paired", b + 5000, b + 6000, 7, 77);
@@ -344,7 +353,7 @@ START_TEST(test_convert_writes_the_pair)
 	HAS("\"stream\":7,\"correlation\":1,");
 	/* Not recording GPU activity: no number. */
 	tp_convert_record(tr, &th, &r, HOST_PID);
-	HAS("\"args\":{\"result\":0,\"id\":3}}");
+	HAS("\"args\":{\"result\":0,\"graph exec\"");
 }
 END_TEST
 
