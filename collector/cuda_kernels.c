@@ -6,9 +6,9 @@
  * tables.  The driver path (cuLaunchKernel with a CUfunction) asks
  * cuFuncGetName, from the flush thread only, through the capture side's
  * hook (tp_cuda_kernels_set_driver_namer(): the call to the real driver
- * belongs to preload/, which resolves CUDA's functions).  Each kernel's
- * name is demangled and kept once here, for the API events
- * (collector/cuda_decode.c).
+ * belongs to preload/, which resolves CUDA's functions).  The names shown
+ * are collector/kernel_names.c's: demangled and kept once per kernel, the
+ * same text as the GPU events' (collector/gpu_names.c).
  *
  * Writers (registration, rare) append under a mutex to chunks that are never
  * freed or moved, and publish the new count with a release store; the flush
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/demangle.h"
+#include "collector/kernel_names.h"
 #include "common/hashmap.h"
 
 #define CHUNK_SHIFT 12
@@ -80,9 +80,9 @@ void tp_cuda_kernels_alias(const void *kernel, const void *host_fun)
  * map (common/hashmap.h), not a table for lock-free readers: key (stub or
  * kernel handle) -> entry index + 1. */
 struct shown {
-	char *demangled; /* the display name, or NULL: the mangled one */
+	const char *name; /* kernel_names.c's, or NULL: the mangled one */
 	int tried;
-	uint32_t len;	 /* bytes of the name shown, once tried */
+	uint32_t len;	  /* bytes of the name shown, once tried */
 };
 
 static struct {
@@ -92,7 +92,7 @@ static struct {
 	struct shown *shown;
 	uint32_t shown_cap;
 	/* Names the driver gave for CUfunctions (cuFuncGetName): handle ->
-	 * name (a char * we own, or 0 when the driver had none). */
+	 * name (kernel_names.c's, or 0 when the driver had none). */
 	struct tp_map drv;
 } F;
 
@@ -110,10 +110,8 @@ static void index_entry(uint32_t idx)
 		return;
 	/* A later registration of the same stub (a module loaded again) wins;
 	 * the name shown for the earlier one is not needed any more. */
-	if (!created && s->val - 1 < F.shown_cap) {
-		free(F.shown[s->val - 1].demangled);
+	if (!created && s->val - 1 < F.shown_cap)
 		F.shown[s->val - 1] = (struct shown){ NULL, 0, 0 };
-	}
 	s->val = (uint64_t)idx + 1;
 }
 
@@ -166,12 +164,13 @@ const char *tp_cuda_kernels_name_len(const void *key, uint32_t *len)
 	}
 	if (!s->tried) {
 		s->tried = 1;
-		s->demangled = tp_demangle(e->name);
-		s->len = (uint32_t)strlen(s->demangled ? s->demangled : e->name);
+		s->name = tp_kernel_name_shown(e->name, &s->len);
+		if (!s->name)
+			s->len = (uint32_t)strlen(e->name);
 	}
 	if (len)
 		*len = s->len;
-	return s->demangled ? s->demangled : e->name;
+	return s->name ? s->name : e->name;
 }
 
 /* The capture side's driver lookup (preload/cuda_kernels.c).  Relaxed: a
@@ -184,9 +183,9 @@ void tp_cuda_kernels_set_driver_namer(const char *(*fn)(const void *f))
 	atomic_store_explicit(&driver_namer, fn, memory_order_relaxed);
 }
 
-/* The driver's name for a CUfunction or CUkernel, demangled, asked once per
- * handle: the answers are cached (handle -> a copy we own, or 0 when the
- * driver had none). */
+/* The driver's name for a CUfunction or CUkernel, as shown, asked once per
+ * handle: the answers are cached (handle -> kernel_names.c's name, or 0 when
+ * the driver had none). */
 static const char *driver_name(const void *f)
 {
 	const struct tp_map_slot *s = tp_map_get(&F.drv, (uint64_t)(uintptr_t)f);
@@ -199,17 +198,11 @@ static const char *driver_name(const void *f)
 	const char *name = namer(f);
 	if (name == TP_CUDA_KERNELS_ASK_LATER)
 		return NULL; /* not now (a stream capture is open): asked at the next launch */
-	char *copy = NULL;
-	if (name) {
-		copy = tp_demangle(name);
-		if (!copy)
-			copy = strdup(name);
-	}
-	if (tp_map_put(&F.drv, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)copy, 0) < 0) {
-		free(copy);
+	const char *shown = name ? tp_kernel_name_shown(name, NULL) : NULL;
+	if ((name && !shown) ||
+	    tp_map_put(&F.drv, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)shown, 0) < 0)
 		return name; /* out of memory: the driver's text, asked again next time */
-	}
-	return copy;
+	return shown;
 }
 
 const char *tp_cuda_kernels_driver_name_len(const void *f, uint32_t *len)

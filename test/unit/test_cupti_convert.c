@@ -10,9 +10,11 @@
 #include <cupti_activity.h>
 
 #include "collector/convert.h"
+#include "collector/cuda_kernels.h"
 #include "collector/cuda_record.h"
 #include "collector/emit.h"
 #include "collector/gpu.h"
+#include "collector/kernel_names.h"
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "format/writer.h"
@@ -559,6 +561,23 @@ START_TEST(test_kernel_names_interned)
 }
 END_TEST
 
+START_TEST(test_kernel_names_once)
+{
+	/* One copy per kernel for the process: the GPU event's name (from
+	 * CUPTI) and the API event's (from __cudaRegisterFunction's
+	 * registry) are the same string, demangled once. */
+	char cupti[] = "_Z6kernelPf";
+	const char *gpu = tp_gpu_intern_kernel_name(cupti);
+	static const char stub;
+	tp_cuda_kernels_register(&stub, "_Z6kernelPf");
+	uint32_t len = 0;
+	const char *api = tp_cuda_kernels_name_len(&stub, &len);
+	ck_assert_ptr_eq(api, gpu);
+	ck_assert_ptr_eq(tp_kernel_name_shown("_Z6kernelPf", NULL), gpu);
+	ck_assert_uint_eq(len, strlen(gpu));
+}
+END_TEST
+
 START_TEST(test_prune_and_ext_id)
 {
 	kernel("old", 1000, 2000, 1, 1);
@@ -591,6 +610,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_device_properties_and_occupancy);
 	tcase_add_test(tc, test_sync_wait_fields);
 	tcase_add_test(tc, test_kernel_names_interned);
+	tcase_add_test(tc, test_kernel_names_once);
 	tcase_add_test(tc, test_prune_and_ext_id);
 	suite_add_tcase(s, tc);
 	return s;
