@@ -425,9 +425,11 @@ SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 # The sanitizer runtimes call dlsym() while they initialise, before their
 # shadow memory exists; traceprof interposes dlsym, so the code that a dlsym
 # call reaches first (preload/cuda_dlsym.c, the name lookup in
-# preload/cuda_match.c) must not be instrumented.
+# preload/cuda_match.c, over the table of collector/cuda_record.c) must not
+# be instrumented.
 ifneq ($(filter build-asan build-tsan,$(BUILD)),)
-$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o $(BUILD)/obj/common/dl.o: \
+$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o \
+    $(BUILD)/obj/collector/cuda_record.o $(BUILD)/obj/common/dl.o: \
     override ALL_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS))
 endif
 

@@ -15,7 +15,7 @@
  * and 2 threads of libzstd's (TRACEPROF_ZSTD_THREADS).
  *
  * The events are the bytes a real trace holds: a tp_event with "result" and
- * the tp_api_args_*() builders' args is what preload/cuda_events.c writes a
+ * the tp_api_args_*() builders' args is what collector/cuda_decode.c writes a
  * record as, and kernel names are stable args (escaped once per kernel by
  * the writer) as there.  Sizes are the largest real runs give: pid and
  * tid of 7 digits (pid_max is 4194304 on current distributions) and times
@@ -128,8 +128,8 @@ static const char *const bc_kernels[] = {
 };
 #define BC_NKERNELS (sizeof(bc_kernels) / sizeof(bc_kernels[0]))
 
-/* Kernel i's name and its length, as the registry (preload/cuda_kernels.c)
- * hands them to preload/cuda_events.c: measured once. */
+/* Kernel i's name and its length, as the registry (collector/cuda_kernels.c)
+ * hands them to collector/cuda_decode.c: measured once. */
 static const char *bc_kernel(unsigned i, uint32_t *len)
 {
 	static uint32_t lens[BC_NKERNELS];
@@ -150,7 +150,7 @@ static const char *bc_kernel(unsigned i, uint32_t *len)
 
 enum bc_kind { BC_LAUNCH, BC_MEMCPY, BC_DRV_LAUNCH, BC_SYNC, BC_EVENT };
 
-/* Names with their lengths, as preload/cuda_events.c has them (the generated
+/* Names with their lengths, as collector/cuda_decode.c has them (the generated
  * function table's name_len): measuring strlen() is not the writer's cost. */
 struct bc_name {
 	const char *s;
@@ -230,7 +230,7 @@ struct bc_state {
 	struct bc_op *program; /* the step mix's ops, BC_STEP_OPS of them */
 };
 
-/* One call as preload/cuda_events.c writes it: "result", then the decoder
+/* One call as collector/cuda_decode.c writes it: "result", then the decoder
  * class's args. */
 static void bc_write_op(struct tp_writer *w, struct bc_state *s, const struct bc_op *o,
 			uint64_t dur)

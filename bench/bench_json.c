@@ -1,6 +1,6 @@
 /* Throughput of the JSON writer alone on the event a trace has most of, a
  * CUDA API event whose only arg is its result, written as
- * preload/cuda_events.c writes it (a tp_event with one typed arg through the
+ * collector/cuda_decode.c writes it (a tp_event with one typed arg through the
  * JSON writer, format/json_writer.c: the real path):
  *
  *   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1234567,
@@ -47,7 +47,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* With their lengths, as preload/cuda_events.c has them (the generated
+/* With their lengths, as collector/cuda_decode.c has them (the generated
  * function table's name_len): measuring strlen() is not the writer's cost. */
 #define BJ_NAME(s) { s, sizeof(s) - 1 }
 static const struct {

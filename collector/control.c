@@ -6,6 +6,7 @@
 
 #include "collector/capture.h"
 #include "collector/emit.h"
+#include "collector/activity.h"
 #include "collector/flush.h"
 #include "common/log.h"
 
@@ -169,7 +170,7 @@ static void advance(int user)
 {
 	/* A step from any source (traceprof_step(), NVTX, a CUDA call, the
 	 * timer) is the program's or the user's: the process writes its file. */
-	tp_flush_note_activity();
+	tp_activity_note();
 	uint64_t now = tp_clock_now();
 	uint64_t old = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	uint64_t step, next;

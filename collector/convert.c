@@ -4,18 +4,13 @@
 #include <string.h>
 
 #include "collector/annos.h"
+#include "collector/cuda_decode.h"
+#include "collector/fthread.h"
 #include "collector/gpu.h"
 #include "collector/nvtx_decode.h"
 #include "collector/stacks.h"
 #include "common/clock.h"
 #include "common/layout.h"
-
-static const struct tp_api_decoder *api_decoder;
-
-void tp_convert_set_api_decoder(const struct tp_api_decoder *d)
-{
-	api_decoder = d;
-}
 
 /* Open markers of one thread, matched by name from the top (the most
  * recent start of the same name), so that interleaved markers pair up.  A
@@ -38,18 +33,6 @@ void tp_marker_stack_free(struct tp_marker_stack *s)
 	free(s);
 }
 
-const char *tp_record_string(const struct tp_record *r, size_t *len)
-{
-	if (!(r->flags & TP_RF_STRING) || r->nextra == 0) {
-		*len = 0;
-		return "";
-	}
-	const char *s = (const char *)(r + 1);
-	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
-	const char *nul = memchr(s, '\0', max);
-	*len = nul ? (size_t)(nul - s) : max;
-	return s;
-}
 
 /* A marker's or instant's name, and its categories when the record has
  * them (TP_RF_CATS: they follow the name in the string; a cut string may
@@ -109,14 +92,20 @@ static const char *cv_cat(const char *base, const char *cats, size_t clen)
 	return c;
 }
 
+/* The open markers live in the flush side's state of the thread
+ * (collector/fthread.h), which the drain made before handing over t's
+ * records. */
 static void marker_push(struct tp_thread *t, const struct tp_record *r)
 {
-	struct tp_marker_stack *s = t->markers;
+	struct tp_fthread *f = t->fl;
+	if (!f)
+		return;
+	struct tp_marker_stack *s = f->markers;
 	if (!s) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return;
-		t->markers = s;
+		f->markers = s;
 	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 4;
@@ -175,7 +164,7 @@ static void marker_finish(struct tp_writer *out, struct tp_thread *t, const stru
 {
 	size_t len;
 	const char *name = tp_record_string(r, &len);
-	struct tp_marker_stack *s = t->markers;
+	struct tp_marker_stack *s = t->fl ? t->fl->markers : NULL;
 	for (size_t i = s ? s->n : 0; i-- > 0;) {
 		struct tp_marker *m = &s->items[i];
 		size_t mlen, clen;
@@ -202,7 +191,7 @@ void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_
 	 * hold starts of a later window, drained before this one is written.
 	 * Closed markers leave the stack; their finish, if it ever comes, shows
 	 * as an instant in its own window. */
-	struct tp_marker_stack *s = t->markers;
+	struct tp_marker_stack *s = t->fl ? t->fl->markers : NULL;
 	size_t k = 0;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct tp_marker *m = &s->items[i];
@@ -298,27 +287,18 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 	size_t len;
 	const char *s;
 
+	/* The one table from record kind to its decoder: CUDA API calls
+	 * (collector/cuda_decode.c), steps and traceprof's markers (here), NVTX
+	 * (collector/nvtx_decode.c).  GPU activity does not come as records:
+	 * CUPTI's buffers are decoded by collector/cupti_decode.c. */
 	switch (r->kind) {
 	case TP_REC_API: {
 		uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
 		/* Correlation and flows to GPU events: see collector/gpu.h. */
 		uint64_t corr = 0;
-		if (tp_gpu_flows_at(r->start) &&
-		    (!api_decoder || !api_decoder->correlates || api_decoder->correlates(r)))
+		if (tp_gpu_flows_at(r->start) && tp_cuda_decode_correlates(r))
 			corr = tp_gpu_note_api(t->tid, r->start, b, e);
-		if (api_decoder) {
-			api_decoder->write_event(out, r, pid, t->tid, b, e, corr);
-		} else {
-			/* No CUDA module (tests): the call's number only. */
-			struct tp_arg args[3];
-			unsigned n = 0;
-			args[n++] = TP_ARG(i64, "result", r->result);
-			if (corr)
-				args[n++] = TP_ARG(u64, "correlation", corr);
-			args[n++] = TP_ARG(u64, "id", r->id);
-			tp_writer_slice(out, TP_CAT_CUDA_RUNTIME, "api", 3, pid, t->tid, b, e, args,
-					n);
-		}
+		tp_cuda_decode_event(out, r, pid, t->tid, b, e, corr);
 		break;
 	}
 	case TP_REC_STEP:

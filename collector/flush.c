@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collector/activity.h"
 #include "collector/control.h"
 #include "collector/flush_int.h"
+#include "collector/fthread.h"
 #include "collector/rotate.h"
 #include "collector/store.h"
 #include "collector/thread.h"
@@ -23,8 +25,6 @@
 #include "common/log.h"
 #include "format/sink.h"
 #include "format/trace.h" /* tp_trace_base_time() */
-
-struct tp_fl tp_fl;
 
 /* The thread and how the program's threads talk to it. */
 static struct {
@@ -117,22 +117,34 @@ static enum tp_action fl_action(void *ctx, uint64_t step)
 	return tp_control_action(step);
 }
 
+static const struct tp_fl_parts_ctx fl_parts_ctx = {
+	.display_step = tp_control_display_step,
+};
+
 static const struct tp_wsm_ops fl_wsm_ops = {
 	.action = fl_action,
 	.opened = tp_fl_window_opened,
 	.finalize = tp_fl_window_finalize,
 };
 
-/* A thread's state is kept while a window it wrote into is held. */
+/* A thread's state is kept while records of it wait in the store, and
+ * while a window it wrote into is held. */
 static int fl_thread_in_use(struct tp_thread *t, void *ctx)
 {
 	(void)ctx;
-	for (int i = 0; i < tp_fl.wsm.nwin; i++) {
-		uint64_t id = tp_fl.wsm.win[i].id;
-		if (t->ws[id % TP_MAX_OPEN_WINDOWS].window_id == id)
+	const struct tp_fthread *f = t->fl;
+	if (f && f->stored.records)
+		return 1;
+	for (int i = 0; i < tp_fl.wsm.nwin; i++)
+		if (tp_fthread_in_window(f, tp_fl.wsm.win[i].id))
 			return 1;
-	}
 	return 0;
+}
+
+static void fl_thread_forget(struct tp_thread *t, void *ctx)
+{
+	(void)ctx;
+	tp_fthread_forget(t);
 }
 
 /* One pass; returns 1 when a backlog is left in the store. */
@@ -153,7 +165,7 @@ static int fl_run_pass(void)
 	 * windows wait for the pass that converts everything. */
 	if (!backlog)
 		tp_wsm_finalize(&tp_fl.wsm, 0);
-	tp_threads_reap(fl_thread_in_use, NULL);
+	tp_threads_reap(fl_thread_in_use, fl_thread_forget, NULL);
 	tp_control_log_warnings();
 	/* Pairs with the acquire load in tp_flush_sync(): a whole pass means
 	 * every record moved before it is converted. */
@@ -342,10 +354,11 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 	if (tp_fl_plugins_set(plugins, nplugins) < 0)
 		tp_warn("too many flush plugins; the last ones are left out");
 	tp_fl_plugins_init(cfg);
-	tp_wsm_init(&tp_fl.wsm, &fl_wsm_ops, NULL, tp_control_current_step());
+	tp_wsm_init(&tp_fl.wsm, &fl_wsm_ops, (void *)&fl_parts_ctx, tp_control_current_step());
 	tp_store_configure(cfg->max_buffer_mb * 1024 * 1024);
 	tp_ring_set_wake(fl_wake_hint);
 	tp_threads_set_first_use(tp_flush_need);
+	tp_activity_set_start(tp_flush_need);
 	/* Folders stay where they are now, whatever chdir() or chroot() the
 	 * program makes (format/sink.h).  Without the anchor (no getcwd, no
 	 * "/"), they follow the working and root directories, as before. */
@@ -464,5 +477,5 @@ void tp_flush_after_fork_child(int follow)
 		tp_format(name, sizeof(name), "pid{pid}.%s", tp_fl.cfg.filename);
 		memcpy(tp_fl.cfg.filename, name, sizeof(name));
 	}
-	tp_wsm_init(&tp_fl.wsm, &fl_wsm_ops, NULL, tp_control_current_step());
+	tp_wsm_init(&tp_fl.wsm, &fl_wsm_ops, (void *)&fl_parts_ctx, tp_control_current_step());
 }

@@ -57,7 +57,7 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 /* There is something to flush: starts the flush thread (signals blocked)
  * if it is not started yet, once per process.  Called on slow paths only: a
  * thread's first record (its ring's creation, tp_threads_set_first_use()),
- * a step (tp_flush_note_activity()), the first successful cuInit.  A
+ * a step (tp_activity_note(), collector/activity.h), the first successful cuInit.  A
  * process that never gets here stays single-threaded.  Preserves errno. */
 void tp_flush_need(void);
 
@@ -65,12 +65,6 @@ void tp_flush_need(void);
  * rings, applies the exit transition (a recording window is saved), and
  * writes the files.  Idempotent. */
 void tp_flush_finish(void);
-
-/* The program did something worth a file: a step (tp_control_step()).  Any
- * record other than ProfilerStep (and thread names) counts too (drain.c).
- * A process that did nothing of the kind (a shell, a launcher, a pyenv
- * shim) writes no trace file: its implicit ProfilerStep#0 does not count. */
-void tp_flush_note_activity(void);
 
 /* Asks the flush thread for one whole pass (drain, convert) and waits for it,
  * at most timeout_ms.  For an exit handler that runs before the CUDA

@@ -8,6 +8,12 @@
  *   footer.c   a part's metadata and footer, and drop attribution
  *   self.c     what it reads about its own process (/proc, through
  *              common/procfs.c)
+ *   fthread.c  its own state of each program thread (collector/fthread.h)
+ *   flush_state.c  the state below (struct tp_fl), defined apart from
+ *              flush.c: flush.c calls the files above, none calls it back
+ * The program's side reaches these files through nothing but atomics and
+ * the hooks flush.c registers (collector/activity.h, tp_threads_set_first_use(),
+ * tp_ring_set_wake()).
  * Everything here runs on the flush thread (or on the exiting thread once
  * the flush thread has stopped), unless a field says otherwise. */
 #ifndef TP_COLLECTOR_FLUSH_INT_H
@@ -43,10 +49,6 @@ struct tp_fl {
 	 * comes with is ordered. */
 	_Atomic uint64_t cut_ns;
 	uint64_t cut_total; /* records emptied that way; written in the footer */
-	/* The program did something worth a file (tp_flush_note_activity(), a
-	 * program thread, and drain.c).  Relaxed: a flag with nothing published
-	 * through it; the final save reads it after draining every ring. */
-	_Atomic int activity;
 };
 
 extern struct tp_fl tp_fl;
@@ -69,7 +71,13 @@ int tp_fl_drain_pass(void);
 /* The final save's drain: everything, converted until the cut. */
 void tp_fl_drain_final(void);
 
-/* parts.c: the window machine's callbacks (struct tp_wsm_ops). */
+/* parts.c: the window machine's callbacks (struct tp_wsm_ops).  Their ctx
+ * is a struct tp_fl_parts_ctx: what parts.c is given rather than fetches. */
+struct tp_fl_parts_ctx {
+	/* The step number a file name shows for a step (a capture range
+	 * numbers its own steps: tp_control_display_step()). */
+	uint64_t (*display_step)(uint64_t step);
+};
 int tp_fl_window_opened(void *ctx, struct tp_win *w);
 void tp_fl_window_finalize(void *ctx, struct tp_win *w);
 /* A record of times [b_ns, e_ns] joins w: the writer to convert it into

@@ -5,6 +5,7 @@
 
 #include "collector/convert.h"
 #include "collector/flush_int.h"
+#include "collector/fthread.h"
 #include "collector/nvtx_payload.h"
 #include "collector/thread.h"
 #include "common/demangle.h"
@@ -14,7 +15,7 @@
 /* Whether t wrote into window w (its per-window counter is w's). */
 static int ft_in(const struct tp_thread *t, const struct tp_win *w)
 {
-	return t->ws[w->id % TP_MAX_OPEN_WINDOWS].window_id == w->id;
+	return tp_fthread_in_window(t->fl, w->id);
 }
 
 void tp_fl_metadata(const struct tp_win *w, struct tp_writer *out, int last, uint64_t last_ns)
@@ -58,7 +59,8 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	/* Of events_dropped, the ones a signal handler's write lost. */
 	uint64_t intr = 0;
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
-		intr += t->intr_window;
+		if (t->fl)
+			intr += t->fl->intr_window;
 	tp_doc_u64(d, "events_dropped_interrupted", intr);
 	tp_doc_u64(d, "events_lost_after_thread_exit",
 		   atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
@@ -77,13 +79,13 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 		int in = ft_in(t, w);
 		/* The window's share, snapshotted by tp_fl_attribute_drops(1):
 		 * the ring's counter keeps moving while the footer is written. */
-		uint64_t dd = t->drops_window;
+		uint64_t dd = t->fl ? t->fl->drops_window : 0;
 		if (!in && !dd)
 			continue;
 		tp_doc_object(d, NULL);
 		tp_doc_i64(d, "tid", t->tid);
 		tp_doc_str(d, "name", t->name);
-		tp_doc_u64(d, "events_written", in ? t->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
+		tp_doc_u64(d, "events_written", in ? t->fl->ws[w->id % TP_MAX_OPEN_WINDOWS].written : 0);
 		tp_doc_u64(d, "events_dropped", dd);
 		tp_doc_end(d);
 	}
@@ -98,22 +100,29 @@ uint64_t tp_fl_attribute_drops(int commit, uint64_t *interrupted)
 {
 	uint64_t total = 0, intr = 0;
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		/* A thread not drained yet has no flush-side state: made here
+		 * when committing; when it cannot be allocated, the thread's
+		 * drops wait for a later window. */
+		struct tp_fthread *f = commit ? tp_fthread_get(t) : t->fl;
+		if (!f && commit)
+			continue;
 		/* Interrupted first: each is counted in `dropped` before it is in
 		 * `dropped_interrupted` (tp_ring_drop_interrupted(), the same
 		 * thread, in program order; relaxed loads of two locations may
 		 * still see them out of order, so the share is capped below). */
 		uint64_t di = atomic_load_explicit(&t->ring.dropped_interrupted, memory_order_relaxed);
 		uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
-		uint64_t dd = d - t->drops_attributed, di_new = di - t->intr_attributed;
+		uint64_t dd = d - (f ? f->drops_attributed : 0);
+		uint64_t di_new = di - (f ? f->intr_attributed : 0);
 		if (di_new > dd)
 			di_new = dd;
 		total += dd;
 		intr += di_new;
 		if (commit) {
-			t->drops_window = dd;
-			t->drops_attributed = d;
-			t->intr_window = di_new;
-			t->intr_attributed += di_new;
+			f->drops_window = dd;
+			f->drops_attributed = d;
+			f->intr_window = di_new;
+			f->intr_attributed += di_new;
 		}
 	}
 	if (interrupted)

@@ -1,16 +1,17 @@
-/* Kernel names for the GPU timeline: CUPTI's mangled name, demangled when
- * the process has a C++ runtime, interned for the process
- * (tp_gpu_intern_kernel_name(), collector/gpu.h), with common/demangle.c. */
+/* Kernel names for the GPU timeline: CUPTI's mangled name, shown as
+ * collector/kernel_names.c interns it for the process (demangled once, the
+ * same text the API events' registry shows), found again by the address of
+ * CUPTI's string (tp_gpu_intern_kernel_name(), collector/gpu.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "collector/gpu_internal.h"
 #include "collector/gpu_map.h"
-#include "common/demangle.h"
+#include "collector/kernel_names.h"
 
 struct kname {
-	char *mangled;
-	char *shown;
+	char *mangled;	   /* our copy of CUPTI's text, to tell a reused address */
+	const char *shown; /* kernel_names.c's: never freed */
 };
 
 /* CUPTI name pointer -> struct kname *. */
@@ -24,8 +25,6 @@ static int free_name(uint64_t key, uint64_t val, uint64_t aux, void *ctx)
 	(void)ctx;
 	struct kname *k = (struct kname *)(uintptr_t)val;
 	free(k->mangled);
-	if (k->shown != k->mangled)
-		free(k->shown);
 	free(k);
 	return 0;
 }
@@ -54,9 +53,9 @@ const char *tp_gpu_intern_kernel_name(const char *mangled)
 		free(k);
 		return "kernel";
 	}
-	k->shown = tp_demangle(mangled);
+	k->shown = tp_kernel_name_shown(mangled, NULL);
 	if (!k->shown)
-		k->shown = k->mangled;
+		k->shown = k->mangled; /* out of memory: the mangled text, ours */
 	if (v) {
 		/* Replace the stale entry; the old strings stay (rare, tiny). */
 		*v = (uint64_t)(uintptr_t)k;

@@ -57,7 +57,7 @@ static void bandwidth(struct tp_arg *args, unsigned *n, const struct tp_gpu_even
 
 /* corr: the launching call's correlation number, or 0.  It is also the
  * slice-bound arrow's id (tp_event.flow_in; the call's slice has it as
- * flow_out, preload/cuda_events.c): the call's slice was written before
+ * flow_out, collector/cuda_decode.c): the call's slice was written before
  * the per-arrow id of the FLOW_* events existed. */
 void tp_gpu_write_event(struct tp_writer *out, const struct tp_gpu_event *e, uint32_t dev,
 			uint64_t corr)

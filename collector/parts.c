@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/control.h"
+#include "collector/activity.h"
 #include "collector/thread.h"
 #include "collector/flush_int.h"
 #include "collector/rotate.h"
@@ -174,10 +174,11 @@ struct tp_writer *tp_fl_window_writer(struct tp_win *win, uint64_t b_ns, uint64_
 	return w->cur;
 }
 
-/* Ends part i of the window and puts it in place at path.  Returns 0 or
- * -errno. */
+/* Ends part i of the window and puts it in place at path; its name shows
+ * step `shown_step`.  Returns 0 or -errno. */
 static int pt_finish(const struct tp_win *win, struct pt_files *w, int i, uint64_t dropped,
-		     char *path, size_t psize, struct tp_fd *dir, char *fname)
+		     uint64_t shown_step, char *path, size_t psize, struct tp_fd *dir,
+		     char *fname)
 {
 	struct pt_part *pt = &w->parts[i];
 	struct tp_writer *out = pt->w;
@@ -188,10 +189,7 @@ static int pt_finish(const struct tp_win *win, struct pt_files *w, int i, uint64
 	tp_fl_footer(win, &tp_fl.footer, i, w->nparts, w->written, dropped);
 	tp_fl_plugins_frames(out);
 	char name[NAME_MAX + 1];
-	int rc = pt_expand(tp_fl.cfg.filename, tp_control_display_step(win->last_step), name,
-			   sizeof(name)) ?
-			 -EINVAL :
-			 0;
+	int rc = pt_expand(tp_fl.cfg.filename, shown_step, name, sizeof(name)) ? -EINVAL : 0;
 	pt->w = NULL; /* closed or discarded below */
 	if (rc) {
 		tp_writer_discard(out);
@@ -220,8 +218,10 @@ static int pt_finish(const struct tp_win *win, struct pt_files *w, int i, uint64
 }
 
 /* Writes every part of a window to be saved. */
-static void pt_save(const struct tp_win *win, struct pt_files *w)
+static void pt_save(const struct tp_fl_parts_ctx *pc, const struct tp_win *win,
+		    struct pt_files *w)
 {
+	uint64_t shown_step = pc->display_step(win->last_step);
 	if (w->first_ns == UINT64_MAX)
 		w->first_ns = w->last_ns = tp_clock_to_ns(tp_clock_now());
 	/* One snapshot for the total and the per-thread counts written in the
@@ -231,7 +231,8 @@ static void pt_save(const struct tp_win *win, struct pt_files *w)
 	for (int i = 0; i < w->nparts; i++) {
 		char path[PATH_MAX], fname[NAME_MAX + 1];
 		struct tp_fd dir = TP_FD_NONE;
-		int rc = pt_finish(win, w, i, dropped, path, sizeof(path), &dir, fname);
+		int rc = pt_finish(win, w, i, dropped, shown_step, path, sizeof(path), &dir,
+				   fname);
 		if (rc < 0) {
 			tp_error("saving the trace of steps %llu-%llu failed: %s; file not saved",
 				 (unsigned long long)win->first_step,
@@ -257,9 +258,9 @@ static void pt_save(const struct tp_win *win, struct pt_files *w)
 
 void tp_fl_window_finalize(void *ctx, struct tp_win *win)
 {
-	(void)ctx;
+	const struct tp_fl_parts_ctx *pc = ctx;
 	struct pt_files *w = win->data;
-	int save = tp_wsm_saves(win, atomic_load_explicit(&tp_fl.activity, memory_order_relaxed));
+	int save = tp_wsm_saves(win, tp_activity_seen());
 	uint64_t no_room = atomic_load_explicit(&tp_threads_lost_as, memory_order_relaxed);
 	if (win->save && !save && no_room)
 		tp_info("nothing recorded: %llu events lost for want of memory (the program's "
@@ -273,7 +274,7 @@ void tp_fl_window_finalize(void *ctx, struct tp_win *win)
 	if (!w->failed && save && !w->nparts && pt_open(win, w) < 0)
 		w->failed = 1;
 	if (!w->failed && save) {
-		pt_save(win, w);
+		pt_save(pc, win, w);
 	} else {
 		/* A window stopped without a save (torch's RECORD -> NONE), or one
 		 * whose file could not be created. */

@@ -7,7 +7,9 @@
 #ifndef TP_COLLECTOR_RECORD_H
 #define TP_COLLECTOR_RECORD_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum tp_rec_kind {
 	TP_REC_NONE = 0,
@@ -56,5 +58,21 @@ _Static_assert(sizeof(struct tp_record) == 64, "a record is one cache line");
  * TP_REC_MAX_EXTRA continuation records of 64 raw bytes each. */
 #define TP_REC_MAX_EXTRA 8
 #define TP_REC_EXTRA_BYTES 64
+
+/* The string a record carries in its extras (or "" with len 0): the flush
+ * thread's, for every decoder of records (collector/convert.c and the
+ * sources' decoders beside it). */
+static inline const char *tp_record_string(const struct tp_record *r, size_t *len)
+{
+	if (!(r->flags & TP_RF_STRING) || r->nextra == 0) {
+		*len = 0;
+		return "";
+	}
+	const char *s = (const char *)(r + 1);
+	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
+	const char *nul = memchr(s, '\0', max);
+	*len = nul ? (size_t)(nul - s) : max;
+	return s;
+}
 
 #endif

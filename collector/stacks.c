@@ -66,35 +66,6 @@ void tp_stacks_set_self_module(const void *addr)
 	tp_stack_syms_set_self(addr);
 }
 
-size_t tp_stacks_counted(const char *x, size_t max, size_t off, const uint64_t **out)
-{
-	if (off + 8 > max)
-		return 0;
-	uint64_t n;
-	memcpy(&n, x + off, 8);
-	if (n > (max - off - 8) / 8)
-		return 0; /* cannot happen with preload/: not trusted anyway */
-	*out = (const uint64_t *)(const void *)(x + off + 8);
-	return (size_t)n;
-}
-
-size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips)
-{
-	*ips = NULL;
-	if (!(r->flags & TP_RF_STACK) || r->nextra == 0)
-		return 0;
-	const char *x = (const char *)(r + 1);
-	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
-	size_t off = 0;
-	if (r->flags & TP_RF_STRING) {
-		const char *nul = memchr(x, '\0', max);
-		if (!nul)
-			return 0;
-		off = ((size_t)(nul - x) + 1 + 7) & ~(size_t)7;
-	}
-	return tp_stacks_counted(x, max, off, ips);
-}
-
 /* The frames of r worth showing, innermost first: traceprof's own frames
  * left out, and libunwind's at the top (the capture itself).  Fills ips and
  * syms; returns their number. */

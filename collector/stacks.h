@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "collector/record.h"
 #include "collector/pystack.h"
@@ -40,12 +41,40 @@ extern _Atomic uintptr_t tp_stacks_sigreturn;
 
 /* A counted array in a record's extras x (max bytes): at offset off, a
  * 64-bit count n, then n 64-bit words.  Returns n and sets *out, or 0 (and
- * leaves *out) when the count does not fit in max. */
-size_t tp_stacks_counted(const char *x, size_t max, size_t off, const uint64_t **out);
+ * leaves *out) when the count does not fit in max.  Inline, as
+ * tp_stacks_ips() below: collector/pystack.c reads its frames with them and
+ * stacks.c calls pystack.c, so pystack.c never calls back into stacks.c. */
+static inline size_t tp_stacks_counted(const char *x, size_t max, size_t off,
+				       const uint64_t **out)
+{
+	if (off + 8 > max)
+		return 0;
+	uint64_t n;
+	memcpy(&n, x + off, 8);
+	if (n > (max - off - 8) / 8)
+		return 0; /* cannot happen with preload/: not trusted anyway */
+	*out = (const uint64_t *)(const void *)(x + off + 8);
+	return (size_t)n;
+}
 
 /* The IPs a record carries: returns their number (0 when the record has no
  * stack or a malformed one) and points *ips at the first. */
-size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips);
+static inline size_t tp_stacks_ips(const struct tp_record *r, const uint64_t **ips)
+{
+	*ips = NULL;
+	if (!(r->flags & TP_RF_STACK) || r->nextra == 0)
+		return 0;
+	const char *x = (const char *)(r + 1);
+	size_t max = (size_t)r->nextra * TP_REC_EXTRA_BYTES;
+	size_t off = 0;
+	if (r->flags & TP_RF_STRING) {
+		const char *nul = memchr(x, '\0', max);
+		if (!nul)
+			return 0;
+		off = ((size_t)(nul - x) + 1 + 7) & ~(size_t)7;
+	}
+	return tp_stacks_counted(x, max, off, ips);
+}
 
 /* Storage for the strings of one event's stack args (flush thread, on the
  * stack). */

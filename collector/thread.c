@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "collector/control.h"
-#include "collector/convert.h"
 #include "common/log.h"
 #include "common/procfs.h"
 
@@ -180,14 +179,8 @@ static int ring_drained(struct tp_thread *t)
 	return head == tail;
 }
 
-/* ring_drained(), and the records moved into the store are converted too:
- * the state can go. */
-static int thread_drained(struct tp_thread *t)
-{
-	return ring_drained(t) && !t->stored.records;
-}
-
-void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
+void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx),
+		     void (*forget)(struct tp_thread *t, void *ctx), void *ctx)
 {
 	/* Resident memory follows the live threads: a drained ring of an exited
 	 * thread gives its pages back now (the small state stays while a
@@ -206,10 +199,10 @@ void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx)
 	struct tp_thread *t = prev->next;
 	while (t) {
 		struct tp_thread *next = t->next;
-		if (thread_drained(t) && !in_use(t, ctx)) {
+		if (ring_drained(t) && !in_use(t, ctx)) {
 			prev->next = next;
 			tp_ring_destroy(&t->ring);
-			tp_marker_stack_free(t->markers);
+			forget(t, ctx);
 			free(t);
 		} else {
 			prev = t;

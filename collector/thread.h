@@ -16,20 +16,12 @@
 #include <sys/types.h>
 
 #include "collector/ring.h"
-#include "collector/store.h"
-#include "collector/window.h"
 
 /* 1: the x86-64 assembly wrappers test "tp_self <= 1" for NULL or gone
  * (scripts/gen-cuda-wrappers), as tp_emit_self() does in C. */
 #define TP_THREAD_GONE ((struct tp_thread *)1)
-/* Each thread keeps one small counter per window slot
- * (TP_MAX_OPEN_WINDOWS, collector/window.h). */
 
-/* Flush-thread-only bookkeeping of one thread in one window. */
-struct tp_thread_wstat {
-	uint64_t window_id; /* 0: unused */
-	uint64_t written;
-};
+struct tp_fthread;
 
 struct tp_thread {
 	struct tp_ring ring; /* its producer line holds the `writing` flag */
@@ -50,19 +42,18 @@ struct tp_thread {
 	 * (acquire) by the flush thread, which then drains and frees the state. */
 	_Atomic int dead;
 	struct tp_thread *next; /* registry link, see tp_threads_push() */
-	/* Flush thread only. */
-	struct tp_store_queue stored; /* records moved out of the ring, not yet converted */
-	uint64_t serial;	   /* registration order, for sort indices */
-	uint64_t drops_attributed; /* drops already written into a trace */
-	uint64_t drops_window;	   /* of those, the ones of the window being saved */
-	uint64_t intr_attributed;  /* as drops_*, for ring.dropped_interrupted */
-	uint64_t intr_window;
-	uint64_t filtered;	   /* records outside any window (WARMUP, boundary) */
-	uint64_t late;		   /* records for a window already saved */
-	char name[64];		   /* OS thread name, read by the flush thread */
-	int named_by_user;	   /* name came from nvtxNameOsThread: keep it */
-	struct tp_marker_stack *markers; /* open traceprof_marker_start()s */
-	struct tp_thread_wstat ws[TP_MAX_OPEN_WINDOWS];
+	/* Written by the thread once, before tp_thread_create_self()'s push
+	 * publishes the state (the OS name now, while the thread is alive: a short-lived thread may be
+	 * gone before the flush thread could read /proc); flush thread only from
+	 * then on (its refresh from /proc, nvtxNameOsThread's name). */
+	uint64_t serial;	/* registration order, for sort indices */
+	char name[64];		/* OS thread name */
+	int named_by_user;	/* name came from nvtxNameOsThread: keep it */
+	/* Flush thread only (or the exiting thread once the flush thread has
+	 * stopped): its own state of this thread (collector/fthread.h), made on
+	 * the thread's first drain.  The program's thread never reads it, so the
+	 * hooks see only the fields above. */
+	struct tp_fthread *fl;
 };
 
 /* The calling thread's state: NULL before its first event, TP_THREAD_GONE
@@ -115,11 +106,15 @@ struct tp_thread *tp_threads_first(void);
 int64_t tp_threads_tid_of_cupti(uint32_t cupti_thread);
 
 /* Flush thread, after each drain: unmaps the rings of dead, drained states
- * (their small state stays while a window needs it), makes more of the live
- * rings resident ahead of their producers (tp_ring_prefault()), and unlinks
- * and frees dead, drained states no open window uses (never the head).
- * `in_use(t, ctx)` says whether a window still needs t. */
-void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx), void *ctx);
+ * (their small state stays while the flush side needs it), makes more of
+ * the live rings resident ahead of their producers (tp_ring_prefault()),
+ * and unlinks and frees dead, drained states the flush side no longer needs
+ * (never the head).  `in_use(t, ctx)` says whether the flush side still
+ * needs t (records of it not yet converted, a window it wrote into);
+ * `forget(t, ctx)` runs just before t is freed, for the flush side to free
+ * its own state of t. */
+void tp_threads_reap(int (*in_use)(struct tp_thread *t, void *ctx),
+		     void (*forget)(struct tp_thread *t, void *ctx), void *ctx);
 
 /* After fork, in the child: forget every inherited state (the parent's
  * threads do not exist here) except the calling thread's, which gets a fresh,

@@ -1,6 +1,6 @@
 /* The args of CUDA API events after "result" and "correlation", as typed
  * args (format/event.h): one builder per decoder class of
- * preload/cuda_pack.h.  preload/cuda_events.c unpacks records into these, and
+ * collector/cuda_record.h.  collector/cuda_decode.c unpacks records into these, and
  * bench/bench_compress.c builds its events with the same functions, so that
  * the benchmark measures the bytes a real trace holds.
  *

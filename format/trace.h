@@ -124,7 +124,7 @@ void tp_trace_complete_open(struct tp_trace *t, const char *cat, const char *nam
 			    int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns);
 
 /* A CUDA API event up to, not including, the rest of its args and the
- * closing braces (preload/cuda_events.c, with format/api_args.h for the
+ * closing braces (collector/cuda_decode.c, with format/api_args.h for the
  * args):
  *   {"ph":"X","cat":CAT,"name":NAME,"pid":..,"tid":..,"ts":..,"dur":..,
  *    "args":{"result":RESULT

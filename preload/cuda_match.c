@@ -6,14 +6,7 @@
 
 #include "preload/cuda_pack.h"
 
-#define TP_CUDA_ROW(id, name, lib, dec, flags) { #name, sizeof(#name) - 1, lib, dec, flags },
-const struct tp_cuda_fn tp_cuda_fns[TP_CUDA_NFUNCS + 1] = { TP_CUDA_FUNCS(TP_CUDA_ROW){ 0, 0, 0, 0, 0 } };
-/* name_len is 8 bits: every name must be shorter than 256. */
-#define TP_CUDA_LEN_CHECK(id, name, lib, dec, flags) \
-	_Static_assert(sizeof(#name) <= 256, "CUDA function name too long: " #name);
-TP_CUDA_FUNCS(TP_CUDA_LEN_CHECK)
-#undef TP_CUDA_LEN_CHECK
-#undef TP_CUDA_ROW
+/* The table itself: collector/cuda_record.c. */
 
 /* The first id whose name is not less than `name` (binary search: the
  * generator sorts the table in strcmp order). */

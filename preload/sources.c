@@ -1,6 +1,7 @@
 /* The event sources, in one table: what each starts on the constructor's
- * thread (its capture half), how its records are decoded, and its plugin on
- * the flush thread (its decode half), in the order they run.  Adding a
+ * thread (its capture half) and its plugin on the flush thread, in the order
+ * they run.  Its records are decoded in collector/ (convert.c dispatches by
+ * record kind).  Adding a
  * source is one row here.
  *
  * The table lives in preload/, not collector/, because it names both
@@ -11,7 +12,6 @@
 
 #include <stddef.h>
 
-#include "collector/convert.h"
 #include "collector/flush.h"
 #include "preload/steps.h"
 
@@ -20,9 +20,6 @@ struct tp_source {
 	/* Set up before the flush thread starts (may be NULL).  Returns 0, or
 	 * -1 when the source is off (it said why). */
 	int (*start)(const struct tp_config *cfg);
-	/* Writes the API records of the generated wrappers (at most one
-	 * source has one; may be NULL). */
-	const struct tp_api_decoder *decoder;
 	/* Its part of each flush pass and of each file (may be NULL). */
 	const struct tp_flush_plugin *plugin;
 };
@@ -31,24 +28,26 @@ struct tp_source {
  * its members). */
 static const struct tp_source sources[] = {
 	/* CUDA API calls: the generated wrappers (build/gen/cuda_wrappers.c)
-	 * capture, preload/cuda_events.c decodes. */
-	{ "cuda_api", NULL, &tp_cuda_events_decoder, NULL },
+	 * capture, collector/cuda_decode.c decodes (kernel names: the registry
+	 * collector/cuda_kernels.c, which asks the driver through
+	 * preload/cuda_kernels.c). */
+	{ "cuda_api", tp_cuda_kernels_start, NULL },
 	/* CUDA driver and runtime versions in the footer. */
-	{ "meta", NULL, NULL, &tp_meta_plugin },
+	{ "meta", NULL, &tp_meta_plugin },
 	/* TRACEPROF_ON_SAVE: a command for each saved file. */
-	{ "on_save", NULL, NULL, &tp_onsave_plugin },
+	{ "on_save", NULL, &tp_onsave_plugin },
 	/* TRACEPROF_SAMPLE_MS: host counters (collector/sampler.c). */
-	{ "sampler", NULL, NULL, &tp_sampler_plugin },
+	{ "sampler", NULL, &tp_sampler_plugin },
 	/* TRACEPROF_WITH_STACK / TRACEPROF_PYTHON_STACK: the frames the
 	 * events name (preload/stack.c, preload/pystack.c capture). */
-	{ "stacks", NULL, NULL, &tp_stacks_plugin },
+	{ "stacks", NULL, &tp_stacks_plugin },
 	/* The GPU timeline: CUPTI activity records (preload/cupti*.c capture,
 	 * collector/cupti_decode.c and collector/gpu*.c decode). */
-	{ "cupti", NULL, NULL, &tp_cupti_plugin },
+	{ "cupti", NULL, &tp_cupti_plugin },
 	/* TRACEPROF_STEP's sources and TRACEPROF_CAPTURE's ranges: steps, no
 	 * events of their own.  Before the flush thread, whose first window
 	 * depends on the capture mode. */
-	{ "steps", tp_steps_start, NULL, NULL },
+	{ "steps", tp_steps_start, NULL },
 };
 
 #define NSOURCES ((int)(sizeof(sources) / sizeof(sources[0])))
@@ -61,8 +60,6 @@ void tp_sources_start(const struct tp_config *cfg, const struct tp_template_vars
 		const struct tp_source *s = &sources[i];
 		if (s->start && s->start(cfg) < 0)
 			continue;
-		if (s->decoder)
-			tp_convert_set_api_decoder(s->decoder);
 		if (s->plugin)
 			plugins[n++] = s->plugin;
 	}

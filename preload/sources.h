@@ -1,16 +1,16 @@
 /* The table of event sources (preload/sources.c): each source's start on the
- * constructor's thread, its record decoder, its flush-thread plugin, in one
- * place and in the order they run. */
+ * constructor's thread and its flush-thread plugin, in one place and in the
+ * order they run.  Records are decoded in collector/ (collector/convert.c's
+ * table by record kind). */
 #ifndef TP_PRELOAD_SOURCES_H
 #define TP_PRELOAD_SOURCES_H
 
 #include "common/config.h"
 #include "format/template.h"
 
-struct tp_api_decoder;
-
-/* preload/cuda_events.c: CUDA API records as trace events. */
-extern const struct tp_api_decoder tp_cuda_events_decoder;
+/* preload/cuda_kernels.c: gives the flush thread's kernel-name registry
+ * its way to the real driver (collector/cuda_kernels.h).  Returns 0. */
+int tp_cuda_kernels_start(const struct tp_config *cfg);
 /* preload/cupti_flush.c: the GPU timeline's part of each pass and file. */
 extern const struct tp_flush_plugin tp_cupti_plugin;
 

@@ -1,6 +1,6 @@
 /* The CUDA name logic behind the dlsym and cuGetProcAddress hooks
  * (preload/cuda_match.c) over the generated table, and the argument packing
- * (preload/cuda_pack.h).  cuGetProcAddress's answer is matched against the
+ * (collector/cuda_record.h).  cuGetProcAddress's answer is matched against the
  * real address of every variant of the symbol; here the "real addresses" are
  * fake ones chosen per test. */
 #include <check.h>

@@ -10,8 +10,11 @@
 #include <cupti_activity.h>
 
 #include "collector/convert.h"
+#include "collector/cuda_kernels.h"
+#include "collector/cuda_record.h"
 #include "collector/emit.h"
 #include "collector/gpu.h"
+#include "collector/kernel_names.h"
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "format/writer.h"
@@ -331,11 +334,19 @@ START_TEST(test_convert_writes_the_pair)
 	r.kind = TP_REC_API;
 	r.start = 1000000;
 	r.end = 1002000;
-	r.id = 3;
+	/* cuGraphLaunch: one that CUPTI links GPU work to (TP_CUDA_F_CORR),
+	 * decoded by collector/cuda_decode.c. */
+	r.id = TP_CUDA_NFUNCS;
+	for (uint32_t i = 0; i < TP_CUDA_NFUNCS; i++)
+		if (!strcmp(tp_cuda_fns[i].name, "cuGraphLaunch"))
+			r.id = i;
+	ck_assert_uint_lt(r.id, TP_CUDA_NFUNCS);
+	ck_assert(tp_cuda_fns[r.id].flags & TP_CUDA_F_CORR);
 	tp_gpu_flows_start();
 	tp_convert_record(tr, &th, &r, HOST_PID);
 	tp_gpu_flows_off();
-	HAS("\"args\":{\"result\":0,\"correlation\":1,\"id\":3}}");
+	HAS("\"name\":\"cuGraphLaunch\"");
+	HAS("\"args\":{\"result\":0,\"correlation\":1,\"graph exec\"");
 	uint64_t b = tp_clock_to_ns(r.start);
 	ext_corr(77, tp_gpu_ext_id(HOST_TID, r.start));
 	kernel("paired", b + 5000, b + 6000, 7, 77);
@@ -344,7 +355,7 @@ START_TEST(test_convert_writes_the_pair)
 	HAS("\"stream\":7,\"correlation\":1,");
 	/* Not recording GPU activity: no number. */
 	tp_convert_record(tr, &th, &r, HOST_PID);
-	HAS("\"args\":{\"result\":0,\"id\":3}}");
+	HAS("\"args\":{\"result\":0,\"graph exec\"");
 }
 END_TEST
 
@@ -550,6 +561,23 @@ START_TEST(test_kernel_names_interned)
 }
 END_TEST
 
+START_TEST(test_kernel_names_once)
+{
+	/* One copy per kernel for the process: the GPU event's name (from
+	 * CUPTI) and the API event's (from __cudaRegisterFunction's
+	 * registry) are the same string, demangled once. */
+	char cupti[] = "_Z6kernelPf";
+	const char *gpu = tp_gpu_intern_kernel_name(cupti);
+	static const char stub;
+	tp_cuda_kernels_register(&stub, "_Z6kernelPf");
+	uint32_t len = 0;
+	const char *api = tp_cuda_kernels_name_len(&stub, &len);
+	ck_assert_ptr_eq(api, gpu);
+	ck_assert_ptr_eq(tp_kernel_name_shown("_Z6kernelPf", NULL), gpu);
+	ck_assert_uint_eq(len, strlen(gpu));
+}
+END_TEST
+
 START_TEST(test_prune_and_ext_id)
 {
 	kernel("old", 1000, 2000, 1, 1);
@@ -582,6 +610,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_device_properties_and_occupancy);
 	tcase_add_test(tc, test_sync_wait_fields);
 	tcase_add_test(tc, test_kernel_names_interned);
+	tcase_add_test(tc, test_kernel_names_once);
 	tcase_add_test(tc, test_prune_and_ext_id);
 	suite_add_tcase(s, tc);
 	return s;

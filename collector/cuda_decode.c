@@ -1,20 +1,21 @@
-/* Writing CUDA API records as trace events (flush thread only): one complete
- * event per call, category cuda_runtime or cuda_driver as PyTorch's profiler
- * names them, args {"result": N, ...decoded args}, and the "GPU memory"
- * counter that every successful device allocation and free updates.
- * The argument layouts are described in preload/cuda_pack.h. */
+/* CUDA API records decoded into trace events (flush thread only): one
+ * complete event per call, category cuda_runtime or cuda_driver as
+ * PyTorch's profiler names them, args {"result": N, ...decoded args}, and
+ * the "GPU memory" counter that every successful device allocation and free
+ * updates.  The generated wrappers (preload/, build/gen/cuda_wrappers.c)
+ * capture; the argument layouts are described in collector/cuda_record.h. */
+#include "collector/cuda_decode.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/convert.h"
+#include "collector/cuda_kernels.h"
+#include "collector/cuda_record.h"
 #include "collector/stacks.h"
 #include "common/hashmap.h"
 #include "common/layout.h"
 #include "format/api_args.h"
 #include "format/writer.h"
-#include "preload/cuda_kernels.h"
-#include "preload/cuda_pack.h"
-#include "preload/sources.h"
 
 /* ---- device memory in use ---------------------------------------------- */
 
@@ -52,7 +53,7 @@ static void write_memory_counter(struct tp_writer *out, int64_t pid, int64_t tid
 
 /* ---- events -------------------------------------------------------------- */
 
-/* Kernel names are the registry's (preload/cuda_kernels.c): the same address
+/* Kernel names are the registry's (collector/cuda_kernels.c): the same address
  * for a kernel every time, so they are stable args that a writer interns
  * (checking the text, so a name freed when a module is registered again is
  * not a problem). */
@@ -151,8 +152,8 @@ static __attribute__((noinline)) void write_with_stacks(struct tp_writer *out, s
 
 /* "result", "correlation" when corr != 0, the decoder class's args, then
  * the stacks' ("stack", "python_stack"). */
-static void write_event(struct tp_writer *out, const struct tp_record *r, int64_t pid, int64_t tid,
-			uint64_t start_ns, uint64_t end_ns, uint64_t corr)
+void tp_cuda_decode_event(struct tp_writer *out, const struct tp_record *r, int64_t pid,
+			  int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t corr)
 {
 	struct tp_arg args[2 + TP_API_ARGS_MAX + 2];
 	unsigned n = 0;
@@ -208,9 +209,7 @@ static void write_event(struct tp_writer *out, const struct tp_record *r, int64_
 	}
 }
 
-static int correlates(const struct tp_record *r)
+int tp_cuda_decode_correlates(const struct tp_record *r)
 {
 	return r->id < TP_CUDA_NFUNCS && (tp_cuda_fns[r->id].flags & TP_CUDA_F_CORR);
 }
-
-const struct tp_api_decoder tp_cuda_events_decoder = { write_event, correlates, NULL };
