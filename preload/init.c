@@ -1,5 +1,22 @@
 /* The library's constructor and destructor, and what ties the process's life
- * cycle to the collector: exit, SIGINT/SIGTERM, fork. */
+ * cycle to the collector: exit, SIGINT/SIGTERM, fork.
+ *
+ * The one loop of calls across preload/'s files starts here
+ * (scripts/check-layers --loops lists it), and it is there on purpose:
+ * what runs in the program's threads is one machine with three entries,
+ * the constructor (this file), the program's dl* calls (dl_open.c,
+ * cuda_dlsym.c) and CUDA's own callbacks (cupti*.c), and each entry needs
+ * the others' state.  The constructor starts the sources (sources.c ->
+ * steps.c, which reads this file's configuration back); resolving a CUDA
+ * function (cuda_dlsym.c -> cuda_scope*.c) must see which copies of a
+ * library are loaded (copies.c), which itself resolves through
+ * cuda_dlsym.c; a dlopen or dlclose of the program (dl_open.c) changes what
+ * cuda_scope*.c may answer and keeps dlerror() as glibc would (dl_error.c),
+ * which resolves glibc's own functions through cuda_dlsym.c; and CUPTI,
+ * loaded through dl_open.c when the driver starts (cupti_hook.c), calls
+ * back into cupti.c's state from its buffer callbacks.  Splitting these
+ * would mean handing each file its neighbours as function pointers: the
+ * same loop, out of the reader's sight. */
 #include "preload/init.h"
 
 #include <errno.h>

@@ -13,7 +13,13 @@
  * Registration is the slow path: the schema is copied into the collector's
  * registry (collector/nvtx_payload.h) with its offsets resolved.  The hot
  * path copies at most TP_NVTX_PAYLOAD_MAX bytes of the payload into the
- * record; the flush thread decodes them. */
+ * record; the flush thread decodes them.
+ *
+ * A loop of two files with nvtx.c, on purpose: the core calls there hand
+ * extended payloads to this file (tp_nvtx_payload_extras), and a schema
+ * registered here names its domain by nvtx.c's handles
+ * (tp_nvtx_handle_domain).  They are one injection, split by NVTX
+ * module. */
 #include "preload/nvtx_payload.h"
 
 #include <nvtx3/nvToolsExtPayload.h>

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "collector/pystack.h"
+#include "common/dl.h"
 #include "common/log.h"
 #include "preload/hook.h"
 #include "preload/pystack_api.h"
@@ -36,9 +37,10 @@
 struct tp_py_api tp_py;
 int tp_pystack_on;
 
-static int ps_sym(void *dst, const char *name)
+int tp_py_sym(void *dst, const char *name)
 {
-	void *p = dlsym(RTLD_DEFAULT, name);
+	/* glibc's dlsym, not preload/'s hook: a lookup of our own. */
+	void *p = tp_dl_sym(RTLD_DEFAULT, name);
 	memcpy(dst, &p, sizeof(p));
 	return p ? 0 : -1;
 }
@@ -46,23 +48,23 @@ static int ps_sym(void *dst, const char *name)
 int tp_pystack_init(void)
 {
 	int bad = 0;
-	bad |= ps_sym(&tp_py.is_initialized, "Py_IsInitialized");
-	bad |= ps_sym(&tp_py.gil_check, "PyGILState_Check");
-	bad |= ps_sym(&tp_py.get_frame, "PyEval_GetFrame");
+	bad |= tp_py_sym(&tp_py.is_initialized, "Py_IsInitialized");
+	bad |= tp_py_sym(&tp_py.gil_check, "PyGILState_Check");
+	bad |= tp_py_sym(&tp_py.get_frame, "PyEval_GetFrame");
 	/* PyFrame_GetBack and PyFrame_GetCode: 3.9 and later. */
-	bad |= ps_sym(&tp_py.frame_back, "PyFrame_GetBack");
-	bad |= ps_sym(&tp_py.frame_code, "PyFrame_GetCode");
-	bad |= ps_sym(&tp_py.frame_line, "PyFrame_GetLineNumber");
-	bad |= ps_sym(&tp_py.decref, "Py_DecRef");
-	bad |= ps_sym(&tp_py.getattr, "PyObject_GetAttrString");
-	bad |= ps_sym(&tp_py.utf8, "PyUnicode_AsUTF8");
-	bad |= ps_sym(&tp_py.err_fetch, "PyErr_Fetch");
-	bad |= ps_sym(&tp_py.err_restore, "PyErr_Restore");
-	if (!ps_sym(&tp_py.gc_disable, "PyGC_Disable") && ps_sym(&tp_py.gc_enable, "PyGC_Enable"))
+	bad |= tp_py_sym(&tp_py.frame_back, "PyFrame_GetBack");
+	bad |= tp_py_sym(&tp_py.frame_code, "PyFrame_GetCode");
+	bad |= tp_py_sym(&tp_py.frame_line, "PyFrame_GetLineNumber");
+	bad |= tp_py_sym(&tp_py.decref, "Py_DecRef");
+	bad |= tp_py_sym(&tp_py.getattr, "PyObject_GetAttrString");
+	bad |= tp_py_sym(&tp_py.utf8, "PyUnicode_AsUTF8");
+	bad |= tp_py_sym(&tp_py.err_fetch, "PyErr_Fetch");
+	bad |= tp_py_sym(&tp_py.err_restore, "PyErr_Restore");
+	if (!tp_py_sym(&tp_py.gc_disable, "PyGC_Disable") && tp_py_sym(&tp_py.gc_enable, "PyGC_Enable"))
 		tp_py.gc_disable = NULL;
-	if (ps_sym(&tp_py.set_profile, "PyEval_SetProfile") |
-	    ps_sym(&tp_py.thread_state, "PyThreadState_Get") |
-	    ps_sym(&tp_py.this_thread_state, "PyGILState_GetThisThreadState"))
+	if (tp_py_sym(&tp_py.set_profile, "PyEval_SetProfile") |
+	    tp_py_sym(&tp_py.thread_state, "PyThreadState_Get") |
+	    tp_py_sym(&tp_py.this_thread_state, "PyGILState_GetThisThreadState"))
 		tp_py.set_profile = NULL;
 	if (bad) {
 		/* Not a Python program (or one older than 3.9): nothing to add. */

@@ -33,6 +33,11 @@ struct tp_py_api {
 
 extern struct tp_py_api tp_py;
 
+/* *dst = the address of CPython's function or object `name` in the
+ * program's global scope (glibc's dlsym: libpython is never linked).
+ * Returns 0, or -1 with *dst NULL when this process has none. */
+int tp_py_sym(void *dst, const char *name);
+
 /* GIL held: the name index of a code object (collector/pystack.h), adding
  * it the first time; *keep is set when the caller's reference must be kept
  * (the table now names the object by its address). */

@@ -25,7 +25,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dlfcn.h>
 
 #include "common/hashmap.h"
 #include "common/log.h"
@@ -194,13 +193,6 @@ static struct tm_method_def tm_defs[2] = {
 	{ "traceprof_module_post", (void *)tm_post, TM_METH_FASTCALL, NULL },
 };
 
-static int tm_sym(void *dst, const char *name)
-{
-	void *p = dlsym(RTLD_DEFAULT, name);
-	memcpy(dst, &p, sizeof(p));
-	return p ? 0 : -1;
-}
-
 /* GIL held (ctypes.PyDLL).  which: 0 the pre hook, 1 the post hook, each a
  * builtin function that lives as long as the process (a new reference).  namer(module, root) -> bytes,
  * kept from the first call.  NULL when this is no CPython with the calls
@@ -211,11 +203,11 @@ TP_EXPORT py_obj *traceprof_torch_module_hook(py_obj *namer, int which)
 	if (which < 0 || which > 1 || !namer)
 		return NULL;
 	if (!tm_namer) {
-		if (tm_sym(&tm_py.new_function, "PyCFunction_NewEx") | tm_sym(&tm_py.incref, "Py_IncRef") |
-		    tm_sym(&tm_py.decref, "Py_DecRef") |
-		    tm_sym(&tm_py.call, "PyObject_CallFunctionObjArgs") |
-		    tm_sym(&tm_py.bytes, "PyBytes_AsStringAndSize") | tm_sym(&tm_py.err_clear, "PyErr_Clear") |
-		    tm_sym(&tm_py.none, "_Py_NoneStruct"))
+		if (tp_py_sym(&tm_py.new_function, "PyCFunction_NewEx") | tp_py_sym(&tm_py.incref, "Py_IncRef") |
+		    tp_py_sym(&tm_py.decref, "Py_DecRef") |
+		    tp_py_sym(&tm_py.call, "PyObject_CallFunctionObjArgs") |
+		    tp_py_sym(&tm_py.bytes, "PyBytes_AsStringAndSize") | tp_py_sym(&tm_py.err_clear, "PyErr_Clear") |
+		    tp_py_sym(&tm_py.none, "_Py_NoneStruct"))
 			return NULL;
 		tm_py.incref(namer);
 		tm_namer = namer;
