@@ -1,8 +1,9 @@
 /* The library's constructor and destructor, and what ties the process's life
  * cycle to the collector: exit, SIGINT/SIGTERM, fork.
  *
- * The one loop of calls across preload/'s files starts here
- * (scripts/check-layers --loops lists it), and it is there on purpose:
+ * The large loop of calls among preload/'s files starts here (scripts/
+ * check-layers --loops lists it and two small ones, explained in
+ * nvtx_payload.c and pystack.c), and it is there on purpose:
  * what runs in the program's threads is one machine with three entries,
  * the constructor (this file), the program's dl* calls (dl_open.c,
  * cuda_dlsym.c) and CUDA's own callbacks (cupti*.c), and each entry needs

@@ -23,7 +23,12 @@
  *
  * The symbols are resolved once at start, in the program's global scope, and
  * libpython is never linked: a program that is not Python has none, and
- * tp_pystack_on stays 0. */
+ * tp_pystack_on stays 0.
+ *
+ * A loop of two files with pystack_profile.c, on purpose: that file's
+ * profile function keeps the shadow stack with the CPython calls resolved
+ * here (tp_py), and the capture here reads that shadow first
+ * (tp_pystack_shadow).  One capture, two ways of walking. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
