@@ -29,17 +29,34 @@ static int32_t pft_i32(int64_t v)
 	return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
 }
 
+/* A track descriptor packet for uuid, with room for text bytes of names:
+ * returns where its fields go (NULL when out of memory), *m and *t the
+ * packet's and the descriptor's open lengths for pft_desc_close(). */
+static uint8_t *pft_desc_open(struct tp_pf *pf, uint64_t uuid, size_t text, uint8_t **m,
+			      uint8_t **t)
+{
+	uint8_t *d = tp_pb_reserve(&pf->pb, TP_PF_PACKET_ROOM + 128 + TP_PB_TEXT_ROOM(text));
+	if (!d)
+		return NULL;
+	d = tp_pf_packet_open(pf, d, m, 0);
+	d = tp_pb_open(d, TP_PF_PKT_TRACK_DESC, t);
+	return tp_pb_put_uint(d, TP_PF_TD_UUID, uuid);
+}
+
+static void pft_desc_close(struct tp_pf *pf, uint8_t *m, uint8_t *t, uint8_t *d)
+{
+	d = tp_pb_close(t, d);
+	tp_pb_commit(&pf->pb, tp_pb_close(m, d));
+}
+
 void tp_pf_put_process(struct tp_pf *pf, uint64_t uuid, int64_t pid, const char *name,
 			   const char *labels, int have_sort, int64_t sort_index)
 {
 	size_t nl = tp_pf_strlen(name), ll = tp_pf_strlen(labels);
-	uint8_t *d = tp_pb_reserve(&pf->pb, TP_PF_PACKET_ROOM + 128 + TP_PB_TEXT_ROOM(nl + ll));
 	uint8_t *m, *t, *p;
+	uint8_t *d = pft_desc_open(pf, uuid, nl + ll, &m, &t);
 	if (!d)
 		return;
-	d = tp_pf_packet_open(pf, d, &m, 0);
-	d = tp_pb_open(d, TP_PF_PKT_TRACK_DESC, &t);
-	d = tp_pb_put_uint(d, TP_PF_TD_UUID, uuid);
 	d = tp_pb_open(d, TP_PF_TD_PROCESS, &p);
 	d = tp_pb_put_int(d, TP_PF_PD_PID, pft_i32(pid));
 	if (name)
@@ -48,22 +65,17 @@ void tp_pf_put_process(struct tp_pf *pf, uint64_t uuid, int64_t pid, const char 
 		d = tp_pb_put_text(d, TP_PF_PD_LABELS, labels, ll);
 	if (have_sort)
 		d = tp_pb_put_int(d, TP_PF_PD_SORT, pft_i32(sort_index));
-	d = tp_pb_close(p, d);
-	d = tp_pb_close(t, d);
-	tp_pb_commit(&pf->pb, tp_pb_close(m, d));
+	pft_desc_close(pf, m, t, tp_pb_close(p, d));
 }
 
 void tp_pf_put_thread(struct tp_pf *pf, uint64_t uuid, int64_t pid, int64_t tid,
 			  const char *name, int have_sort, int64_t sort_index)
 {
 	size_t nl = tp_pf_strlen(name);
-	uint8_t *d = tp_pb_reserve(&pf->pb, TP_PF_PACKET_ROOM + 128 + TP_PB_TEXT_ROOM(nl));
 	uint8_t *m, *t, *p;
+	uint8_t *d = pft_desc_open(pf, uuid, nl, &m, &t);
 	if (!d)
 		return;
-	d = tp_pf_packet_open(pf, d, &m, 0);
-	d = tp_pb_open(d, TP_PF_PKT_TRACK_DESC, &t);
-	d = tp_pb_put_uint(d, TP_PF_TD_UUID, uuid);
 	d = tp_pb_open(d, TP_PF_TD_THREAD, &p);
 	d = tp_pb_put_int(d, TP_PF_THD_PID, pft_i32(pid));
 	d = tp_pb_put_int(d, TP_PF_THD_TID, tid);
@@ -71,27 +83,20 @@ void tp_pf_put_thread(struct tp_pf *pf, uint64_t uuid, int64_t pid, int64_t tid,
 		d = tp_pb_put_text(d, TP_PF_THD_NAME, name, nl);
 	if (have_sort)
 		d = tp_pb_put_int(d, TP_PF_THD_SORT, pft_i32(sort_index));
-	d = tp_pb_close(p, d);
-	d = tp_pb_close(t, d);
-	tp_pb_commit(&pf->pb, tp_pb_close(m, d));
+	pft_desc_close(pf, m, t, tp_pb_close(p, d));
 }
 
 static void pft_put_counter_track(struct tp_pf *pf, uint64_t uuid, uint64_t parent,
 				  const char *name, size_t nl)
 {
-	uint8_t *d = tp_pb_reserve(&pf->pb, TP_PF_PACKET_ROOM + 128 + TP_PB_TEXT_ROOM(nl));
 	uint8_t *m, *t, *c;
+	uint8_t *d = pft_desc_open(pf, uuid, nl, &m, &t);
 	if (!d)
 		return;
-	d = tp_pf_packet_open(pf, d, &m, 0);
-	d = tp_pb_open(d, TP_PF_PKT_TRACK_DESC, &t);
-	d = tp_pb_put_uint(d, TP_PF_TD_UUID, uuid);
 	d = tp_pb_put_uint(d, TP_PF_TD_PARENT, parent);
 	d = tp_pb_put_text(d, TP_PF_TD_NAME, name, nl);
 	d = tp_pb_open(d, TP_PF_TD_COUNTER, &c);
-	d = tp_pb_close(c, d);
-	d = tp_pb_close(t, d);
-	tp_pb_commit(&pf->pb, tp_pb_close(m, d));
+	pft_desc_close(pf, m, t, tp_pb_close(c, d));
 }
 
 /* The uuid of pid's process track, described (without a name) on first use
