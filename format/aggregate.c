@@ -443,12 +443,18 @@ static __attribute__((noinline)) void ag_slice(struct tp_agg *a, const struct tp
 	uint64_t dur = end - s, stepno = 0;
 	uint32_t row = AG_NONE;
 	if (ag_step_name(e->name, e->name_len, &stepno)) {
+		/* A step is no parent and no child for self time (summary's
+		 * events path skips it too): it is written after everything
+		 * in it, and on the stack it would take the place of the
+		 * slices it holds, so that a child written later still (a
+		 * start/end range ended on another thread) would find no
+		 * parent. */
 		ag_step(a, stepno, dur, e->pid);
-	} else {
-		row = ag_row_of(a, e);
-		if (row == AG_NONE)
-			a->calls_cut++;
+		return;
 	}
+	row = ag_row_of(a, e);
+	if (row == AG_NONE)
+		a->calls_cut++;
 	struct ag_thr *t = ag_thread(a, e->pid, e->tid);
 	uint64_t children = 0;
 	/* A slice of no duration takes nothing from a parent nor gives to a

@@ -15,7 +15,7 @@ import types
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "scripts"))
 from traceprof.cli.summary import print_rows, print_steps  # noqa: E402
-from traceprof.traces.events import finite_num, selected  # noqa: E402
+from traceprof.traces.events import STEP_RE, finite_num, selected  # noqa: E402
 from traceprof.traces.pftrace import DOCS, PFTRACE_RE, PftraceReader  # noqa: E402
 from traceprof.traces.reader import TraceReader  # noqa: E402
 
@@ -50,6 +50,8 @@ def table(path, by):
                 continue
             name = str(ev.get("name", ""))
             key = name if selected(by, ev.get("cat"), name) else None
+            if by != "step" and key is None and STEP_RE.match(name):
+                continue  # steps are outside self time's nesting (since 2026-11-26)
             events.append((str(ev.get("pid")), str(ev.get("tid")), ts, float(dur), key))
     window = hi - lo if hi > lo else 0.0
     if by == "step":

@@ -111,6 +111,25 @@ START_TEST(test_parents_first)
 }
 END_TEST
 
+START_TEST(test_late_child_after_step)
+{
+	/* A step is written after all it holds; a start/end range ended on
+	 * another thread may come later still.  P [5,40] holds c [10,20] and
+	 * the late L [25,35]: P's self is 15 whether the step came between. */
+	struct tp_agg *a = tp_agg_new(0);
+	slice(a, "c", 1, 10, 20);
+	slice(a, "P", 1, 5, 40);
+	slice(a, "ProfilerStep#1", 1, 0, 100);
+	slice(a, "L", 1, 25, 35);
+	struct tp_doc d;
+	doc_of(a, &d);
+	ck_assert_int_eq(cell(&d, "P", 4), 15);
+	ck_assert_int_eq(cell(&d, "L", 4), 10);
+	tp_doc_free(&d);
+	tp_agg_free(a);
+}
+END_TEST
+
 START_TEST(test_annotations_after_kernels)
 {
 	/* Two annotations on one stream, written after all four kernels. */
@@ -233,6 +252,7 @@ static Suite *aggregate_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_children_first);
 	tcase_add_test(tc, test_parents_first);
+	tcase_add_test(tc, test_late_child_after_step);
 	tcase_add_test(tc, test_annotations_after_kernels);
 	tcase_add_test(tc, test_threads_ties_steps);
 	tcase_add_test(tc, test_bounds);

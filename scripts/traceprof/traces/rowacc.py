@@ -30,7 +30,7 @@ import math
 import struct
 import tempfile
 
-from .events import finite_num, selected
+from .events import STEP_RE, finite_num, selected
 from .pftrace import DOCS
 from ..util import err
 
@@ -251,7 +251,9 @@ class EventRows:
                     kid = ids[name] = len(names)
                     names.append(name)
                 add_row(name, 1, dur, 0.0, dur, dur)
-            if buf is not None:
+            if buf is not None and not STEP_RE.match(name):
+                # Steps stay out of the nesting, as in the files' tables
+                # (format/aggregate.c): no parent, no child for self time.
                 thread = (str(ev.get("pid")), str(ev.get("tid")))
                 t = threads.get(thread)
                 if t is None:
