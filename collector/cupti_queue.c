@@ -234,6 +234,9 @@ void tp_cupti_queue_drain(int how)
 		atomic_store_explicit(&walking, 1, memory_order_seq_cst);
 		/* Seq-cst against tp_cupti_queue_close() (its comment). */
 		if (!atomic_load_explicit(&closed, memory_order_seq_cst)) {
+			/* The queue first: a full one would leave the flush
+			 * without buffers. */
+			drain_done(s);
 			s->sync(how);
 			drain_done(s);
 		}

@@ -293,6 +293,9 @@ static void at_exit(void)
 	 * (sync_now(), cuptiActivityGetNextRecord); it makes none after.  Not
 	 * under client_mu, which sync_now() may be waiting for. */
 	tp_cupti_queue_close();
+	/* The buffers queued so far out first: a full queue would leave CUPTI's
+	 * last flush without buffers. */
+	tp_cupti_queue_copy_out();
 	pthread_mutex_lock(&client_mu);
 	tp_cupti_stop_pushing();
 	if (ours) {
