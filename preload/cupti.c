@@ -293,17 +293,24 @@ static void at_exit(void)
 	 * (sync_now(), cuptiActivityGetNextRecord); it makes none after.  Not
 	 * under client_mu, which sync_now() may be waiting for. */
 	tp_cupti_queue_close();
-	/* The buffers queued so far out first: a full queue would leave CUPTI's
-	 * last flush without buffers. */
-	tp_cupti_queue_copy_out();
 	pthread_mutex_lock(&client_mu);
 	tp_cupti_stop_pushing();
-	if (ours) {
+	/* The records out of the queued buffers (while libcupti still walks
+	 * them), which frees them, then CUPTI's last flush; again while that
+	 * flush was refused buffers (a queue that a late flush thread left
+	 * full), bounded. */
+	for (int round = 0; round < 16; round++) {
+		tp_cupti_queue_copy_out();
+		if (!ours)
+			break;
+		uint64_t refused = tp_cupti_queue_refused();
 		tp_cupti_fn.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		tp_cupti_kinds_off_locked();
+		if (tp_cupti_queue_refused() == refused)
+			break;
 	}
+	if (ours)
+		tp_cupti_kinds_off_locked();
 	pthread_mutex_unlock(&client_mu);
-	/* The records out of the buffers, while libcupti still walks them. */
 	tp_cupti_queue_copy_out();
 }
 
