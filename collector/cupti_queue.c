@@ -46,6 +46,8 @@ struct flat {
 
 static _Atomic(struct node *) done;  /* completed buffers, newest first */
 static _Atomic(struct node *) flats; /* records copied at exit */
+/* Counts, all relaxed: they order nothing.  The footer reads dropped and
+ * refused after the final drain, which the exit path orders. */
 static _Atomic int nbufs;	     /* buffers out: with CUPTI or queued */
 static _Atomic uint64_t dropped, refused;
 /* Set once by tp_cupti_queue_open() (release: the source's functions
