@@ -5,9 +5,9 @@
  * (collector/gpu_sync.c).
  *
  * The one collector file that knows CUPTI's types: it reads the toolkit's
- * cupti_activity.h, and calls nothing of CUPTI's (preload/cupti*.c loads
- * CUPTI and hands each record here, on the flush thread), so it is
- * unit-tested with records built by hand (test_cupti_convert). */
+ * cupti_activity.h, and calls nothing of CUPTI's (collector/cupti_queue.c
+ * walks CUPTI's buffers and hands each record here, on the flush thread), so
+ * it is unit-tested with records built by hand (test_cupti_convert). */
 #include "collector/gpu_internal.h"
 
 #if defined(__has_include)
@@ -26,8 +26,9 @@
  * nothing more.  Driver records are never needed: every driver call that
  * can cause GPU work is interposed and pushes its id, so it is never a
  * hidden outer call. */
-static int parse_api(const CUpti_ActivityAPI *r)
+static int parse_api(const void *record)
 {
+	const CUpti_ActivityAPI *r = record;
 	if (r->kind != CUPTI_ACTIVITY_KIND_RUNTIME)
 		return 0;
 	uint64_t dur = r->end > r->start ? r->end - r->start : 0;
@@ -35,8 +36,9 @@ static int parse_api(const CUpti_ActivityAPI *r)
 				      r->threadId);
 }
 
-static int parse_kernel(const CUpti_ActivityKernel10 *k)
+static int parse_kernel(const void *record)
 {
+	const CUpti_ActivityKernel10 *k = record;
 	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_KERNEL, k->start, k->end, k->deviceId,
 						  k->contextId, k->streamId, k->correlationId);
 	if (!e)
@@ -54,8 +56,9 @@ static int parse_kernel(const CUpti_ActivityKernel10 *k)
 	return 1;
 }
 
-static int parse_memcpy(const CUpti_ActivityMemcpy6 *m)
+static int parse_memcpy(const void *record)
 {
+	const CUpti_ActivityMemcpy6 *m = record;
 	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_MEMCPY, m->start, m->end, m->deviceId,
 						  m->contextId, m->streamId, m->correlationId);
 	if (!e)
@@ -68,8 +71,9 @@ static int parse_memcpy(const CUpti_ActivityMemcpy6 *m)
 	return 1;
 }
 
-static int parse_memset(const CUpti_ActivityMemset4 *m)
+static int parse_memset(const void *record)
 {
+	const CUpti_ActivityMemset4 *m = record;
 	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_MEMSET, m->start, m->end, m->deviceId,
 						  m->contextId, m->streamId, m->correlationId);
 	if (!e)
@@ -80,8 +84,9 @@ static int parse_memset(const CUpti_ActivityMemset4 *m)
 	return 1;
 }
 
-static int parse_sync(const CUpti_ActivitySynchronization2 *s)
+static int parse_sync(const void *record)
 {
+	const CUpti_ActivitySynchronization2 *s = record;
 	/* The record has no device: the context's, learned from the kernels
 	 * and copies, at write time. */
 	struct tp_gpu_event *e = tp_gpu_event_new(TP_GPU_SYNC, s->start, s->end, UINT32_MAX,
@@ -95,41 +100,60 @@ static int parse_sync(const CUpti_ActivitySynchronization2 *s)
 		tp_gpu_sync_wait_on(e, s->cudaEventId);
 	return 1;
 }
+
+static int parse_cuda_event(const void *record)
+{
+	const CUpti_ActivityCudaEvent *c = record;
+	/* Every version starts with these fields. */
+	tp_gpu_sync_note_record(c->contextId, c->eventId, c->streamId, c->correlationId);
+	return 1;
+}
+
+static int parse_external(const void *record)
+{
+	const CUpti_ActivityExternalCorrelation *x = record;
+	if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+		return 0;
+	tp_gpu_corr_note_external(x->correlationId, x->externalId);
+	return 1;
+}
+
+/* The one table from record kind to decoder: the record's layout (its size,
+ * for copying records out of CUPTI's buffers at exit) and the function that
+ * reads it.  A kind not here is skipped.  The kinds CUPTI is asked for are
+ * preload/cupti_kinds.c's. */
+struct decoder {
+	size_t size;
+	int (*parse)(const void *record);
+};
+#define DEC(kind, type, fn) [kind] = { sizeof(type), fn }
+static const struct decoder decoders[] = {
+	DEC(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUpti_ActivityKernel10, parse_kernel),
+	DEC(CUPTI_ACTIVITY_KIND_KERNEL, CUpti_ActivityKernel10, parse_kernel),
+	DEC(CUPTI_ACTIVITY_KIND_MEMCPY, CUpti_ActivityMemcpy6, parse_memcpy),
+	DEC(CUPTI_ACTIVITY_KIND_MEMSET, CUpti_ActivityMemset4, parse_memset),
+	DEC(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUpti_ActivitySynchronization2, parse_sync),
+	DEC(CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUpti_ActivityCudaEvent, parse_cuda_event),
+	DEC(CUPTI_ACTIVITY_KIND_DRIVER, CUpti_ActivityAPI, parse_api),
+	DEC(CUPTI_ACTIVITY_KIND_RUNTIME, CUpti_ActivityAPI, parse_api),
+	DEC(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUpti_ActivityExternalCorrelation,
+	    parse_external),
+};
+
+static const struct decoder *decoder_of(const void *record)
+{
+	uint32_t kind = (uint32_t)((const CUpti_Activity *)record)->kind;
+	if (kind >= sizeof(decoders) / sizeof(decoders[0]) || !decoders[kind].parse)
+		return NULL;
+	return &decoders[kind];
+}
 #endif
 
 int tp_gpu_parse_record(const void *record)
 {
 #ifdef TP_GPU_HAVE_CUPTI
-	const CUpti_Activity *a = record;
-	switch (a->kind) {
-	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-	case CUPTI_ACTIVITY_KIND_KERNEL:
-		return parse_kernel(record);
-	case CUPTI_ACTIVITY_KIND_MEMCPY:
-		return parse_memcpy(record);
-	case CUPTI_ACTIVITY_KIND_MEMSET:
-		return parse_memset(record);
-	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-		return parse_sync(record);
-	case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
-		/* Every version starts with these fields. */
-		const CUpti_ActivityCudaEvent *c = record;
-		tp_gpu_sync_note_record(c->contextId, c->eventId, c->streamId, c->correlationId);
-		return 1;
-	}
-	case CUPTI_ACTIVITY_KIND_DRIVER:
-	case CUPTI_ACTIVITY_KIND_RUNTIME:
-		return parse_api(record);
-	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-		const CUpti_ActivityExternalCorrelation *x = record;
-		if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
-			return 0;
-		tp_gpu_corr_note_external(x->correlationId, x->externalId);
-		return 1;
-	}
-	default:
-		return 0;
-	}
+	const struct decoder *d = decoder_of(record);
+	return d ? d->parse(record) : 0;
 #else
 	(void)record;
 	return 0;
@@ -139,35 +163,8 @@ int tp_gpu_parse_record(const void *record)
 size_t tp_gpu_record_size(const void *record)
 {
 #ifdef TP_GPU_HAVE_CUPTI
-	size_t n;
-	switch (((const CUpti_Activity *)record)->kind) {
-	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-	case CUPTI_ACTIVITY_KIND_KERNEL:
-		n = sizeof(CUpti_ActivityKernel10);
-		break;
-	case CUPTI_ACTIVITY_KIND_MEMCPY:
-		n = sizeof(CUpti_ActivityMemcpy6);
-		break;
-	case CUPTI_ACTIVITY_KIND_MEMSET:
-		n = sizeof(CUpti_ActivityMemset4);
-		break;
-	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-		n = sizeof(CUpti_ActivitySynchronization2);
-		break;
-	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-		n = sizeof(CUpti_ActivityExternalCorrelation);
-		break;
-	case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
-		n = sizeof(CUpti_ActivityCudaEvent);
-		break;
-	case CUPTI_ACTIVITY_KIND_DRIVER:
-	case CUPTI_ACTIVITY_KIND_RUNTIME:
-		n = sizeof(CUpti_ActivityAPI);
-		break;
-	default:
-		return 0;
-	}
-	return (n + 7) & ~(size_t)7;
+	const struct decoder *d = decoder_of(record);
+	return d ? (d->size + 7) & ~(size_t)7 : 0;
 #else
 	(void)record;
 	return 0;

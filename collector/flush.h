@@ -46,6 +46,7 @@ extern const struct tp_flush_plugin tp_meta_plugin;	/* meta.c: CUDA versions */
 extern const struct tp_flush_plugin tp_onsave_plugin;	/* onsave.c: TRACEPROF_ON_SAVE */
 extern const struct tp_flush_plugin tp_sampler_plugin; /* sampler.c: host counters */
 extern const struct tp_flush_plugin tp_stacks_plugin;	/* stacks.c: call stack frames */
+extern const struct tp_flush_plugin tp_cupti_plugin;	/* cupti_plugin.c: the GPU timeline */
 
 /* Sets the collector up with the plugins given (in the order their callbacks
  * run; NULL entries skipped).  The flush thread is not started here: see

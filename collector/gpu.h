@@ -3,11 +3,13 @@
  * only).
  *
  * Nothing here calls CUDA or CUPTI: the capture side (preload/cupti*.c)
- * loads CUPTI and hands every activity record it receives to
- * tp_gpu_parse_record().  That function (collector/cupti_decode.c) is the
- * only collector code that reads CUPTI's record layouts, from the toolkit's
- * cupti_activity.h; the other parts (collector/gpu_internal.h lists them)
- * know GPU events only, so they are unit-tested with records built by hand.
+ * loads CUPTI and hands every buffer it receives to the collector's queue
+ * (collector/cupti_queue.c), which walks it and hands each record to
+ * tp_gpu_parse_record().  That function (collector/cupti_decode.c) and the
+ * queue are the only collector code that reads CUPTI's types, from the
+ * toolkit's cupti_activity.h; the other parts (collector/gpu_internal.h
+ * lists them) know GPU events only, so they are unit-tested with records
+ * built by hand.
  *
  * Correlation.  An intercepted launch or copy pushes the external id
  * tp_gpu_ext_id(tid, start) around the real call, where start is the clock
@@ -103,7 +105,8 @@ int tp_gpu_parse_record(const void *record);
 /* The bytes of a record tp_gpu_parse_record() reads, rounded up to 8 (so
  * that records copied one after another stay aligned); 0 for a kind it
  * does not decode.  For copying records out of CUPTI's buffers at exit
- * (preload/cupti_buffers.c): the list of kinds lives here only. */
+ * (collector/cupti_queue.c): the list of kinds lives in cupti_decode.c's
+ * table only. */
 size_t tp_gpu_record_size(const void *record);
 
 /* Events parsed and kept but not yet written or discarded. */

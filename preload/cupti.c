@@ -8,12 +8,16 @@
  *   - tp_cupti_on_cuinit() runs once on the thread of the first successful
  *     cuInit: load, register callbacks, enable kinds.
  *   - CUPTI's buffer callbacks run on CUPTI's or the program's threads
- *     (preload/cupti_buffers.c).
- *   - The flush thread (preload/cupti_flush.c) switches the kinds
- *     (tp_cupti_follow_schedule()), parses buffers and writes events.
+ *     (preload/cupti_buffers.c) and hand the buffers to the collector's
+ *     queue (collector/cupti_queue.c).
+ *   - The flush thread (collector/cupti_plugin.c) walks and decodes the
+ *     queued buffers; it calls into this file only through `source`
+ *     (sync(): switches the kinds, flushes CUPTI), registered when CUPTI
+ *     starts recording.
  *   - An atexit handler, registered after libcupti was loaded and so run
- *     before libcupti's own exit handlers, flushes CUPTI one last time and
- *     copies the records out of its buffers; after it nothing calls CUPTI.
+ *     before libcupti's own exit handlers, keeps the flush thread from
+ *     calling CUPTI, flushes CUPTI one last time and has the records copied
+ *     out of its buffers; after it nothing calls CUPTI.
  *   - Another CUPTI client (torch.profiler, ...) registering its buffer
  *     callbacks, on its own thread (tp_cupti_client_register, through
  *     preload/cupti_hook.c): traceprof gives CUPTI up to it, or never loads
@@ -26,25 +30,30 @@
 #include <time.h>
 
 #include "collector/control.h"
+#include "collector/cupti_queue.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "preload/cupti_hook.h"
 #include "preload/cupti_internal.h"
 #include "preload/init.h"
+#include "preload/sources.h"
 
 _Atomic int tp_cupti_corr_on;
 
 _Atomic int tp_cupti_state;
 static int mode = TP_CUPTI_OFF;
 static uint32_t version;
-static char status[200] = "off";
+/* The footer's text when CUPTI is unavailable: written once (a give-up
+ * happens at most once, under client_mu) before it is reported
+ * (tp_cupti_report_status(): a release store). */
+static char failed_status[200];
 
 /* Serializes our registration (load()) with another client's, so that
  * exactly one of "it came first" and "it came after us" holds. */
 static pthread_mutex_t client_mu = PTHREAD_MUTEX_INITIALIZER;
 static int other_client; /* under client_mu: another client registered */
-/* The footer's text after a yield: written once, before `yielded` is set
- * (release; the footer's acquire load pairs with it). */
+/* The footer's text after a yield: written once, before it is reported.
+ * `yielded` tells the timestamp callback. */
 static char yield_status[200];
 static _Atomic int yielded;
 
@@ -80,7 +89,10 @@ void tp_cupti_give_up(const char *why)
 {
 	tp_cupti_stop_pushing();
 	tp_cupti_kinds_off_locked();
-	tp_format(status, sizeof(status), "unavailable: %s", why);
+	if (!failed_status[0]) {
+		tp_format(failed_status, sizeof(failed_status), "unavailable: %s", why);
+		tp_cupti_report_status(failed_status);
+	}
 	if (mode == TP_CUPTI_ON)
 		tp_error("TRACEPROF_CUPTI=on: no GPU timeline: %s; recording host-side CUDA calls "
 			 "only",
@@ -94,6 +106,16 @@ void tp_cupti_give_up(const char *why)
 
 static void at_exit(void);
 static void after_fork_child(void);
+static void sync_now(int how);
+
+/* What the collector's queue is given when CUPTI starts recording for us
+ * (tp_cupti_queue_open()).  `sync` is the CUPTI path's one call from
+ * collector/ up into preload/: cuptiActivityFlushAll and the kinds'
+ * switches must be made in the process, by the code that owns CUPTI's state
+ * and client lock (this file), at the times the flush thread knows (each
+ * pass, each window's end).  Everything else goes down: the callbacks push
+ * buffers into the queue, and the state reports itself to the footer. */
+static struct tp_cupti_source source = { .sync = sync_now };
 
 static void load_locked(void)
 {
@@ -108,6 +130,7 @@ static void load_locked(void)
 		tp_cupti_give_up(err);
 		return;
 	}
+	tp_cupti_report_version(version);
 	/* Record layouts change between CUDA major versions. */
 	if (version / 10000 != CUPTI_API_VERSION / 10000) {
 		tp_format(err, sizeof(err), "libcupti API version %u, traceprof was built for %u",
@@ -135,12 +158,16 @@ static void load_locked(void)
 		tp_gpu_flows_off();
 		return;
 	}
-	tp_format(status, sizeof(status), "active");
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	tp_cupti_query_devices();
-	/* Release pairs with the acquire loads of the flush thread. */
+	tp_cupti_report_status("active");
+	/* Release pairs with the acquire load in sync_now(). */
 	atomic_store_explicit(&tp_cupti_state, TP_CUPTI_ST_ACTIVE, memory_order_release);
+	/* After the atexit handler is set: the flush thread calls CUPTI only
+	 * while it has not run. */
+	source.next_record = tp_cupti_fn.GetNextRecord;
+	tp_cupti_queue_open(&source);
 	if (!tp_cupti_kinds_wanted())
 		tp_cupti_kinds_set_locked(0);
 	tp_debug("CUPTI %u: loaded; GPU activity recorded in WARMUP and recording steps",
@@ -173,13 +200,14 @@ static void yield(void)
 	tp_format(yield_status, sizeof(yield_status),
 		  "yielded at step %llu: another CUPTI client registered its activity callbacks",
 		  step);
+	tp_cupti_report_status(yield_status);
 	/* Before this thread's next record: see collector/gpu.h. */
 	tp_gpu_flows_stop(tp_clock_now());
-	/* Release pairs with the footer's acquire load: the text before the
-	 * flag. */
-	atomic_store_explicit(&yielded, 1, memory_order_release);
-	/* Release pairs with the flush thread's acquire loads: it parses what
-	 * the flush above handed over, and calls CUPTI no more. */
+	/* Relaxed: the timestamp callback's (its comment). */
+	atomic_store_explicit(&yielded, 1, memory_order_relaxed);
+	/* Release pairs with the acquire load in sync_now(): the flush thread
+	 * still decodes what the flush above handed over, but calls CUPTI no
+	 * more than to walk our buffers. */
 	atomic_store_explicit(&tp_cupti_state, TP_CUPTI_ST_YIELDED, memory_order_release);
 	tp_warn("another CUPTI client (torch.profiler?) took the GPU activity records at step "
 		"%llu; traceprof leaves CUPTI to it and records host-side CUDA calls only from "
@@ -224,6 +252,7 @@ void tp_cupti_on_cuinit(int result)
 		/* TRACEPROF_CUPTI=on: try anyway, so the message names the cause. */
 		tp_debug("cuInit returned %d; loading CUPTI anyway (TRACEPROF_CUPTI=on)", result);
 	}
+	tp_cupti_report_status("loading");
 	load();
 }
 
@@ -260,19 +289,29 @@ static void at_exit(void)
 						      memory_order_acq_rel, memory_order_relaxed)))
 		return;
 	int ours = expect == TP_CUPTI_ST_ACTIVE;
-	/* The flush thread switches kinds under client_mu
-	 * (tp_cupti_follow_schedule()). */
+	/* Waits (bounded) until the flush thread is out of its calls to CUPTI
+	 * (sync_now(), cuptiActivityGetNextRecord); it makes none after.  Not
+	 * under client_mu, which sync_now() may be waiting for. */
+	tp_cupti_queue_close();
 	pthread_mutex_lock(&client_mu);
 	tp_cupti_stop_pushing();
-	/* Wait (bounded: a pass parses at most a few buffers) until the flush
-	 * thread is out of cuptiActivityGetNextRecord; it sees TP_CUPTI_ST_STOPPED next. */
-	tp_cupti_buffers_wait_parsing();
-	if (ours) {
+	/* The records out of the queued buffers (while libcupti still walks
+	 * them), which frees them, then CUPTI's last flush; again while that
+	 * flush was refused buffers (a queue that a late flush thread left
+	 * full), bounded. */
+	for (int round = 0; round < 16; round++) {
+		tp_cupti_queue_copy_out();
+		if (!ours)
+			break;
+		uint64_t refused = tp_cupti_queue_refused();
 		tp_cupti_fn.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		tp_cupti_kinds_off_locked();
+		if (tp_cupti_queue_refused() == refused)
+			break;
 	}
+	if (ours)
+		tp_cupti_kinds_off_locked();
 	pthread_mutex_unlock(&client_mu);
-	tp_cupti_buffers_copy_out();
+	tp_cupti_queue_copy_out();
 }
 
 static void after_fork_child(void)
@@ -280,16 +319,17 @@ static void after_fork_child(void)
 	/* CUDA does not survive fork: the child records host events only. */
 	tp_cupti_stop_pushing();
 	atomic_store_explicit(&tp_cupti_state, TP_CUPTI_ST_FAILED, memory_order_relaxed);
-	tp_cupti_buffers_forget();
+	tp_cupti_queue_forget();
 	atomic_store_explicit(&yielded, 0, memory_order_relaxed);
 	tp_gpu_reset();
 	tp_gpu_flows_off();
-	tp_format(status, sizeof(status), "off in forked child");
+	tp_cupti_report_status("off in forked child");
 }
 
-/* ---- for the flush thread (preload/cupti_flush.c) ----------------------- */
+/* ---- for the flush thread (source.sync) --------------------------------- */
 
-void tp_cupti_follow_schedule(void)
+/* Our activity kinds on or off as the schedule wants (TRACEPROF_STEPS). */
+static void follow_schedule(void)
 {
 	int want = tp_cupti_kinds_wanted();
 	if (want != tp_cupti_kinds_on()) {
@@ -303,30 +343,23 @@ void tp_cupti_follow_schedule(void)
 	}
 }
 
-/* `status` is written only while loading (state TP_CUPTI_ST_LOADING), before
- * the release store of the state that ends it, so it is read only after an
- * acquire load has seen another state. */
-const char *tp_cupti_status_text(void)
+/* The flush thread, through the collector's queue (tp_cupti_queue_drain()),
+ * which calls it only before the exit handler closed the queue. */
+static void sync_now(int how)
 {
-	if (atomic_load_explicit(&yielded, memory_order_acquire))
-		return yield_status;
-	if (atomic_load_explicit(&tp_cupti_state, memory_order_acquire) == TP_CUPTI_ST_LOADING)
-		return "loading";
-	return status;
+	/* Acquire pairs with the release stores of the state (load_locked(),
+	 * yield()): CUPTI is ours, set up, and not yet another client's. */
+	if (atomic_load_explicit(&tp_cupti_state, memory_order_acquire) != TP_CUPTI_ST_ACTIVE)
+		return;
+	follow_schedule();
+	if (how & TP_CUPTI_SYNC_FLUSH)
+		tp_cupti_fn.FlushAll(how & TP_CUPTI_SYNC_FORCED ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-uint32_t tp_cupti_version(void)
-{
-	return version;
-}
-
-int tp_cupti_init(const struct tp_config *cfg)
+/* The sources table's start (preload/sources.c): TRACEPROF_CUPTI. */
+int tp_cupti_start(const struct tp_config *cfg)
 {
 	mode = cfg->cupti;
-	if (mode == TP_CUPTI_OFF) {
-		tp_format(status, sizeof(status), "off");
-		return 0;
-	}
-	tp_format(status, sizeof(status), "not loaded: no successful cuInit");
+	tp_cupti_report_status(mode == TP_CUPTI_OFF ? "off" : "not loaded: no successful cuInit");
 	return 0;
 }

@@ -3,7 +3,8 @@
  *
  * CUPTI is loaded with dlopen only after the program's first successful
  * cuInit, so that a process without a GPU or without CUPTI never pays for
- * it.  Records are decoded on the flush thread (collector/cupti_decode.c).  Any error
+ * it.  Its buffers are handed to the collector's queue and decoded on the
+ * flush thread (collector/cupti_queue.c, cupti_decode.c).  Any error
  * leaves traceprof in host-only mode with one warning.  TRACEPROF_CUPTI:
  * auto (default), on (load at the first cuInit whatever it returned, and
  * report a failure as an error), off (never load). */

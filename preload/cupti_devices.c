@@ -1,23 +1,21 @@
 /* The devices' properties (Kineto's deviceProperties, and the occupancy
  * estimate of collector/gpu_devices.c), read through the real driver on the
- * thread that loaded CUPTI, right after cuInit: the driver may be gone by
- * the time an exit-time save runs. */
+ * thread that loaded CUPTI, right after cuInit (the driver may be gone by
+ * the time an exit-time save runs), and reported to the collector
+ * (tp_cupti_report_devices(), collector/cupti_plugin.c). */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <string.h>
 
-#include "collector/gpu.h"
+#include "collector/cupti_queue.h"
 #include "preload/cupti_internal.h"
-
-/* Written before devs_ready's release store; the flush thread reads them
- * after its acquire load. */
-static struct tp_gpu_device devs[TP_GPU_MAX_DEVICES];
-static int devs_ok[TP_GPU_MAX_DEVICES];
-static _Atomic int devs_ready;
-static int props_done; /* flush thread */
 
 void tp_cupti_query_devices(void)
 {
+	/* Static: 64 devices of 300 bytes; one thread, once (under
+	 * preload/cupti.c's client lock, while loading). */
+	static struct tp_gpu_device devs[TP_GPU_MAX_DEVICES];
+	static int devs_ok[TP_GPU_MAX_DEVICES];
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
 		return;
@@ -66,17 +64,5 @@ void tp_cupti_query_devices(void)
 		devs_ok[i] = 1;
 	}
 	dlclose(h);
-	/* Pairs with the acquire load in tp_cupti_device_properties(). */
-	atomic_store_explicit(&devs_ready, 1, memory_order_release);
-}
-
-const struct tp_doc *tp_cupti_device_properties(void)
-{
-	if (!props_done && atomic_load_explicit(&devs_ready, memory_order_acquire)) {
-		props_done = 1;
-		for (int i = 0; i < TP_GPU_MAX_DEVICES; i++)
-			if (devs_ok[i])
-				tp_gpu_set_device(i, &devs[i]);
-	}
-	return props_done ? tp_gpu_device_properties() : NULL;
+	tp_cupti_report_devices(devs, devs_ok, TP_GPU_MAX_DEVICES);
 }

@@ -7,14 +7,15 @@
  *                            process exit and fork
  *   preload/cupti_kinds.c    which activity kinds are on, and when
  *   preload/cupti_load.c     finding and opening libcupti, its symbol table
- *   preload/cupti_buffers.c  CUPTI's activity buffers: handed out, taken
- *                            back, parsed on the flush thread, copied at exit
- *   preload/cupti_flush.c    the flush thread's plugin: passes, windows,
- *                            footer
+ *   preload/cupti_buffers.c  CUPTI's two buffer callbacks: buffers from and
+ *                            to the collector's queue
  *   preload/cupti_devices.c  device properties, through the real driver
  *   preload/cupti_hook.c     the interposed cuptiActivityRegisterCallbacks
  *
- * The records are decoded on the collector side (collector/cupti_decode.c). */
+ * The buffers are queued, walked, decoded and freed on the collector side
+ * (collector/cupti_queue.c, cupti_decode.c), whose flush plugin
+ * (collector/cupti_plugin.c) calls back up only through the source
+ * preload/cupti.c registers (struct tp_cupti_source). */
 #ifndef TP_PRELOAD_CUPTI_INTERNAL_H
 #define TP_PRELOAD_CUPTI_INTERNAL_H
 
@@ -24,8 +25,6 @@
 #include <stdint.h>
 
 #include "common/config.h"
-
-struct tp_doc;
 
 /* ---- cupti.c ---- */
 
@@ -48,17 +47,6 @@ void tp_cupti_stop_pushing(void);
 /* Host-only mode from now on, with the one message of the process (client
  * lock held). */
 void tp_cupti_give_up(const char *why);
-
-/* The flush thread: turns our activity kinds on or off as the schedule
- * wants (TRACEPROF_STEPS), while CUPTI is ours. */
-void tp_cupti_follow_schedule(void);
-
-/* The footer's status text and CUPTI's version (0: not known). */
-const char *tp_cupti_status_text(void);
-uint32_t tp_cupti_version(void);
-
-/* The flush plugin's init: TRACEPROF_CUPTI. */
-int tp_cupti_init(const struct tp_config *cfg);
 
 /* ---- cupti_kinds.c (the _locked ones with the client lock held) ---- */
 
@@ -106,37 +94,16 @@ void *tp_cupti_real_sym(void *h, const char *name);
 
 /* ---- cupti_buffers.c ---- */
 
+/* CUPTI's buffer callbacks: buffers from and to collector/cupti_queue.c. */
 void CUPTIAPI tp_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
 void CUPTIAPI tp_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 					size_t size, size_t valid);
 
-/* The flush thread: parses whatever CUPTI handed over, and the records
- * copied at exit; flush = 1 forces CUPTI to hand over its partly filled
- * buffers first (while CUPTI is ours). */
-void tp_cupti_buffers_collect(int flush);
-
-/* Exit (client lock held, state TP_CUPTI_ST_STOPPED): waits, bounded, until
- * the flush thread is out of cuptiActivityGetNextRecord. */
-void tp_cupti_buffers_wait_parsing(void);
-
-/* Exit, after CUPTI's last flush: copies the records out of the completed
- * buffers, so that the flush thread parses them without calling CUPTI. */
-void tp_cupti_buffers_copy_out(void);
-
-/* In a forked child: forgets the parent's buffers. */
-void tp_cupti_buffers_forget(void);
-
-/* Records CUPTI dropped, and buffers we refused it (at MAX_BUFS). */
-uint64_t tp_cupti_buffers_dropped(void);
-uint64_t tp_cupti_buffers_refused(void);
-
 /* ---- cupti_devices.c ---- */
 
 /* Reads the devices' properties through the real driver (the thread that
- * loads CUPTI, right after cuInit). */
+ * loads CUPTI, right after cuInit) and reports them to the collector
+ * (tp_cupti_report_devices()). */
 void tp_cupti_query_devices(void);
-
-/* The flush thread: Kineto's deviceProperties, or NULL while not known. */
-const struct tp_doc *tp_cupti_device_properties(void);
 
 #endif

@@ -41,9 +41,10 @@ static const struct tp_source sources[] = {
 	/* TRACEPROF_WITH_STACK / TRACEPROF_PYTHON_STACK: the frames the
 	 * events name (preload/stack.c, preload/pystack.c capture). */
 	{ "stacks", NULL, &tp_stacks_plugin },
-	/* The GPU timeline: CUPTI activity records (preload/cupti*.c capture,
-	 * collector/cupti_decode.c and collector/gpu*.c decode). */
-	{ "cupti", NULL, &tp_cupti_plugin },
+	/* The GPU timeline: CUPTI activity records (preload/cupti*.c capture;
+	 * collector/cupti_queue.c takes the buffers, cupti_decode.c and gpu*.c
+	 * decode; collector/cupti_plugin.c is the plugin). */
+	{ "cupti", tp_cupti_start, &tp_cupti_plugin },
 	/* TRACEPROF_STEP's sources and TRACEPROF_CAPTURE's ranges: steps, no
 	 * events of their own.  Before the flush thread, whose first window
 	 * depends on the capture mode. */

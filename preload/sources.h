@@ -11,8 +11,9 @@
 /* preload/cuda_kernels.c: gives the flush thread's kernel-name registry
  * its way to the real driver (collector/cuda_kernels.h).  Returns 0. */
 int tp_cuda_kernels_start(const struct tp_config *cfg);
-/* preload/cupti_flush.c: the GPU timeline's part of each pass and file. */
-extern const struct tp_flush_plugin tp_cupti_plugin;
+/* preload/cupti.c: TRACEPROF_CUPTI (CUPTI itself loads at the first
+ * successful cuInit).  Returns 0. */
+int tp_cupti_start(const struct tp_config *cfg);
 
 /* Starts every source of the table, then sets the collector up with their
  * plugins (tp_flush_start(); the flush thread itself starts when there is

@@ -19,9 +19,19 @@
  * so that traceprof finds it already loaded, as in a PyTorch process.  With
  * FAKE_CUPTI_REPORT set it prints at exit, on stderr, how many ids were
  * pushed, how many kernels it made up, and how many times the kernel kind
- * was switched on and off ("fake_cupti: pushes=N kernels=N on=N off=N"). */
+ * was switched on and off ("fake_cupti: pushes=N kernels=N on=N off=N").
+ *
+ * With FAKE_CUPTI_WORKER set, a thread of the stand-in's own also delivers
+ * the pending records every 100 us, as CUPTI's worker thread hands over
+ * buffers while the program runs, so that buffers arrive on a thread other
+ * than the one that flushes; FAKE_CUPTI_PER_BUFFER=N puts at most N kernels
+ * in a buffer, and FAKE_CUPTI_DROPPED=N makes cuptiActivityGetNumDroppedRecords
+ * say N for every completed buffer.  The report then has a second line:
+ * "fake_cupti: buffers=N refused=N dropped=N" (buffers handed back, requests
+ * that got none, drops reported). */
 #include <cupti.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +58,13 @@ static int npend;
 static uint32_t next_corr = 1001;
 static int enabled_kernels, enabled_ext; /* under mu */
 static int pushes, made, ons, offs;	 /* under mu */
+static int bufs, refusals;		 /* under mu */
+static _Atomic unsigned long long drops_said;
+static int per_buffer = 1 << 30, drop_each;
 static __thread uint64_t pushed[16];
 static __thread int depth;
+
+static void start_worker(void);
 
 static uint64_t now_ns(void)
 {
@@ -83,6 +98,7 @@ SI CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
 {
 	requested = req;
 	completed = done;
+	start_worker();
 	return CUPTI_SUCCESS;
 }
 
@@ -104,9 +120,14 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
 
 __attribute__((destructor)) static void report(void)
 {
-	if (getenv("FAKE_CUPTI_REPORT"))
-		fprintf(stderr, "fake_cupti: pushes=%d kernels=%d on=%d off=%d\n", pushes, made, ons,
-			offs);
+	if (!getenv("FAKE_CUPTI_REPORT"))
+		return;
+	pthread_mutex_lock(&mu);
+	fprintf(stderr, "fake_cupti: pushes=%d kernels=%d on=%d off=%d\n", pushes, made, ons, offs);
+	if (getenv("FAKE_CUPTI_WORKER"))
+		fprintf(stderr, "fake_cupti: buffers=%d refused=%d dropped=%llu\n", bufs, refusals,
+			drops_said);
+	pthread_mutex_unlock(&mu);
 }
 
 SI CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
@@ -122,7 +143,8 @@ SI CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 SI CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream,
 							   size_t *dropped)
 {
-	*dropped = 0;
+	*dropped = (size_t)drop_each;
+	drops_said += (unsigned long long)drop_each;
 	return CUPTI_SUCCESS;
 }
 
@@ -171,19 +193,21 @@ static size_t aligned(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-SI CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+/* Hands the pending records over in buffers (mu held). */
+static void deliver(void)
 {
-	pthread_mutex_lock(&mu);
 	int i = 0;
 	while (i < npend && requested && completed) {
 		uint8_t *buf = NULL;
 		size_t size = 0, maxrec = 0, used = 0;
 		requested(&buf, &size, &maxrec);
-		if (!buf)
+		if (!buf) {
+			refusals++; /* kept pending: handed over next time */
 			break;
+		}
 		const size_t need = aligned(sizeof(CUpti_ActivityExternalCorrelation)) +
 				    aligned(sizeof(CUpti_ActivityKernel10));
-		for (; i < npend && used + need <= size; i++) {
+		for (int n = 0; i < npend && used + need <= size && n < per_buffer; i++, n++) {
 			CUpti_ActivityExternalCorrelation x;
 			memset(&x, 0, sizeof(x));
 			x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
@@ -208,12 +232,49 @@ SI CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 			memcpy(buf + used, &k, sizeof(k));
 			used += aligned(sizeof(k));
 		}
+		bufs++;
 		completed(NULL, 0, buf, size, used);
 	}
 	memmove(pend, pend + i, (size_t)(npend - i) * sizeof(pend[0]));
 	npend -= i;
+}
+
+SI CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+	pthread_mutex_lock(&mu);
+	deliver();
 	pthread_mutex_unlock(&mu);
 	return CUPTI_SUCCESS;
+}
+
+static void *worker(void *arg)
+{
+	struct timespec t = { 0, 100000 };
+	for (;;) {
+		nanosleep(&t, NULL);
+		pthread_mutex_lock(&mu);
+		deliver();
+		pthread_mutex_unlock(&mu);
+	}
+	return arg;
+}
+
+/* The worker, once, when the first client registers (FAKE_CUPTI_WORKER). */
+static void start_worker(void)
+{
+	static int started;
+	if (started || !getenv("FAKE_CUPTI_WORKER"))
+		return;
+	started = 1;
+	const char *n = getenv("FAKE_CUPTI_PER_BUFFER");
+	if (n && atoi(n) > 0)
+		per_buffer = atoi(n);
+	n = getenv("FAKE_CUPTI_DROPPED");
+	if (n)
+		drop_each = atoi(n);
+	pthread_t th;
+	if (pthread_create(&th, NULL, worker, NULL) == 0)
+		pthread_detach(th);
 }
 
 SI CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
