@@ -12,14 +12,15 @@
  * Two global callbacks, with disjoint scopes:
  *   - operators and autograd nodes (every scope but USER_SCOPE): one
  *     TP_REC_OP record when the op ends, with its start from this thread's
- *     stack of open ops; the flush side writes a "cpu_op" slice
+ *     stack of open ops; the flush side writes a TP_CAT_CPU_OP slice
  *     (collector/convert.c);
  *   - record_function() ranges (USER_SCOPE): marker begin and end, as
- *     traceprof_marker_start/finish write them (a "user_annotation", left
- *     "unfinished" when its window ends first, like Optimizer.step's range,
- *     which --step torch's step boundary falls inside).  A torch.profiler
- *     of the program's own makes "ProfilerStep#N" ranges: they are left
- *     out, as readers take that name for traceprof's own steps.
+ *     traceprof_marker_start/finish write them (a TP_CAT_USER_ANNOTATION
+ *     slice, left unfinished when its window ends first, like
+ *     Optimizer.step's range, which --step torch's step boundary falls
+ *     inside).  A torch.profiler of the program's own makes TP_STEP_PREFIX
+ *     ranges: they are left out, as readers take that name for
+ *     traceprof's own steps.
  * Global callbacks run on every thread, the autograd engine's included.
  *
  * The callbacks run on the program's threads for every op, recording or
@@ -248,6 +249,10 @@ TP_EXPORT int traceprof_torch_ops_start(const char *libtorch_cpu, int nscopes, i
 	 * are registered in it. */
 	if (!add || !to_name || !to_remove)
 		return 0;
+	/* to_name is written above, before addGlobalCallback publishes the
+	 * callbacks; PyTorch's callback manager takes a mutex to change its
+	 * list and each thread takes it to read the new list, which orders
+	 * that write before any callback's read of to_name. */
 	to_handles[0] = add(to_make((void *)to_op_start, to_op_end, nscopes, user_scope, 0));
 	to_handles[1] = add(to_make((void *)to_user_start, to_user_end, nscopes, user_scope, 1));
 	tp_debug("TRACEPROF_PYTORCH=ops: RecordFunction observer registered (%d scopes)", nscopes);
