@@ -23,8 +23,8 @@
  *     traceprof's own steps.
  * Global callbacks run on every thread, the autograd engine's included.
  *
- * The callbacks run on the program's threads for every op, recording or
- * not: they read tp_state first and return; while recording, the op path
+ * PyTorch runs the callbacks only while a step records (to_follow); they
+ * still read tp_state first, for the ops of a step boundary.  The op path
  * does no locking, no allocation (but the stack's, once per thread) and no
  * syscall. */
 #include <dlfcn.h>
@@ -60,7 +60,7 @@ _Static_assert(sizeof(struct to_callback) == 40, "RecordFunctionCallback is 40 b
 #define TO_SCOPES_MAX 13
 
 typedef uint64_t (*to_add_fn)(struct to_callback);
-typedef void (*to_remove_fn)(uint64_t handle);
+typedef void (*to_handle_fn)(uint64_t handle);
 typedef const char *(*to_name_fn)(const void *rf);
 
 /* Ops nested deeper than this on one thread are counted
@@ -80,11 +80,15 @@ struct to_thread {
 };
 
 static to_name_fn to_name;
-static to_remove_fn to_remove;
-/* The two callbacks' handles (at::CallbackHandle), 0 when not registered.
- * Registration and removal come from Python with the GIL held, which
- * orders them; the callbacks themselves never read these. */
+/* at::removeCallback, at::disableCallback, at::reenableCallback. */
+static to_handle_fn to_remove, to_disable, to_enable;
+/* The two callbacks' handles (at::CallbackHandle), 0 when not registered,
+ * and whether PyTorch runs them now.  to_lock orders every change of these
+ * (registration, removal, following the schedule); the callbacks
+ * themselves never read them. */
+static pthread_mutex_t to_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t to_handles[2];
+static int to_on;
 static __thread struct to_thread *to_tls __attribute__((tls_model("initial-exec")));
 static pthread_key_t to_key;
 static pthread_once_t to_key_once = PTHREAD_ONCE_INIT;
@@ -208,6 +212,24 @@ static void to_user_end(const void *rf, void *ctx)
 
 /* ---- registration ------------------------------------------------------- */
 
+/* The callbacks run only while a step records (tp_control_on_recording):
+ * any callback, even one that returns at once, sends every op down
+ * RecordFunction's slow path, so between windows PyTorch runs as without
+ * traceprof, as it does between torch.profiler's windows.  An op that
+ * started with the callbacks on still gets its end (PyTorch keeps the
+ * callbacks a RecordFunction started with). */
+static void to_follow(void)
+{
+	pthread_mutex_lock(&to_lock);
+	int want = (atomic_load_explicit(&tp_state, memory_order_relaxed) & TP_STATE_RECORDING) != 0;
+	if (to_handles[0] && want != to_on) {
+		for (int i = 0; i < 2; i++)
+			(want ? to_enable : to_disable)(to_handles[i]);
+		to_on = want;
+	}
+	pthread_mutex_unlock(&to_lock);
+}
+
 static struct to_callback to_make(void *start, void (*end)(const void *, void *), int nscopes,
 				  int user_scope, int user)
 {
@@ -231,8 +253,6 @@ TP_EXPORT int traceprof_torch_ops_start(const char *libtorch_cpu, int nscopes, i
 TP_EXPORT int traceprof_torch_ops_start(const char *libtorch_cpu, int nscopes, int user_scope)
 {
 #if defined(__x86_64__)
-	if (to_handles[0])
-		return 1;
 	if (!libtorch_cpu || nscopes < TO_SCOPES_MIN || nscopes > TO_SCOPES_MAX || user_scope < 0 ||
 	    user_scope >= nscopes)
 		return 0;
@@ -244,17 +264,30 @@ TP_EXPORT int traceprof_torch_ops_start(const char *libtorch_cpu, int nscopes, i
 		return 0;
 	to_add_fn add = (to_add_fn)tp_dl_sym(h, "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE");
 	to_name = (to_name_fn)tp_dl_sym(h, "_ZNK2at14RecordFunction4nameEv");
-	to_remove = (to_remove_fn)tp_dl_sym(h, "_ZN2at14removeCallbackEm");
+	to_remove = (to_handle_fn)tp_dl_sym(h, "_ZN2at14removeCallbackEm");
+	to_disable = (to_handle_fn)tp_dl_sym(h, "_ZN2at15disableCallbackEm");
+	to_enable = (to_handle_fn)tp_dl_sym(h, "_ZN2at16reenableCallbackEm");
 	/* h stays open: libtorch_cpu is never unloaded while our callbacks
 	 * are registered in it. */
-	if (!add || !to_name || !to_remove)
+	if (!add || !to_name || !to_remove || !to_disable || !to_enable)
 		return 0;
+	pthread_mutex_lock(&to_lock);
+	if (to_handles[0]) {
+		pthread_mutex_unlock(&to_lock);
+		return 1;
+	}
 	/* to_name is written above, before addGlobalCallback publishes the
 	 * callbacks; PyTorch's callback manager takes a mutex to change its
 	 * list and each thread takes it to read the new list, which orders
 	 * that write before any callback's read of to_name. */
 	to_handles[0] = add(to_make((void *)to_op_start, to_op_end, nscopes, user_scope, 0));
 	to_handles[1] = add(to_make((void *)to_user_start, to_user_end, nscopes, user_scope, 1));
+	to_on = 1;
+	pthread_mutex_unlock(&to_lock);
+	/* From now on each change of recording switches them, and this call
+	 * switches them off when the current step does not record. */
+	tp_control_on_recording(to_follow);
+	to_follow();
 	tp_debug("TRACEPROF_PYTORCH=ops: RecordFunction observer registered (%d scopes)", nscopes);
 	return 1;
 #else
@@ -274,9 +307,13 @@ TP_EXPORT int traceprof_torch_ops_start(const char *libtorch_cpu, int nscopes, i
 TP_EXPORT void traceprof_torch_ops_stop(void);
 TP_EXPORT void traceprof_torch_ops_stop(void)
 {
+	tp_control_on_recording(NULL);
+	pthread_mutex_lock(&to_lock);
 	for (int i = 0; i < 2; i++)
 		if (to_handles[i]) {
 			to_remove(to_handles[i]);
 			to_handles[i] = 0;
 		}
+	to_on = 0;
+	pthread_mutex_unlock(&to_lock);
 }

@@ -14,7 +14,11 @@
 #     window holds exactly traceprof's scheduled steps;
 #   - 140 nested operator calls record the outer 128 and count the rest
 #     in the footer's events_lost_op_depth;
-#   - the same ops in each step.
+#   - the same ops in each step;
+#   - PyTorch runs the observer only while a step records: after each step
+#     at::hasGlobalCallbacks() says 1 before a recording step and 0 before
+#     the others (so between windows every op takes RecordFunction's fast
+#     path again, as with no profiler).
 # TRACEPROF_TEST_TORCH_OPS_NVTX=1 forces the NVTX emission: the test fails
 # there (user_annotation "aten::addmm, seq = ..." events).
 . "$TP_TOP/test/lib/common.sh"
@@ -27,7 +31,13 @@ plain=$("$py" "$prog" 5 2>/dev/null) || die "the script failed without traceprof
 out=$("$BUILD/traceprof" run -q --folder "$PWD/tr" --step torch --pytorch ops \
 	--schedule wait=1,active=3,repeat=1 -- "$py" "$prog" 5 2>err.txt) \
 	|| die "the script failed under traceprof: $(cat err.txt)"
-[ "$out" = "$plain" ] || die "the program's output changed: '$plain' vs '$out'"
+[ "$(echo "$plain" | grep -v '^global')" = "$(echo "$out" | grep -v '^global')" ] ||
+	die "the program's output changed: '$plain' vs '$out'"
+# Steps 1-3 record (wait=1,active=3): after step k, k+1's state.
+[ "$(echo "$out" | sed -n 's/^global callbacks after each step //p')" = "1 1 1 0 0" ] ||
+	die "the observer does not follow the schedule: $(echo "$out" | grep '^global')"
+[ "$(echo "$plain" | sed -n 's/^global callbacks after each step //p')" = "0 0 0 0 0" ] ||
+	die "global callbacks without traceprof: $(echo "$plain" | grep '^global')"
 ! grep -q traceprof err.txt || die "unexpected messages: $(cat err.txt)"
 [ "$(ls tr/*.json 2>/dev/null | wc -l)" = 1 ] || die "want one window's file, got: $(ls tr 2>&1)"
 check_trace tr/*.json >/dev/null

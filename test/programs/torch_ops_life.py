@@ -8,8 +8,13 @@ torch.profiler (its ProfilerStep#N ranges must not become traceprof's
 steps).  In each step: a record_function("my_range") around the forward,
 a second thread that runs three aten::mm (joined before the backward), and
 in step 2 an operator of our own that calls itself 139 times (140 nested
-operator calls, deeper than the library's op stack).  Prints the losses
-and where the program's own profiler saw aten::mm."""
+operator calls, deeper than the library's op stack).  Prints the losses,
+how many aten::mm the program's own profiler saw, and after each step
+whether PyTorch has global RecordFunction callbacks (at::hasGlobalCallbacks:
+the program's torch.profiler registers thread-local ones only, so under
+traceprof this shows whether the library's observer is switched on)."""
+import ctypes
+import os
 import sys
 import threading
 
@@ -40,6 +45,10 @@ def main():
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     x = torch.randn(32, 8)
     losses = []
+    glob = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+    glob = glob._ZN2at18hasGlobalCallbacksEv
+    glob.restype = ctypes.c_bool
+    on = []
     acts = [torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=acts) as prof:
         for i in range(steps):
@@ -55,9 +64,11 @@ def main():
             opt.zero_grad()
             prof.step()
             losses.append("%.6f" % loss.item())
+            on.append(str(int(glob())))
     own = sum(1 for e in prof.events() if e.name == "aten::mm")
     print("losses", " ".join(losses))
     print("own profiler aten::mm", own)
+    print("global callbacks after each step", " ".join(on))
 
 
 main()
