@@ -18,7 +18,9 @@
 #   - PyTorch runs the observer only while a step records: after each step
 #     at::hasGlobalCallbacks() says 1 before a recording step and 0 before
 #     the others (so between windows every op takes RecordFunction's fast
-#     path again, as with no profiler).
+#     path again, as with no profiler); likewise --pytorch modules' global
+#     forward hooks are registered only while a step records (--step
+#     torch), and each recorded step has its module events.
 # TRACEPROF_TEST_TORCH_OPS_NVTX=1 forces the NVTX emission: the test fails
 # there (user_annotation "aten::addmm, seq = ..." events).
 . "$TP_TOP/test/lib/common.sh"
@@ -28,7 +30,7 @@ need_venv torch 'import torch, torch.library' "torch does not import"
 prog="$TP_TOP/test/programs/torch_ops_life.py"
 
 plain=$("$py" "$prog" 5 2>/dev/null) || die "the script failed without traceprof: $plain"
-out=$("$BUILD/traceprof" run -q --folder "$PWD/tr" --step torch --pytorch ops \
+out=$("$BUILD/traceprof" run -q --folder "$PWD/tr" --step torch --pytorch modules,ops \
 	--schedule wait=1,active=3,repeat=1 -- "$py" "$prog" 5 2>err.txt) \
 	|| die "the script failed under traceprof: $(cat err.txt)"
 [ "$(echo "$plain" | grep -v '^global')" = "$(echo "$out" | grep -v '^global')" ] ||
@@ -38,6 +40,8 @@ out=$("$BUILD/traceprof" run -q --folder "$PWD/tr" --step torch --pytorch ops \
 	die "the observer does not follow the schedule: $(echo "$out" | grep '^global')"
 [ "$(echo "$plain" | sed -n 's/^global callbacks after each step //p')" = "0 0 0 0 0" ] ||
 	die "global callbacks without traceprof: $(echo "$plain" | grep '^global')"
+[ "$(echo "$out" | sed -n 's/^global forward hooks after each step //p')" = "1 1 1 0 0" ] ||
+	die "the module hooks do not follow the schedule: $(echo "$out" | grep '^global')"
 ! grep -q traceprof err.txt || die "unexpected messages: $(cat err.txt)"
 [ "$(ls tr/*.json 2>/dev/null | wc -l)" = 1 ] || die "want one window's file, got: $(ls tr 2>&1)"
 check_trace tr/*.json >/dev/null
@@ -69,6 +73,10 @@ side = [e for e in ops if e["tid"] != main]
 mm = [e for e in side if e["name"] == "aten::mm"]
 assert len({e["tid"] for e in mm}) == 3 and len(mm) == 9, (len(mm), len({e["tid"] for e in mm}))
 assert not [e for e in side if "autograd" in e["name"] or "Backward" in e["name"]], "backward on a side thread"
+for s in steps:
+    mods = [e for e in X if e["name"].startswith("nn.Module: ") and inside(e, s)]
+    assert sorted(m["name"] for m in mods) == ["nn.Module: Linear 0", "nn.Module: Linear 2",
+                                               "nn.Module: ReLU 1", "nn.Module: Sequential"], mods
 rec = [e for e in ops if e["name"] == "tptest::rec"]
 assert len(rec) == 128, len(rec)
 lost = doc["traceprof"]["events_lost_op_depth"]

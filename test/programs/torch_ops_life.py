@@ -12,7 +12,8 @@ operator calls, deeper than the library's op stack).  Prints the losses,
 how many aten::mm the program's own profiler saw, and after each step
 whether PyTorch has global RecordFunction callbacks (at::hasGlobalCallbacks:
 the program's torch.profiler registers thread-local ones only, so under
-traceprof this shows whether the library's observer is switched on)."""
+traceprof this shows whether the library's observer is switched on) and
+how many global module forward hooks there are."""
 import ctypes
 import os
 import sys
@@ -49,6 +50,8 @@ def main():
     glob = glob._ZN2at18hasGlobalCallbacksEv
     glob.restype = ctypes.c_bool
     on = []
+    hooks = []
+    mm = torch.nn.modules.module
     acts = [torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=acts) as prof:
         for i in range(steps):
@@ -65,10 +68,12 @@ def main():
             prof.step()
             losses.append("%.6f" % loss.item())
             on.append(str(int(glob())))
+            hooks.append(str(len(mm._global_forward_hooks)))
     own = sum(1 for e in prof.events() if e.name == "aten::mm")
     print("losses", " ".join(losses))
     print("own profiler aten::mm", own)
     print("global callbacks after each step", " ".join(on))
+    print("global forward hooks after each step", " ".join(hooks))
 
 
 main()

@@ -56,14 +56,17 @@ def _functions():
     import ctypes
     try:
         lib = ctypes.CDLL(None)
-        fns = (lib.traceprof_step, lib.traceprof_marker_start, lib.traceprof_marker_finish)
+        fns = (lib.traceprof_step, lib.traceprof_marker_start, lib.traceprof_marker_finish,
+               lib.traceprof_recording)
     except (OSError, AttributeError):
         return None
     fns[0].argtypes = []
     fns[0].restype = None
-    for f in fns[1:]:
+    for f in fns[1:3]:
         f.argtypes = [ctypes.c_char_p]
         f.restype = None
+    fns[3].argtypes = []
+    fns[3].restype = ctypes.c_int
     return fns
 
 
@@ -148,6 +151,8 @@ def _on_torch(torch):
 
 def _step_done(*_args, **_kwargs):
     _lib[0]()
+    if _mod_hooks:
+        _modules_follow()
 
 
 def _hook_optimizer(torch):
@@ -167,7 +172,7 @@ def _hook_optimizer(torch):
 
         def _optimizer_step_code(self):
             real(self)
-            _lib[0]()
+            _step_done()
 
         opt._optimizer_step_code = _optimizer_step_code
     optimizer_steps = True
@@ -239,9 +244,37 @@ def _post(module, _inputs, _output):
 
 
 _handles = []
+# The module hooks as (register function, hook, keyword arguments), each
+# registered while _handles holds its handle.  With --step torch they are
+# registered only while a step records (_modules_follow, after each step):
+# any global forward hook sends every module call down _call_impl's slow
+# path, so between windows the program runs as with no hook at all, as it
+# does between torch.profiler's windows.  With other step sources (which
+# run no Python of ours at a step) they stay registered.
+_mod_hooks = []
+
+
+def _modules_set(on):
+    if on == bool(_handles):
+        return
+    if on:
+        for reg, hook, kw in _mod_hooks:
+            _handles.append(reg(hook, **kw))
+    else:
+        for h in _handles:
+            h.remove()
+        del _handles[:]
+
+
+def _modules_follow():
+    try:
+        _modules_set(bool(_lib[3]()))
+    except Exception as e:
+        _hook_failed(e)
 
 
 def _hook_failed(e):
+    del _mod_hooks[:]
     for h in _handles:
         h.remove()
     del _handles[:]
@@ -256,10 +289,13 @@ def _hook_modules(torch):
     _tls = threading.local()
     _names = weakref.WeakKeyDictionary()
     mm = torch.nn.modules.module
-    if _hook_modules_c(mm, weakref):
-        return
-    _handles.append(mm.register_module_forward_pre_hook(_pre))
-    _handles.append(mm.register_module_forward_hook(_post))
+    if not _hook_modules_c(mm, weakref):
+        _mod_hooks.append((mm.register_module_forward_pre_hook, _pre, {}))
+        _mod_hooks.append((mm.register_module_forward_hook, _post, {}))
+    if optimizer_steps:
+        _modules_follow()
+    else:
+        _modules_set(True)
 
 
 def _hook_modules_c(mm, weakref):
@@ -301,8 +337,8 @@ def _hook_modules_c(mm, weakref):
         pre, post = get(namer, 0), get(namer, 1)
     except ValueError:  # NULL: not a CPython with the calls the hooks use
         return False
-    _handles.append(mm.register_module_forward_pre_hook(pre))
-    _handles.append(mm.register_module_forward_hook(post, always_call=True))
+    _mod_hooks.append((mm.register_module_forward_pre_hook, pre, {}))
+    _mod_hooks.append((mm.register_module_forward_hook, post, {"always_call": True}))
     return True
 
 
