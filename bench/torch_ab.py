@@ -12,8 +12,11 @@ PYTHONPATH), then switches per block:
             (the optimizer's step hook stays: a few microseconds);
   profiler  the same, inside torch.profiler.profile with CPU activity;
   modules   traceprof's module hooks, as `--pytorch modules` installs them;
-  ops       those hooks and PyTorch's NVTX emission, as `--pytorch ops`
-            starts it (CUDA builds of PyTorch only).
+  ops       those hooks and the library's RecordFunction observer, as
+            `--pytorch ops` starts it (preload/torch_ops.c; x86-64);
+  ops_nvtx  those hooks and PyTorch's NVTX emission, the way ops go where
+            the observer cannot run and with `shapes` (CUDA builds of
+            PyTorch only).
 Prints, per case, the median wall time of an iteration (ns) and the median
 thread CPU time, as "case_wall=... case_cpu=...".
 """
@@ -53,7 +56,12 @@ def main():
         ap._disable_profiler()
     nvtx_cfg = ap.ProfilerConfig(ap.ProfilerState.NVTX, False, False, False, False, False,
                                  ap._ExperimentalConfig())
-    ops_ok = bool(tt._nvtx)
+    nvtx_ok = bool(tt._nvtx) or (tt.observer and torch.backends.cuda.is_built())
+    import ctypes
+    stop = ctypes.CDLL(None).traceprof_torch_ops_stop
+    stop.argtypes, stop.restype = [], None
+    observer_ok = tt.observer
+    stop()
 
     def hooks_on(on):
         for d, k in hooks:
@@ -62,19 +70,22 @@ def main():
             else:
                 d.pop(k, None)
 
-    cases = ["plain", "profiler", "modules"] + (["ops"] if ops_ok else [])
+    cases = ["plain", "profiler", "modules"] + (["ops"] if observer_ok else []) + \
+        (["ops_nvtx"] if nvtx_ok else [])
     wall = {c: [] for c in cases}
     cpu = {c: [] for c in cases}
     for _ in range(5):
         it()
     for _ in range(blocks):
         for c in cases:
-            hooks_on(c in ("modules", "ops"))
+            hooks_on(c in ("modules", "ops", "ops_nvtx"))
             prof = None
             if c == "profiler":
                 prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
                 prof.__enter__()
             elif c == "ops":
+                tt._start_observer(torch)
+            elif c == "ops_nvtx":
                 ap._enable_profiler(nvtx_cfg, set())
             it()  # one iteration to settle into the case, not counted
             for _ in range(per):
@@ -85,6 +96,8 @@ def main():
             if prof is not None:
                 prof.__exit__(None, None, None)
             elif c == "ops":
+                stop()
+            elif c == "ops_nvtx":
                 ap._disable_profiler()
     hooks_on(False)
     del mm

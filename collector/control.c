@@ -15,6 +15,9 @@ TP_HOT_DATA _Alignas(64) _Atomic uint64_t tp_state;
 _Atomic unsigned tp_control_warnings;
 
 static struct tp_schedule sched;
+/* tp_control_on_recording()'s function.  Release/acquire: whoever calls it
+ * sees what was set up before it was published. */
+static void (*_Atomic on_recording)(void);
 /* The reasons for TP_STATE_FULL (enum tp_full_reason); tp_state's bit is
  * their OR, kept up to date by tp_control_set_full(). */
 static _Atomic unsigned full_reasons;
@@ -98,6 +101,22 @@ void tp_control_set_trigger(uint64_t warmup, uint64_t active)
 	atomic_store_explicit(&tp_state, state_full(), memory_order_release);
 }
 
+void tp_control_on_recording(void (*fn)(void))
+{
+	atomic_store_explicit(&on_recording, fn, memory_order_release);
+}
+
+/* After a change of tp_state from old to now: tells on_recording when the
+ * recording bit moved. */
+static void recording_changed(uint64_t old, uint64_t now)
+{
+	if (!((old ^ now) & TP_STATE_RECORDING))
+		return;
+	void (*fn)(void) = atomic_load_explicit(&on_recording, memory_order_acquire);
+	if (fn)
+		fn();
+}
+
 void tp_control_disable(void)
 {
 	/* Clear the recording bit for good; steps up to the current one keep
@@ -110,6 +129,7 @@ void tp_control_disable(void)
 	while (!atomic_compare_exchange_weak_explicit(&tp_state, &s, s & ~TP_STATE_RECORDING,
 						      memory_order_relaxed, memory_order_relaxed))
 		;
+	recording_changed(s, s & ~TP_STATE_RECORDING);
 }
 
 enum tp_action tp_control_action(uint64_t step)
@@ -165,8 +185,9 @@ static void maybe_start_capture(uint64_t new_step)
 
 /* Moves to the next step: the ProfilerStep#N record of the step that ended
  * when it recorded.  `user`: a step of the program (not a capture range's
- * boundary), which may start a triggered capture. */
-static void advance(int user)
+ * boundary), which may start a triggered capture.  Returns the state it
+ * replaced and, in *now, the one it wrote. */
+static uint64_t advance(int user, uint64_t *now_state)
 {
 	/* A step from any source (traceprof_step(), NVTX, a CUDA call, the
 	 * timer) is the program's or the user's: the process writes its file. */
@@ -198,17 +219,21 @@ static void advance(int user)
 		atomic_fetch_or_explicit(&tp_control_warnings, 1u, memory_order_relaxed);
 	if (old & TP_STATE_RECORDING)
 		tp_control_emit_step(step, start, now);
+	*now_state = next;
+	return old;
 }
 
 void tp_control_step(void)
 {
+	uint64_t old, now;
 	if (!capture_mode) {
-		advance(1);
-		return;
+		old = advance(1, &now);
+	} else {
+		capture_lock();
+		old = advance(1, &now);
+		capture_unlock();
 	}
-	capture_lock();
-	advance(1);
-	capture_unlock();
+	recording_changed(old, now);
 }
 
 void tp_control_set_capture(void)
@@ -225,9 +250,11 @@ int tp_control_capture(int start)
 	capture_lock();
 	uint64_t next = tp_control_current_step() + 1;
 	int rc = start ? tp_capture_begin(next) : tp_capture_end(next);
+	uint64_t old = 0, now = 0;
 	if (!rc)
-		advance(0);
+		old = advance(0, &now);
 	capture_unlock();
+	recording_changed(old, now);
 	return rc;
 }
 

@@ -85,6 +85,15 @@ void tp_control_set_full(unsigned reason, int on);
 /* Stops all recording for good (exit, fatal internal error). */
 void tp_control_disable(void);
 
+/* fn runs after each change of whether the current step records, on the
+ * thread that made the change (a step, a capture range's start or end, the
+ * final disable), after any lock of the change is released: for a source
+ * whose idle cost is not nil, so that it leaves the program alone between
+ * windows (preload/torch_ops.c).  fn reads tp_state itself, so that of two
+ * racing changes the later call sees the final state.  One fn; NULL:
+ * none. */
+void tp_control_on_recording(void (*fn)(void));
+
 /* The action of a step, as the hot path and the flush thread both see it:
  * the schedule, or a triggered capture (tp_control_trigger). */
 enum tp_action tp_control_action(uint64_t step);

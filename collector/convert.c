@@ -288,9 +288,10 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 	const char *s;
 
 	/* The one table from record kind to its decoder: CUDA API calls
-	 * (collector/cuda_decode.c), steps and traceprof's markers (here), NVTX
-	 * (collector/nvtx_decode.c).  GPU activity does not come as records:
-	 * CUPTI's buffers are decoded by collector/cupti_decode.c. */
+	 * (collector/cuda_decode.c), steps, traceprof's markers and PyTorch's
+	 * operators (here), NVTX (collector/nvtx_decode.c).  GPU activity does
+	 * not come as records: CUPTI's buffers are decoded by
+	 * collector/cupti_decode.c. */
 	switch (r->kind) {
 	case TP_REC_API: {
 		uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
@@ -313,6 +314,12 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 	case TP_REC_RANGE:
 		/* NVTX: pushes, pops, starts, ends and marks (collector/nvtx_decode.h). */
 		tp_nvtx_convert(out, t, r, pid);
+		break;
+	case TP_REC_OP:
+		/* PyTorch's operators (preload/torch_ops.c), complete when written. */
+		s = tp_record_string(r, &len);
+		tp_writer_slice(out, TP_CAT_CPU_OP, s, len, pid, t->tid, tp_clock_to_ns(r->start),
+				tp_clock_to_ns(r->end), NULL, 0);
 		break;
 	case TP_REC_INSTANT:
 		cv_instant(out, t, r, pid);

@@ -66,6 +66,8 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 		   atomic_load_explicit(&tp_threads_lost, memory_order_relaxed));
 	tp_doc_u64(d, "events_lost_no_memory",
 		   atomic_load_explicit(&tp_threads_lost_as, memory_order_relaxed));
+	tp_doc_u64(d, "events_lost_op_depth",
+		   atomic_load_explicit(&tp_ops_lost_deep, memory_order_relaxed));
 	tp_doc_u64(d, "events_late", tp_fl.late_total);
 	tp_doc_u64(d, "events_cut_at_exit", tp_fl.cut_total);
 	tp_doc_u64(d, "names_cut", tp_demangle_cut_count());

@@ -23,6 +23,7 @@ enum tp_rec_kind {
 	TP_REC_COUNTER = 7,	 /* name and key in extras (NUL-separated), value in arg[0] (double bits) */
 	TP_REC_RANGE = 8,	 /* a complete NVTX range (push/pop, start/end): name in extras, arg[0] = domain id */
 	TP_REC_THREAD_NAME = 9,	 /* nvtxNameOsThread: arg[0] = tid, name in extras */
+	TP_REC_OP = 10,		 /* a complete PyTorch operator (RecordFunction): start..end, name in extras */
 	TP_REC_EXTRA = 15,	 /* a continuation record, see below */
 	TP_REC_KIND_COUNT = 16,
 };

@@ -15,6 +15,7 @@
 
 __thread struct tp_thread *tp_self __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t tp_threads_lost;
+_Atomic uint64_t tp_ops_lost_deep;
 _Atomic uint64_t tp_threads_lost_as;
 /* This thread found no room for its ring (th_ring_slots()): it is GONE for
  * the hot path, and its events count as tp_threads_lost_as. */

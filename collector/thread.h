@@ -84,6 +84,11 @@ extern _Atomic uint64_t tp_threads_lost;
  * RLIMIT_AS (events_lost_no_memory).  Written into every trace. */
 extern _Atomic uint64_t tp_threads_lost_as;
 
+/* PyTorch operators not recorded because they nested deeper on their
+ * thread than the op stack holds (preload/torch_ops.c;
+ * events_lost_op_depth).  Written into every trace. */
+extern _Atomic uint64_t tp_ops_lost_deep;
+
 /* Ring size for threads created from now on (TRACEPROF_BUFFER_EVENTS). */
 void tp_threads_configure(uint64_t ring_slots);
 

@@ -22,6 +22,10 @@
 #define TP_CAT_USER_ANNOTATION "user_annotation"
 #define TP_CAT_GPU_USER_ANNOTATION "gpu_user_annotation"
 
+/* PyTorch's operators and autograd nodes (TRACEPROF_PYTORCH=ops, through a
+ * RecordFunction observer), as torch.profiler names them. */
+#define TP_CAT_CPU_OP "cpu_op"
+
 /* The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category). */
 #define TP_CAT_FLOW "ac2g"
 

@@ -19,6 +19,16 @@ TP_EXPORT int traceprof_active(void)
 	return tp_preload_active() != 0;
 }
 
+/* Whether the current step records: for the Python module hooks, which
+ * --step torch installs only while it does (pyboot/traceprof_torch.py).
+ * Relaxed: a hint read after the step that changed it, on the same thread. */
+TP_EXPORT int traceprof_recording(void);
+TP_EXPORT int traceprof_recording(void)
+{
+	return tp_preload_active() &&
+	       (atomic_load_explicit(&tp_state, memory_order_relaxed) & TP_STATE_RECORDING);
+}
+
 TP_EXPORT void traceprof_step(void)
 {
 	if (tp_preload_active())

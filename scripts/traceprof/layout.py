@@ -19,6 +19,10 @@ CAT_CUDA_SYNC = "cuda_sync"
 CAT_USER_ANNOTATION = "user_annotation"
 CAT_GPU_USER_ANNOTATION = "gpu_user_annotation"
 
+# PyTorch's operators and autograd nodes (TRACEPROF_PYTORCH=ops, through a
+# RecordFunction observer), as torch.profiler names them.
+CAT_CPU_OP = "cpu_op"
+
 # The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category).
 CAT_FLOW = "ac2g"
 

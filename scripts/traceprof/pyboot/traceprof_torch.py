@@ -15,11 +15,17 @@ TRACEPROF_PYTORCH=modules[,ops][,shapes]
     modules: one complete event per nn.Module forward call, named
       "nn.Module: CLASS QUALIFIED.NAME", through the global module forward
       hooks: the library's own, in C (preload/torch_modules.c), on PyTorch
-      2.1+ with a GIL; the Python ones below otherwise.  ops (and shapes): PyTorch's NVTX emission (what
-      torch.autograd.profiler.emit_nvtx enters, without its device
+      2.1+ with a GIL; the Python ones below otherwise.
+    ops: the library's RecordFunction observer (preload/torch_ops.c), on
+      x86-64 where this torch's headers show the layout it was written
+      for: one "cpu_op" slice per op and autograd node, named as
+      torch.profiler names them, on every thread.
+    shapes (and ops where the observer cannot run): PyTorch's NVTX emission
+      (what torch.autograd.profiler.emit_nvtx enters, without its device
       synchronization) started for the run at the first module call, on
       that thread (and the autograd threads it starts); traceprof's NVTX
-      injection records the ranges.  It works with no GPU.  A PyTorch built
+      injection records the ranges, named as PyTorch formats them ("aten::mm,
+      seq = 3, sizes = [...]").  It works with no GPU.  A PyTorch built
       without CUDA has no NVTX emission, which one "traceprof:" line says.
 
 Nothing here may break the program: every hook catches its own errors,
@@ -50,14 +56,17 @@ def _functions():
     import ctypes
     try:
         lib = ctypes.CDLL(None)
-        fns = (lib.traceprof_step, lib.traceprof_marker_start, lib.traceprof_marker_finish)
+        fns = (lib.traceprof_step, lib.traceprof_marker_start, lib.traceprof_marker_finish,
+               lib.traceprof_recording)
     except (OSError, AttributeError):
         return None
     fns[0].argtypes = []
     fns[0].restype = None
-    for f in fns[1:]:
+    for f in fns[1:3]:
         f.argtypes = [ctypes.c_char_p]
         f.restype = None
+    fns[3].argtypes = []
+    fns[3].restype = ctypes.c_int
     return fns
 
 
@@ -142,6 +151,8 @@ def _on_torch(torch):
 
 def _step_done(*_args, **_kwargs):
     _lib[0]()
+    if _mod_hooks:
+        _modules_follow()
 
 
 def _hook_optimizer(torch):
@@ -161,7 +172,7 @@ def _hook_optimizer(torch):
 
         def _optimizer_step_code(self):
             real(self)
-            _lib[0]()
+            _step_done()
 
         opt._optimizer_step_code = _optimizer_step_code
     optimizer_steps = True
@@ -233,9 +244,37 @@ def _post(module, _inputs, _output):
 
 
 _handles = []
+# The module hooks as (register function, hook, keyword arguments), each
+# registered while _handles holds its handle.  With --step torch they are
+# registered only while a step records (_modules_follow, after each step):
+# any global forward hook sends every module call down _call_impl's slow
+# path, so between windows the program runs as with no hook at all, as it
+# does between torch.profiler's windows.  With other step sources (which
+# run no Python of ours at a step) they stay registered.
+_mod_hooks = []
+
+
+def _modules_set(on):
+    if on == bool(_handles):
+        return
+    if on:
+        for reg, hook, kw in _mod_hooks:
+            _handles.append(reg(hook, **kw))
+    else:
+        for h in _handles:
+            h.remove()
+        del _handles[:]
+
+
+def _modules_follow():
+    try:
+        _modules_set(bool(_lib[3]()))
+    except Exception as e:
+        _hook_failed(e)
 
 
 def _hook_failed(e):
+    del _mod_hooks[:]
     for h in _handles:
         h.remove()
     del _handles[:]
@@ -250,10 +289,13 @@ def _hook_modules(torch):
     _tls = threading.local()
     _names = weakref.WeakKeyDictionary()
     mm = torch.nn.modules.module
-    if _hook_modules_c(mm, weakref):
-        return
-    _handles.append(mm.register_module_forward_pre_hook(_pre))
-    _handles.append(mm.register_module_forward_hook(_post))
+    if not _hook_modules_c(mm, weakref):
+        _mod_hooks.append((mm.register_module_forward_pre_hook, _pre, {}))
+        _mod_hooks.append((mm.register_module_forward_hook, _post, {}))
+    if optimizer_steps:
+        _modules_follow()
+    else:
+        _modules_set(True)
 
 
 def _hook_modules_c(mm, weakref):
@@ -295,18 +337,131 @@ def _hook_modules_c(mm, weakref):
         pre, post = get(namer, 0), get(namer, 1)
     except ValueError:  # NULL: not a CPython with the calls the hooks use
         return False
-    _handles.append(mm.register_module_forward_pre_hook(pre))
-    _handles.append(mm.register_module_forward_hook(post, always_call=True))
+    _mod_hooks.append((mm.register_module_forward_pre_hook, pre, {}))
+    _mod_hooks.append((mm.register_module_forward_hook, post, {"always_call": True}))
     return True
 
 
 # ---------------------------------------------------------------------------
-# Operators through PyTorch's NVTX emission.
+# Operators: the library's RecordFunction observer, or PyTorch's NVTX
+# emission.
 
 _nvtx = None
 
+# at::RecordFunctionCallback's data members, in order, as (type, name) with
+# the spaces taken out: the layout preload/torch_ops.c passes by value.
+_CALLBACK_MEMBERS = [
+    ("StartCallback", "start_"),
+    ("EndCallback", "end_"),
+    ("double", "sampling_prob_"),
+    ("std::array<bool,static_cast<size_t>(RecordScope::NUM_SCOPES)>", "scopes_"),
+    ("bool", "needs_inputs_"),
+    ("bool", "needs_outputs_"),
+    ("bool", "needs_ids_"),
+]
+_CALLBACK_TYPES = [
+    "usingStartCallback=std::unique_ptr<ObserverContext>(*)(constRecordFunction&);",
+    "usingEndCallback=void(*)(constRecordFunction&,ObserverContext*);",
+]
+
+
+def _uncomment(text):
+    import re
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+
+
+def _record_scopes(text):
+    """(NUM_SCOPES, USER_SCOPE) from ATen/record_function.h's RecordScope;
+    None when the enum is not the plain list it has always been."""
+    import re
+    m = re.search(r"enum\s+class\s+(?:\w+\s+)*RecordScope\s*:\s*uint8_t\s*\{(.*?)\}", text,
+                  flags=re.S)
+    if not m:
+        return None
+    names = [x.strip() for x in m.group(1).split(",") if x.strip()]
+    names = [n.split("=")[0].strip() if n.split("=")[-1].strip() == "0" else n for n in names]
+    if not all(re.match(r"^\w+$", n) for n in names) or "NUM_SCOPES" not in names \
+            or "USER_SCOPE" not in names:
+        return None
+    return names.index("NUM_SCOPES"), names.index("USER_SCOPE")
+
+
+def _callback_layout_ok(text):
+    """Whether RecordFunctionCallback's data members and callback types are
+    the ones preload/torch_ops.c lays out (and it has no virtual table)."""
+    import re
+    m = re.search(r"class\s+TORCH_API\s+RecordFunctionCallback\s*\{(.*?)\n\};", text, flags=re.S)
+    if not m or "virtual" in m.group(1):
+        return False
+    body = m.group(1)
+    flat = re.sub(r"\s+", "", body)
+    if not all(t in flat for t in _CALLBACK_TYPES):
+        return False
+    priv = body.rsplit("private:", 1)
+    if len(priv) != 2 or "public:" in priv[1] or "protected:" in priv[1]:
+        return False
+    members = []
+    for decl in priv[1].split(";"):
+        decl = decl.split("=")[0].strip()
+        if not decl:
+            continue
+        typ, _, name = decl.rpartition(" ")
+        members.append((re.sub(r"\s+", "", typ), name))
+    return members == _CALLBACK_MEMBERS
+
+
+def _libtorch_cpu(torch):
+    """The path of the libtorch_cpu.so this process loaded."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rstrip("\n").split(None, 5)[-1]
+                if path.endswith("/libtorch_cpu.so"):
+                    return path
+    except OSError:
+        pass
+    return os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+
+
+def _start_observer(torch):
+    """The library's RecordFunction observer (preload/torch_ops.c): every
+    op and autograd node of every thread, at the cost of RecordFunction and
+    one record, without the text PyTorch's NVTX emission formats for each
+    op.  Only where this torch's own headers show the callback layout the
+    library was written for, and its bindings agree on the scopes.  False:
+    the caller uses the NVTX emission."""
+    import ctypes
+    import platform
+    if platform.machine() not in ("x86_64", "AMD64") or \
+            os.environ.get("TRACEPROF_TEST_TORCH_OPS_NVTX") == "1":
+        return False
+    hdr = os.path.join(os.path.dirname(torch.__file__), "include", "ATen", "record_function.h")
+    try:
+        with open(hdr) as f:
+            text = _uncomment(f.read())
+        from torch._C._profiler import RecordScope
+        members = RecordScope.__members__
+        scopes = _record_scopes(text)
+        if scopes is None or not _callback_layout_ok(text) or len(members) != scopes[0] \
+                or int(members["USER_SCOPE"]) != scopes[1]:
+            return False
+        start = ctypes.CDLL(None).traceprof_torch_ops_start
+    except (AttributeError, ImportError, KeyError, OSError, TypeError, ValueError):
+        return False
+    start.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    start.restype = ctypes.c_int
+    return start(_libtorch_cpu(torch).encode(), scopes[0], scopes[1]) == 1
+
+
+# True once the observer is in place (bench/torch_ab.py reads it).
+observer = False
+
 
 def _hook_ops(torch, shapes):
+    global observer
+    if not shapes and _start_observer(torch):
+        observer = True
+        return
     built = False
     try:
         built = bool(torch.backends.cuda.is_built())
