@@ -6,6 +6,7 @@
 #include "collector/convert.h"
 #include "collector/flush_int.h"
 #include "collector/fthread.h"
+#include "collector/nvtx_decode.h"
 #include "collector/nvtx_payload.h"
 #include "collector/thread.h"
 #include "common/demangle.h"
@@ -70,6 +71,10 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_doc_u64(d, "events_cut_at_exit", tp_fl.cut_total);
 	tp_doc_u64(d, "names_cut", tp_demangle_cut_count());
 	tp_doc_u64(d, "names_left_mangled", tp_demangle_refused_count());
+	/* Names and categories the process's tables had no room for: the
+	 * events are written, without them. */
+	tp_doc_u64(d, "thread_names_lost", tp_nvtx_thread_names_lost());
+	tp_doc_u64(d, "categories_lost", tp_convert_categories_lost());
 	tp_nvtx_payload_footer(d);
 	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_doc_str(d, "hostname", tp_fl.vars.hostname);
@@ -94,6 +99,23 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_config_visit(&tp_fl.cfg, ft_cfg_field, d);
 	tp_doc_end(d);
 	tp_fl_plugins_footer(d);
+}
+
+void tp_fl_warn_lost(const char *path)
+{
+	/* What earlier files already said: both counts only grow. */
+	static uint64_t said_names, said_cats;
+	uint64_t names = tp_nvtx_thread_names_lost(), cats = tp_convert_categories_lost();
+	if (names > said_names)
+		tp_warn("%llu thread names given with nvtxNameOsThread were not kept (the process "
+			"keeps 1024 names), as of %s: those threads show their own names",
+			(unsigned long long)names, path);
+	if (cats > said_cats)
+		tp_warn("%llu events kept only the category user_annotation (the process keeps "
+			"256 distinct lists of categories), as of %s: their args.categories has "
+			"the categories", (unsigned long long)cats, path);
+	said_names = names;
+	said_cats = cats;
 }
 
 uint64_t tp_fl_attribute_drops(int commit, uint64_t *interrupted)
