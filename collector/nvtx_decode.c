@@ -60,29 +60,28 @@ const char *tp_nvtx_domain_name(uint64_t id)
 	return id ? ((const struct nv_domain *)(uintptr_t)id)->name : NULL;
 }
 
-/* Whether the newest name given to tid is already `name` (len bytes, cut as
- * stored): the same name again needs no slot, so that a program that names
- * its threads over and over does not fill the table. */
-static int tn_same(int64_t tid, const char *name, size_t len)
+/* The newest name given to tid (the table is searched from its end), or
+ * NULL: a published slot's name is complete and never changes. */
+static const char *tn_find(int64_t tid)
 {
 	uint64_t n = atomic_load_explicit(&ntnames, memory_order_relaxed);
 	if (n > MAX_THREAD_NAMES)
 		n = MAX_THREAD_NAMES;
-	for (uint64_t i = n; i-- > 0;) {
+	for (uint64_t i = n; i-- > 0;)
 		/* Pairs with the release store in tp_nvtx_thread_name_set(). */
-		if (atomic_load_explicit(&tnames[i].tid, memory_order_acquire) != tid)
-			continue;
-		return strnlen(tnames[i].name, THREAD_NAME) == len &&
-		       !memcmp(tnames[i].name, name, len);
-	}
-	return 0;
+		if (atomic_load_explicit(&tnames[i].tid, memory_order_acquire) == tid)
+			return tnames[i].name;
+	return NULL;
 }
 
 void tp_nvtx_thread_name_set(int64_t tid, const char *name, size_t len)
 {
 	if (len >= THREAD_NAME)
 		len = THREAD_NAME - 1;
-	if (tn_same(tid, name, len))
+	/* The same name again needs no slot, so that a program that names its
+	 * threads over and over does not fill the table. */
+	const char *had = tn_find(tid);
+	if (had && strnlen(had, THREAD_NAME) == len && !memcmp(had, name, len))
 		return;
 	uint64_t i = atomic_fetch_add_explicit(&ntnames, 1, memory_order_relaxed);
 	if (i >= MAX_THREAD_NAMES) {
@@ -91,7 +90,7 @@ void tp_nvtx_thread_name_set(int64_t tid, const char *name, size_t len)
 	}
 	memcpy(tnames[i].name, name, len);
 	tnames[i].name[len] = '\0';
-	/* Pairs with the acquire load in tp_nvtx_thread_name_get(). */
+	/* Pairs with the acquire load in tn_find(). */
 	atomic_store_explicit(&tnames[i].tid, tid, memory_order_release);
 }
 
@@ -102,21 +101,15 @@ uint64_t tp_nvtx_thread_names_lost(void)
 
 int tp_nvtx_thread_name_get(int64_t tid, char *out, size_t size)
 {
-	uint64_t n = atomic_load_explicit(&ntnames, memory_order_relaxed);
-	if (n > MAX_THREAD_NAMES)
-		n = MAX_THREAD_NAMES;
-	/* The newest name wins: search from the end. */
-	for (uint64_t i = n; i-- > 0;) {
-		if (atomic_load_explicit(&tnames[i].tid, memory_order_acquire) != tid)
-			continue;
-		size_t len = strnlen(tnames[i].name, THREAD_NAME);
-		if (len >= size)
-			len = size - 1;
-		memcpy(out, tnames[i].name, len);
-		out[len] = '\0';
-		return 0;
-	}
-	return -1;
+	const char *name = tn_find(tid);
+	if (!name)
+		return -1;
+	size_t len = strnlen(name, THREAD_NAME);
+	if (len >= size)
+		len = size - 1;
+	memcpy(out, name, len);
+	out[len] = '\0';
+	return 0;
 }
 
 /* ---- pairing (flush thread) --------------------------------------------- */

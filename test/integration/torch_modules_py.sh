@@ -11,7 +11,8 @@
 # module call; nesting; models of two classes at reused addresses named by
 # their own class; a forward that raises still ends, inside its parent, and
 # no event is left unfinished (with always_call: before its parent's next
-# child starts); a second thread's module events are on that thread.
+# child starts); a second thread's module events are on that thread
+# (test/lib/torch_modules_check.py).
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
 py=$(python_where 'import torch, inspect; assert "always_call" in inspect.signature(torch.nn.modules.module.register_module_forward_hook).parameters')
@@ -32,49 +33,9 @@ for mode in python python-no-always-call; do
 	reused=$(echo "$out" | sed -n 's/^reused //p')
 	[ "${reused:-0}" -gt 0 ] || skip "CPython gave no freed model's address to the other class in $rounds rounds: nothing to check names against"
 	check_trace tr_$mode/*.json >/dev/null
-	"$PYTHON" - tr_$mode/*.json "$(echo "$out" | sed -n 's/^order //p')" $rounds $mode <<'PY' \
-		|| die "$mode: module events wrong"
-import json, sys
-ev = json.load(open(sys.argv[1]))["traceEvents"]
-order = sys.argv[2].split()
-rounds = int(sys.argv[3])
-always = sys.argv[4] == "python"
-mods = sorted((e for e in ev if e.get("ph") == "X" and e["name"].startswith("nn.Module: ")),
-              key=lambda e: (e["tid"], e["ts"], -e["dur"]))
-# Begins balanced: no module event left open at the window's end, and no
-# end without its begin (written as an instant).
-left = [e for e in mods if (e.get("args") or {}).get("unfinished")]
-assert not left, "%d module events never ended, e.g. %s" % (len(left), left[:2])
-assert not [e for e in ev if e.get("ph") == "i" and e.get("name", "").startswith("nn.Module: ")]
-tids = sorted(set(e["tid"] for e in mods), key=lambda t: -sum(1 for e in mods if e["tid"] == t))
-assert len(tids) == 2, "want module events on 2 threads, got %d" % len(tids)
-main = [e for e in mods if e["tid"] == tids[0]]
-side = [e for e in mods if e["tid"] == tids[1]]
-assert len(main) == rounds * 5, "main thread: %d module events, want %d" % (len(main), rounds * 5)
-assert [e["name"] for e in side] == ["nn.Module: Beta", "nn.Module: ReLU inner"], side
-tops = [e["name"][len("nn.Module: "):] for e in main
-        if e["name"] in ("nn.Module: Alpha", "nn.Module: Beta")]
-assert tops == order, "models named out of turn (a stale name?): %s vs %s" % (tops[:12], order[:12])
-def inside(a, b):
-    return b["ts"] <= a["ts"] and a["ts"] + a["dur"] <= b["ts"] + b["dur"]
-i = 0
-while i < len(main):
-    top = main[i]
-    if top["name"] == "nn.Module: Catcher":
-        # Without always_call the raising forward's end is seen at its
-        # parent's end, so it may hold the next child: sort by name.
-        rest = sorted(main[i + 1:i + 3], key=lambda e: e["name"])
-        boom, after = rest
-        assert boom["name"] == "nn.Module: Boom boom" and after["name"] == "nn.Module: Identity after", main[i:i + 3]
-        assert inside(boom, top) and inside(after, top), main[i:i + 3]
-        if always:
-            assert boom["ts"] + boom["dur"] <= after["ts"], "the raising forward's end is late: %s" % main[i:i + 3]
-        i += 3
-    else:
-        inner = main[i + 1]
-        want = {"nn.Module: Alpha": "nn.Module: Linear inner", "nn.Module: Beta": "nn.Module: ReLU inner"}
-        assert inner["name"] == want[top["name"]] and inside(inner, top), main[i:i + 2]
-        i += 2
-PY
+	raised=ends
+	[ $mode = python ] || raised=late
+	"$PYTHON" "$TP_TOP/test/lib/torch_modules_check.py" tr_$mode/*.json \
+		"$(echo "$out" | sed -n 's/^order //p')" $rounds $raised || die "$mode: module events wrong"
 done
 echo "torch modules (Python hooks) ok"
