@@ -273,7 +273,7 @@ def _always_call(mm):
     import inspect
     try:
         return "always_call" in inspect.signature(mm.register_module_forward_hook).parameters
-    except (TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError):
         return False
 
 
