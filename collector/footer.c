@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collector/convert.h"
+#include "collector/cuda_kernels.h"
 #include "collector/flush_int.h"
 #include "collector/fthread.h"
 #include "collector/nvtx_decode.h"
@@ -75,6 +76,9 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	 * events are written, without them. */
 	tp_doc_u64(d, "thread_names_lost", tp_nvtx_thread_names_lost());
 	tp_doc_u64(d, "categories_lost", tp_convert_categories_lost());
+	/* Kernels registered past the table (or with no memory): their
+	 * launches show no kernel name. */
+	tp_doc_u64(d, "kernel_names_lost", tp_cuda_kernels_dropped());
 	tp_nvtx_payload_footer(d);
 	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_doc_str(d, "hostname", tp_fl.vars.hostname);
