@@ -3,6 +3,7 @@
  * plugins' members), and the attribution of ring drops to one window. */
 #include <string.h>
 
+#include "collector/annos.h"
 #include "collector/convert.h"
 #include "collector/cuda_kernels.h"
 #include "collector/flush_int.h"
@@ -79,6 +80,9 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	/* Kernels registered past the table (or with no memory): their
 	 * launches show no kernel name. */
 	tp_doc_u64(d, "kernel_names_lost", tp_cuda_kernels_dropped());
+	/* Annotations the GPU side could not keep (collector/annos.h): no
+	 * gpu_user_annotation spans their GPU work. */
+	tp_doc_u64(d, "gpu_annotations_lost", tp_annos_missed());
 	tp_nvtx_payload_footer(d);
 	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_doc_str(d, "hostname", tp_fl.vars.hostname);

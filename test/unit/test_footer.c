@@ -1,12 +1,14 @@
 /* The footer (collector/footer.c): the losses of the process's fixed
  * tables are written there, not only counted: thread names past the 1024
  * kept (thread_names_lost), kernel registrations past the table
- * (kernel_names_lost). */
+ * (kernel_names_lost), annotations past the GPU side's store
+ * (gpu_annotations_lost). */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "collector/annos.h"
 #include "collector/cuda_kernels.h"
 #include "collector/flush_int.h"
 #include "collector/nvtx_decode.h"
@@ -64,6 +66,16 @@ START_TEST(test_kernel_names_lost)
 }
 END_TEST
 
+START_TEST(test_gpu_annotations_lost)
+{
+	ck_assert_uint_eq(member("gpu_annotations_lost"), 0);
+	tp_annos_keep();
+	for (uint32_t i = 0; i < TP_ANNOS_MAX + 2; i++)
+		tp_annos_add(1, 1, "fwd", 3, i, i + 1);
+	ck_assert_uint_eq(member("gpu_annotations_lost"), 2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("footer");
@@ -71,6 +83,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_thread_names_lost);
 	tcase_add_test(tc, test_kernel_names_lost);
+	tcase_add_test(tc, test_gpu_annotations_lost);
 	suite_add_tcase(su, tc);
 	return tp_check_run(su);
 }
