@@ -57,11 +57,19 @@ static const char *cv_name(const struct tp_record *r, size_t *len, const char **
  * Writers take a category as a literal of plain characters that they may
  * remember by address (format/event.h), so each distinct one is made once,
  * its other characters as '_', and kept for the life of the process; past
- * CV_CATS_MAX of them, events keep the bare category (their
- * args.categories still has the text).  Flush thread only. */
+ * CV_CATS_MAX of them (or with no memory for one more, or too long), events
+ * keep the bare category (their args.categories still has the text), and
+ * each such event is counted in cv_cats_lost (the footer's categories_lost).
+ * Flush thread only. */
 #define CV_CATS_MAX 256
 static char *cv_cats[CV_CATS_MAX];
 static size_t cv_ncats;
+static uint64_t cv_cats_lost;
+
+uint64_t tp_convert_categories_lost(void)
+{
+	return cv_cats_lost;
+}
 
 static int cv_plain(char c)
 {
@@ -73,8 +81,12 @@ static const char *cv_cat(const char *base, const char *cats, size_t clen)
 {
 	char tmp[64 + TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES];
 	size_t blen = strlen(base);
-	if (!clen || blen + 2 + clen > sizeof(tmp))
+	if (!clen)
 		return base;
+	if (blen + 2 + clen > sizeof(tmp)) {
+		cv_cats_lost++;
+		return base;
+	}
 	memcpy(tmp, base, blen);
 	tmp[blen] = ',';
 	for (size_t i = 0; i < clen; i++)
@@ -83,11 +95,11 @@ static const char *cv_cat(const char *base, const char *cats, size_t clen)
 	for (size_t i = 0; i < cv_ncats; i++)
 		if (!strcmp(cv_cats[i], tmp))
 			return cv_cats[i];
-	if (cv_ncats == CV_CATS_MAX)
+	char *c = cv_ncats < CV_CATS_MAX ? strdup(tmp) : NULL;
+	if (!c) {
+		cv_cats_lost++;
 		return base;
-	char *c = strdup(tmp);
-	if (!c)
-		return base;
+	}
 	cv_cats[cv_ncats++] = c;
 	return c;
 }

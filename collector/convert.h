@@ -17,6 +17,11 @@ void tp_marker_stack_free(struct tp_marker_stack *s);
 void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		       int64_t pid);
 
+/* Events whose "cat" left out their categories since the process started
+ * (the footer's categories_lost): the process keeps 256 distinct lists of
+ * categories.  Flush thread. */
+uint64_t tp_convert_categories_lost(void);
+
 /* Writes complete events for markers still open at the end of a window, as
  * ending at end_ns with args {"unfinished":true}. */
 void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_t pid,

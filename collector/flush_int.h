@@ -96,6 +96,10 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
  * finalized: each drop is counted in exactly one file.  *interrupted (when
  * not NULL): how many of them a signal handler's write lost. */
 uint64_t tp_fl_attribute_drops(int commit, uint64_t *interrupted);
+/* After a window's last part was saved at path: one line when names or
+ * categories were not kept (the footer's thread_names_lost and
+ * categories_lost) since the previous such line. */
+void tp_fl_warn_lost(const char *path);
 
 /* self.c */
 /* tp_fl.program and tp_fl.cmdline, from /proc/self. */

@@ -3,9 +3,12 @@
  * plugins' members), and the attribution of ring drops to one window. */
 #include <string.h>
 
+#include "collector/annos.h"
 #include "collector/convert.h"
+#include "collector/cuda_kernels.h"
 #include "collector/flush_int.h"
 #include "collector/fthread.h"
+#include "collector/nvtx_decode.h"
 #include "collector/nvtx_payload.h"
 #include "collector/thread.h"
 #include "common/demangle.h"
@@ -17,6 +20,28 @@ static int ft_in(const struct tp_thread *t, const struct tp_win *w)
 {
 	return tp_fthread_in_window(t->fl, w->id);
 }
+
+/* What the process's fixed tables had no room for, since it started: the
+ * events are written, without what is lost.  Each is a footer member and,
+ * when a saved file shows it grew, one traceprof: line (tp_fl_warn_lost). */
+static const struct {
+	const char *key;
+	uint64_t (*count)(void);
+	const char *what;
+} ft_lost[] = {
+	{ "thread_names_lost", tp_nvtx_thread_names_lost,
+	  "thread names given with nvtxNameOsThread were not kept (the process keeps 1024 "
+	  "names): those threads show their own names" },
+	{ "categories_lost", tp_convert_categories_lost,
+	  "events kept only the category user_annotation (the process keeps 256 distinct lists "
+	  "of categories): their args.categories has the categories" },
+	{ "kernel_names_lost", tp_cuda_kernels_dropped,
+	  "kernels registered past the million the process keeps (or with no memory): their "
+	  "launches show no kernel name" },
+	{ "gpu_annotations_lost", tp_annos_missed,
+	  "user annotations were not kept for the GPU side (a million at most, or no memory): "
+	  "their GPU work has no gpu_user_annotation" },
+};
 
 void tp_fl_metadata(const struct tp_win *w, struct tp_writer *out, int last, uint64_t last_ns)
 {
@@ -72,6 +97,8 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_doc_u64(d, "events_cut_at_exit", tp_fl.cut_total);
 	tp_doc_u64(d, "names_cut", tp_demangle_cut_count());
 	tp_doc_u64(d, "names_left_mangled", tp_demangle_refused_count());
+	for (size_t i = 0; i < sizeof(ft_lost) / sizeof(ft_lost[0]); i++)
+		tp_doc_u64(d, ft_lost[i].key, ft_lost[i].count());
 	tp_nvtx_payload_footer(d);
 	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_doc_str(d, "hostname", tp_fl.vars.hostname);
@@ -96,6 +123,19 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_config_visit(&tp_fl.cfg, ft_cfg_field, d);
 	tp_doc_end(d);
 	tp_fl_plugins_footer(d);
+}
+
+void tp_fl_warn_lost(const char *path)
+{
+	/* What earlier files already said: the counts only grow. */
+	static uint64_t said[sizeof(ft_lost) / sizeof(ft_lost[0])];
+	for (size_t i = 0; i < sizeof(ft_lost) / sizeof(ft_lost[0]); i++) {
+		uint64_t n = ft_lost[i].count();
+		if (n > said[i])
+			tp_warn("%llu %s, as of %s (the footer's %s)", (unsigned long long)n,
+				ft_lost[i].what, path, ft_lost[i].key);
+		said[i] = n;
+	}
 }
 
 uint64_t tp_fl_attribute_drops(int commit, uint64_t *interrupted)

@@ -27,12 +27,17 @@ struct nv_domain {
 
 /* A slot is claimed with fetch_add, filled, then published: the release
  * store of `tid` pairs with the acquire load of the reader, so a reader
- * never sees a half-written name. */
+ * never sees a half-written name.  A name that finds the table full is not
+ * kept and is counted in `tnames_lost` (the footer's thread_names_lost). */
 static struct {
 	_Atomic int64_t tid; /* 0 until published */
 	char name[THREAD_NAME];
 } tnames[MAX_THREAD_NAMES];
-static _Atomic uint32_t ntnames;
+/* 64 bits: claims go on past the table's end (each one a counted loss) and
+ * must not wrap back into it. */
+static _Atomic uint64_t ntnames;
+/* Relaxed: a count, read for the footer; nothing is ordered by it. */
+static _Atomic uint64_t tnames_lost;
 
 uint64_t tp_nvtx_domain_add(const char *name, size_t len)
 {
@@ -55,36 +60,56 @@ const char *tp_nvtx_domain_name(uint64_t id)
 	return id ? ((const struct nv_domain *)(uintptr_t)id)->name : NULL;
 }
 
+/* The newest name given to tid (the table is searched from its end), or
+ * NULL: a published slot's name is complete and never changes. */
+static const char *tn_find(int64_t tid)
+{
+	uint64_t n = atomic_load_explicit(&ntnames, memory_order_relaxed);
+	if (n > MAX_THREAD_NAMES)
+		n = MAX_THREAD_NAMES;
+	for (uint64_t i = n; i-- > 0;)
+		/* Pairs with the release store in tp_nvtx_thread_name_set(). */
+		if (atomic_load_explicit(&tnames[i].tid, memory_order_acquire) == tid)
+			return tnames[i].name;
+	return NULL;
+}
+
 void tp_nvtx_thread_name_set(int64_t tid, const char *name, size_t len)
 {
-	uint32_t i = atomic_fetch_add_explicit(&ntnames, 1, memory_order_relaxed);
-	if (i >= MAX_THREAD_NAMES)
-		return;
 	if (len >= THREAD_NAME)
 		len = THREAD_NAME - 1;
+	/* The same name again needs no slot, so that a program that names its
+	 * threads over and over does not fill the table. */
+	const char *had = tn_find(tid);
+	if (had && strnlen(had, THREAD_NAME) == len && !memcmp(had, name, len))
+		return;
+	uint64_t i = atomic_fetch_add_explicit(&ntnames, 1, memory_order_relaxed);
+	if (i >= MAX_THREAD_NAMES) {
+		atomic_fetch_add_explicit(&tnames_lost, 1, memory_order_relaxed);
+		return;
+	}
 	memcpy(tnames[i].name, name, len);
 	tnames[i].name[len] = '\0';
-	/* Pairs with the acquire load in tp_nvtx_thread_name_get(). */
+	/* Pairs with the acquire load in tn_find(). */
 	atomic_store_explicit(&tnames[i].tid, tid, memory_order_release);
+}
+
+uint64_t tp_nvtx_thread_names_lost(void)
+{
+	return atomic_load_explicit(&tnames_lost, memory_order_relaxed);
 }
 
 int tp_nvtx_thread_name_get(int64_t tid, char *out, size_t size)
 {
-	uint32_t n = atomic_load_explicit(&ntnames, memory_order_relaxed);
-	if (n > MAX_THREAD_NAMES)
-		n = MAX_THREAD_NAMES;
-	/* The newest name wins: search from the end. */
-	for (uint32_t i = n; i-- > 0;) {
-		if (atomic_load_explicit(&tnames[i].tid, memory_order_acquire) != tid)
-			continue;
-		size_t len = strnlen(tnames[i].name, THREAD_NAME);
-		if (len >= size)
-			len = size - 1;
-		memcpy(out, tnames[i].name, len);
-		out[len] = '\0';
-		return 0;
-	}
-	return -1;
+	const char *name = tn_find(tid);
+	if (!name)
+		return -1;
+	size_t len = strnlen(name, THREAD_NAME);
+	if (len >= size)
+		len = size - 1;
+	memcpy(out, name, len);
+	out[len] = '\0';
+	return 0;
 }
 
 /* ---- pairing (flush thread) --------------------------------------------- */

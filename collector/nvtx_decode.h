@@ -37,8 +37,14 @@ uint64_t tp_nvtx_domain_add(const char *name, size_t len);
 const char *tp_nvtx_domain_name(uint64_t id);
 
 /* nvtxNameOsThread: names thread tid from now on, recording or not.  Any
- * thread, lock-free; the last name given wins. */
+ * thread, lock-free; the last name given wins.  The process keeps 1024
+ * names (the same name given to a thread again takes no room); past them a
+ * name is not kept and is counted (tp_nvtx_thread_names_lost()). */
 void tp_nvtx_thread_name_set(int64_t tid, const char *name, size_t len);
+
+/* How many names tp_nvtx_thread_name_set() could not keep since the
+ * process started (the footer's thread_names_lost).  Any thread. */
+uint64_t tp_nvtx_thread_names_lost(void);
 
 /* Copies the name given to tid into out; returns 0, or -1 when none. */
 int tp_nvtx_thread_name_get(int64_t tid, char *out, size_t size);

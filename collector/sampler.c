@@ -21,7 +21,8 @@
 
 /* Samples kept for windows not yet written: 10 minutes at the default 100 ms.
  * When full, the oldest go (a window that old was already written, or is so
- * long that its first minutes lose their counters, not its events). */
+ * long that its first minutes lose their counters, not its events: counted,
+ * when no file took them, in the footer's host_samples_lost). */
 #define SM_MAX_SAMPLES 6000
 
 struct sm_sample {
@@ -29,6 +30,7 @@ struct sm_sample {
 	double cpu_pct;
 	double rss_mb;
 	double threads;
+	int written; /* into a window's file: its eviction loses nothing */
 };
 
 static struct {
@@ -39,6 +41,8 @@ static struct {
 	uint64_t last_cpu;    /* process CPU time then, ns */
 	struct sm_sample *buf; /* ring of SM_MAX_SAMPLES */
 	size_t first, n;
+	uint64_t lost; /* samples evicted before any file took them */
+	uint64_t said; /* M.lost as of the last line that said it */
 } M;
 
 /* /proc/self/stat: utime is field 14, stime 15 (clock ticks), num_threads
@@ -87,7 +91,9 @@ static void sm_take(uint64_t now)
 		s.cpu_pct = 100.0 * cpu_s / wall_s;
 		s.rss_mb = (double)pages * (double)M.page_size / (1024.0 * 1024.0);
 		s.threads = (double)threads;
+		s.written = 0;
 		if (M.n == SM_MAX_SAMPLES) {
+			M.lost += !M.buf[M.first].written;
 			M.first = (M.first + 1) % SM_MAX_SAMPLES;
 			M.n--;
 		}
@@ -117,7 +123,7 @@ static void sm_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t 
 	static const char k_value[] = "value";
 	size_t kept = 0;
 	for (size_t i = 0; i < M.n; i++) {
-		const struct sm_sample *s = &M.buf[(M.first + i) % SM_MAX_SAMPLES];
+		struct sm_sample *s = &M.buf[(M.first + i) % SM_MAX_SAMPLES];
 		if (s->ns < first_ns) {
 			/* Windows are written in order: no later one wants it. */
 			kept = i + 1;
@@ -129,6 +135,7 @@ static void sm_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t 
 		tp_writer_counter(out, "Resident memory (MB)", 20, k_value, 5, pid, 0, s->ns,
 				  s->rss_mb);
 		tp_writer_counter(out, "Threads", 7, k_value, 5, pid, 0, s->ns, s->threads);
+		s->written = 1;
 	}
 	M.first = (M.first + kept) % SM_MAX_SAMPLES;
 	M.n -= kept;
@@ -153,7 +160,18 @@ static int sm_init(const struct tp_config *cfg)
 	M.period_ns = cfg->sample_ms * 1000000ull;
 	M.first = M.n = 0;
 	M.last_ns = 0;
+	M.lost = M.said = 0;
 	return 0;
+}
+
+static void sm_footer(struct tp_doc *d)
+{
+	tp_doc_u64(d, "host_samples_lost", M.lost);
+	if (M.lost > M.said)
+		tp_warn("%llu host samples (TRACEPROF_SAMPLE_MS) were lost: a window held more than "
+			"the %d kept; its first counters are missing (the footer's host_samples_lost)",
+			(unsigned long long)M.lost, SM_MAX_SAMPLES);
+	M.said = M.lost;
 }
 
 const struct tp_flush_plugin tp_sampler_plugin = {
@@ -161,4 +179,5 @@ const struct tp_flush_plugin tp_sampler_plugin = {
 	.init = sm_init,
 	.pass = sm_pass,
 	.window_events = sm_window_events,
+	.footer = sm_footer,
 };

@@ -32,7 +32,6 @@
  * shadow without the GIL (the public API creates frame objects and counts
  * references there), and any of this in a second interpreter. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -44,6 +43,7 @@
 #include "preload/export.h"
 #include "preload/hook.h"
 #include "preload/pystack_api.h"
+#include "preload/tls.h"
 
 #define PS_SHADOW 128 /* frames kept per thread; deeper stacks record none */
 #define PS_SCAN 24    /* words of PyThreadState searched for c_profilefunc */
@@ -64,22 +64,14 @@ struct ps_shadow {
 /* One pointer of initial-exec TLS, the shadow itself allocated by the
  * thread's install: the library's static TLS must stay small, since it may
  * be dlopen'ed later as NVTX's injection library, where only the static TLS
- * surplus is left (collector/thread.h).  Freed by a key destructor when the
- * thread ends. */
+ * surplus is left (collector/thread.h).  Freed when the thread ends
+ * (preload/tls.h). */
 static __thread struct ps_shadow *ps_tls __attribute__((tls_model("initial-exec")));
-static pthread_key_t ps_key;
-static pthread_once_t ps_key_once = PTHREAD_ONCE_INIT;
 
-static void ps_free(void *p)
+/* At the thread's end, before its shadow is freed. */
+static void ps_forget(void)
 {
 	ps_tls = NULL;
-	free(p);
-}
-
-static void ps_make_key(void)
-{
-	if (pthread_key_create(&ps_key, ps_free))
-		ps_key = (pthread_key_t)-1;
 }
 
 /* Offset of c_profilefunc in PyThreadState, found by the first install
@@ -238,10 +230,8 @@ TP_EXPORT int traceprof_pystack_install(int skip)
 	}
 	struct ps_shadow *s = ps_tls;
 	if (!s) {
-		pthread_once(&ps_key_once, ps_make_key);
-		s = calloc(1, sizeof(*s));
-		if (!s || ps_key == (pthread_key_t)-1 || pthread_setspecific(ps_key, s)) {
-			free(s);
+		s = tp_tls_new(sizeof(*s), ps_forget);
+		if (!s) {
 			tp_py.set_profile(NULL, NULL);
 			errno = saved;
 			return -1;

@@ -21,7 +21,6 @@
  * table and to the namer.  The hooks never raise: an error in the namer
  * stops the module events with one "traceprof:" line, and the program runs
  * on. */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +29,7 @@
 #include "common/log.h"
 #include "preload/export.h"
 #include "preload/pystack_api.h"
+#include "preload/tls.h"
 #include "preload/traceprof.h"
 
 /* CPython's PyMethodDef, unchanged since Python 2 (stable ABI). */
@@ -65,19 +65,11 @@ static py_obj *tm_namer;
 static py_obj *tm_hooks[2];
 static int tm_failed;
 static __thread struct tm_thread *tm_tls __attribute__((tls_model("initial-exec")));
-static pthread_key_t tm_key;
-static pthread_once_t tm_key_once = PTHREAD_ONCE_INIT;
 
-static void tm_free_thread(void *p)
+/* At the thread's end, before its state is freed (preload/tls.h). */
+static void tm_forget_thread(void)
 {
 	tm_tls = NULL;
-	free(p);
-}
-
-static void tm_make_key(void)
-{
-	if (pthread_key_create(&tm_key, tm_free_thread))
-		tm_key = (pthread_key_t)-1;
 }
 
 static struct tm_thread *tm_thread(void)
@@ -85,14 +77,7 @@ static struct tm_thread *tm_thread(void)
 	struct tm_thread *t = tm_tls;
 	if (t)
 		return t;
-	pthread_once(&tm_key_once, tm_make_key);
-	if (tm_key == (pthread_key_t)-1 || !(t = calloc(1, sizeof(*t))))
-		return NULL;
-	if (pthread_setspecific(tm_key, t)) {
-		free(t);
-		return NULL;
-	}
-	return tm_tls = t;
+	return tm_tls = tp_tls_new(sizeof(*t), tm_forget_thread);
 }
 
 static void tm_fail(const char *why)

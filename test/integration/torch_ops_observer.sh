@@ -21,7 +21,7 @@
 #     path again, as with no profiler); likewise --pytorch modules' global
 #     forward hooks are registered only while a step records (--step
 #     torch), and each recorded step has its module events.
-# TRACEPROF_TEST_TORCH_OPS_NVTX=1 forces the NVTX emission: the test fails
+# TP_TEST_TORCH_OPS=nvtx forces the NVTX emission: the test fails
 # there (user_annotation "aten::addmm, seq = ..." events).
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"

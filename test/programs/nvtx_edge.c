@@ -11,6 +11,10 @@
  *                               (N handler calls) after 200 of them;
  *   prog_nvtx_edge domains N    creates N domains "dom0".. and pushes and
  *                               pops a range "in_domN" in each; "ok";
+ *   prog_nvtx_edge names N      names N thread ids 1000000.. with
+ *                               nvtxNameOsThreadA ("t0".., the first one
+ *                               twice with the same name), then pushes and
+ *                               pops a range "named"; "ok";
  *   prog_nvtx_edge first        prints "first_ns N": how long the process's
  *                               first NVTX call (nvtxRangePushA, which runs
  *                               NVTX's start-up, and makes the thread's
@@ -21,6 +25,7 @@
  * unmatched pop). */
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +106,19 @@ int main(int argc, char **argv)
 			nvtxDomainRangePushEx(d, &a);
 			nvtxDomainRangePop(d);
 		}
+		printf("ok\n");
+		return 0;
+	}
+	if (!strcmp(mode, "names")) {
+		int n = argc > 2 ? atoi(argv[2]) : 1100;
+		for (int i = 0; i < n; i++) {
+			char name[32];
+			snprintf(name, sizeof(name), "t%d", i);
+			nvtxNameOsThreadA(1000000u + (uint32_t)i, name);
+		}
+		nvtxNameOsThreadA(1000000u, "t0");
+		nvtxRangePushA("named");
+		nvtxRangePop();
 		printf("ok\n");
 		return 0;
 	}

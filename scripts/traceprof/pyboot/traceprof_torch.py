@@ -231,13 +231,16 @@ def _pre(module, _inputs):
 
 def _post(module, _inputs, _output):
     try:
-        st = getattr(_tls, "stack", None)
-        # Pop to this module: a forward that raised left its entry behind
-        # (its marker stays open in the trace: the call never returned).
-        while st:
-            m, n = st.pop()
-            if m is module:
-                _lib[2](n)
+        st = getattr(_tls, "stack", None) or ()
+        # Pop to this module.  Without always_call (PyTorch < 2.1) a forward
+        # that raised left its entry above it: its end is first seen here,
+        # so it ends here, inside this module, rather than never.  A module
+        # not on the stack (its pre hook did not run) ends nothing.
+        for k in range(len(st) - 1, -1, -1):
+            if st[k][0] is module:
+                for _m, n in reversed(st[k:]):
+                    _lib[2](n)
+                del st[k:]
                 return
     except Exception as e:
         _hook_failed(e)
@@ -289,13 +292,31 @@ def _hook_modules(torch):
     _tls = threading.local()
     _names = weakref.WeakKeyDictionary()
     mm = torch.nn.modules.module
-    if not _hook_modules_c(mm, weakref):
+    # Test only (test/integration/torch_modules_py.sh, docs/development.md):
+    # TP_TEST_TORCH_MODULE_HOOKS=python[-no-always-call] runs the Python
+    # hooks below where the C ones would be.
+    force = os.environ.get("TP_TEST_TORCH_MODULE_HOOKS", "")
+    if force.startswith("python") or not _hook_modules_c(mm, weakref):
         _mod_hooks.append((mm.register_module_forward_pre_hook, _pre, {}))
-        _mod_hooks.append((mm.register_module_forward_hook, _post, {}))
+        if force != "python-no-always-call" and _always_call(mm):
+            # A forward that raised ends when it raised (see _post).
+            _mod_hooks.append((mm.register_module_forward_hook, _post, {"always_call": True}))
+        else:
+            _mod_hooks.append((mm.register_module_forward_hook, _post, {}))
     if optimizer_steps:
         _modules_follow()
     else:
         _modules_set(True)
+
+
+def _always_call(mm):
+    """Whether PyTorch has always_call (2.1+): a global forward hook that
+    also runs after a forward that raised."""
+    import inspect
+    try:
+        return "always_call" in inspect.signature(mm.register_module_forward_hook).parameters
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def _hook_modules_c(mm, weakref):
@@ -305,12 +326,9 @@ def _hook_modules_c(mm, weakref):
     a forward that raised, so no stack is kept here) and a GIL (the library's
     table of names relies on it).  False: the Python hooks above are used."""
     import ctypes
-    import inspect
-    if getattr(sys, "_is_gil_enabled", lambda: True)() is False:
+    if getattr(sys, "_is_gil_enabled", lambda: True)() is False or not _always_call(mm):
         return False
     try:
-        if "always_call" not in inspect.signature(mm.register_module_forward_hook).parameters:
-            return False
         lib = ctypes.PyDLL(None)
         get, forget = lib.traceprof_torch_module_hook, lib.traceprof_torch_module_forget
     except (AttributeError, OSError, TypeError, ValueError):
@@ -433,7 +451,7 @@ def _start_observer(torch):
     import ctypes
     import platform
     if platform.machine() not in ("x86_64", "AMD64") or \
-            os.environ.get("TRACEPROF_TEST_TORCH_OPS_NVTX") == "1":
+            os.environ.get("TP_TEST_TORCH_OPS") == "nvtx":
         return False
     hdr = os.path.join(os.path.dirname(torch.__file__), "include", "ATen", "record_function.h")
     try:
