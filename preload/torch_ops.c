@@ -31,7 +31,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "collector/emit.h"
@@ -39,6 +38,7 @@
 #include "common/layout.h"
 #include "common/log.h"
 #include "preload/export.h"
+#include "preload/tls.h"
 #include "preload/traceprof.h"
 
 /* at::RecordFunctionCallback as PyTorch 2.x lays it out
@@ -90,35 +90,20 @@ static pthread_mutex_t to_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t to_handles[2];
 static int to_on;
 static __thread struct to_thread *to_tls __attribute__((tls_model("initial-exec")));
-static pthread_key_t to_key;
-static pthread_once_t to_key_once = PTHREAD_ONCE_INIT;
 
-static void to_free_thread(void *p)
+static void to_forget_thread(void)
 {
 	to_tls = NULL;
-	free(p);
 }
 
-static void to_make_key(void)
-{
-	if (pthread_key_create(&to_key, to_free_thread))
-		to_key = (pthread_key_t)-1;
-}
-
-/* This thread's stack of open ops, made at its first recorded op. */
+/* This thread's stack of open ops, made at its first recorded op
+ * (preload/tls.h frees it when the thread ends). */
 static struct to_thread *to_thread(void)
 {
 	struct to_thread *t = to_tls;
 	if (t)
 		return t;
-	pthread_once(&to_key_once, to_make_key);
-	if (to_key == (pthread_key_t)-1 || !(t = calloc(1, sizeof(*t))))
-		return NULL;
-	if (pthread_setspecific(to_key, t)) {
-		free(t);
-		return NULL;
-	}
-	return to_tls = t;
+	return to_tls = tp_tls_new(sizeof(*t), to_forget_thread);
 }
 
 /* ---- operators ---------------------------------------------------------- */
