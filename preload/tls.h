@@ -15,4 +15,19 @@
  * hot path: it allocates. */
 void *tp_tls_new(size_t size, void (*forget)(void));
 
+/* The usual module state: `static type *var` in initial-exec TLS and
+ * `static type *get(void)`, which returns it, made by tp_tls_new() on the
+ * thread's first call (NULL when that fails); the thread's end sets var
+ * back to NULL before the state is freed. */
+#define TP_TLS_STATE(type, var, get)                                                      \
+	static __thread type *var __attribute__((tls_model("initial-exec")));             \
+	static void get##_forget(void)                                                    \
+	{                                                                                 \
+		var = NULL;                                                               \
+	}                                                                                 \
+	static type *get(void)                                                            \
+	{                                                                                 \
+		return var ? var : (var = tp_tls_new(sizeof(*var), get##_forget));         \
+	}
+
 #endif

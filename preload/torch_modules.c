@@ -64,21 +64,7 @@ static struct tp_map tm_names; /* module address -> malloc'ed name */
 static py_obj *tm_namer;
 static py_obj *tm_hooks[2];
 static int tm_failed;
-static __thread struct tm_thread *tm_tls __attribute__((tls_model("initial-exec")));
-
-/* At the thread's end, before its state is freed (preload/tls.h). */
-static void tm_forget_thread(void)
-{
-	tm_tls = NULL;
-}
-
-static struct tm_thread *tm_thread(void)
-{
-	struct tm_thread *t = tm_tls;
-	if (t)
-		return t;
-	return tm_tls = tp_tls_new(sizeof(*t), tm_forget_thread);
-}
+TP_TLS_STATE(struct tm_thread, tm_tls, tm_thread)
 
 static void tm_fail(const char *why)
 {

@@ -89,22 +89,8 @@ static to_handle_fn to_remove, to_disable, to_enable;
 static pthread_mutex_t to_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t to_handles[2];
 static int to_on;
-static __thread struct to_thread *to_tls __attribute__((tls_model("initial-exec")));
-
-static void to_forget_thread(void)
-{
-	to_tls = NULL;
-}
-
-/* This thread's stack of open ops, made at its first recorded op
- * (preload/tls.h frees it when the thread ends). */
-static struct to_thread *to_thread(void)
-{
-	struct to_thread *t = to_tls;
-	if (t)
-		return t;
-	return to_tls = tp_tls_new(sizeof(*t), to_forget_thread);
-}
+/* This thread's stack of open ops, made at its first recorded op. */
+TP_TLS_STATE(struct to_thread, to_tls, to_thread)
 
 /* ---- operators ---------------------------------------------------------- */
 
