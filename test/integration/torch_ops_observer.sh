@@ -2,7 +2,8 @@
 # --pytorch ops through the library's RecordFunction observer
 # (preload/torch_ops.c), with real PyTorch 2.x (the torch venv's) and an
 # unmodified script (test/programs/torch_ops_life.py) that runs its own
-# torch.profiler.  Checks that:
+# torch.profiler; with the torch venv's PyTorch and again with the composer
+# venv's older one where it exists.  Checks that:
 #   - the program's output is unchanged, its own profiler still sees its
 #     ops, and stderr has nothing of ours;
 #   - each op is one "cpu_op" slice named as torch.profiler names it
@@ -29,10 +30,12 @@
 need_venv torch 'import torch, torch.library' "torch does not import"
 prog="$TP_TOP/test/programs/torch_ops_life.py"
 
+# check VENV: the run and its checks with that venv's python in $py.
+check() {
 plain=$("$py" "$prog" 5 2>/dev/null) || die "the script failed without traceprof: $plain"
-out=$("$BUILD/traceprof" run -q --folder "$PWD/tr" --step torch --pytorch modules,ops \
-	--schedule wait=1,active=3,repeat=1 -- "$py" "$prog" 5 2>err.txt) \
-	|| die "the script failed under traceprof: $(cat err.txt)"
+out=$("$BUILD/traceprof" run -q --folder "$PWD/tr_$1" --step torch --pytorch modules,ops \
+	--schedule wait=1,active=3,repeat=1 -- "$py" "$prog" 5 2>err_$1.txt) \
+	|| die "the script failed under traceprof: $(cat err_$1.txt)"
 [ "$(echo "$plain" | grep -v '^global')" = "$(echo "$out" | grep -v '^global')" ] ||
 	die "the program's output changed: '$plain' vs '$out'"
 # Steps 1-3 record (wait=1,active=3): after step k, k+1's state.
@@ -42,10 +45,10 @@ out=$("$BUILD/traceprof" run -q --folder "$PWD/tr" --step torch --pytorch module
 	die "global callbacks without traceprof: $(echo "$plain" | grep '^global')"
 [ "$(echo "$out" | sed -n 's/^global forward hooks after each step //p')" = "1 1 1 0 0" ] ||
 	die "the module hooks do not follow the schedule: $(echo "$out" | grep '^global')"
-! grep -q traceprof err.txt || die "unexpected messages: $(cat err.txt)"
-[ "$(ls tr/*.json 2>/dev/null | wc -l)" = 1 ] || die "want one window's file, got: $(ls tr 2>&1)"
-check_trace tr/*.json >/dev/null
-"$PYTHON" - tr/*.json <<'PY' || die "op events wrong"
+! grep -q traceprof err_$1.txt || die "unexpected messages: $(cat err_$1.txt)"
+[ "$(ls tr_$1/*.json 2>/dev/null | wc -l)" = 1 ] || die "want one window's file, got: $(ls tr_$1 2>&1)"
+check_trace tr_$1/*.json >/dev/null
+"$PYTHON" - tr_$1/*.json <<'PY' || die "op events wrong"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 ev = doc["traceEvents"]
@@ -87,4 +90,14 @@ for s in steps:
 assert per[0] == per[2], "steps 1 and 3 ran different ops"
 print("%d op events, %d on the side threads, %d nested lost and counted" % (len(ops), len(side), lost))
 PY
+}
+
+check torch
+# Composer's venv pins an older torch (2.7 when written): the observer on a
+# second release of PyTorch, where the venv exists.
+if py=$(tp_venv_python composer) && "$py" -c 'import torch.library' 2>/dev/null; then
+	check composer
+else
+	echo "no composer venv: torch 2.15 only"
+fi
 echo "torch ops (observer) ok"
