@@ -83,8 +83,8 @@ RUN_OPTIONS = [
      "trace programs started with exec"),
     ("--pytorch", "TRACEPROF_PYTORCH", "none", "str",
      "PyTorch events with no code change: a comma-separated subset of modules (one event "
-     "per nn.Module forward), ops (ATen operators; a CUDA build of PyTorch), shapes (ops "
-     "with input shapes)"),
+     "per nn.Module forward), ops (one cpu_op event per ATen operator and autograd "
+     "node), shapes (ops with input shapes in their names; a CUDA build of PyTorch)"),
     ("--capture", "TRACEPROF_CAPTURE", "none", ["none", "cudaProfilerApi"],
      "cudaProfilerApi: record only between cudaProfilerStart/Stop (or "
      "cuProfilerStart/Stop), one file per range; not with --schedule"),
