@@ -12,9 +12,9 @@ ordinary one and a straggler, 5% slower steps) and copied to the others with
 their rank rewritten, which costs seconds instead of minutes.  Times are wall
 clock of the whole command (Python start included); memory is the command's
 peak resident set (ru_maxrss of the child).  BENCH_BIG=1 adds 8 ranks of
-500 MB (a quarter of an hour: generating them, and reading the whole job's
-events, 4 GB, besides its tables; the two tables by rank must agree,
-test/lib/sumcmp.py).  BENCH_BIG_ONLY=1: only that; BENCH_BIG_MB: another size
+500 MB (a quarter of an hour: generating them, reading the whole job's
+events, 4 GB, for --by rank and one rank's for its summary, besides the
+tables; the tables must agree with the events', test/lib/sumcmp.py).  BENCH_BIG_ONLY=1: only that; BENCH_BIG_MB: another size
 than 500 (a smoke test).
 
 The streaming read (issue 35 item 2): `summary --from-events` of one file of
@@ -89,7 +89,8 @@ def make_job(folder, ranks, mb):
 
 def big_job(tmp):
     """8 ranks of 500 MB: summary --by rank from the tables and, the whole job,
-    from the events; the two tables compared; one file's summary."""
+    from the events; one rank's summary from its table and its events; each
+    pair of tables compared."""
     big = os.path.join(tmp, "big")
     mb = float(os.environ.get("BENCH_BIG_MB", "500"))
     t0 = time.monotonic()
@@ -112,9 +113,22 @@ def big_job(tmp):
     print("summary --by rank, 8 ranks x %g MB: tables and events %s (%d rows); %s"
           % (mb, "agree" if cmp.returncode == 0 else "DIFFER: " + cmp.stdout.strip()[:300],
              len(lines) - 1, " | ".join(lines[:3])))
-    one = os.path.join(big, "rank0.trace.json")
-    dt, mib = measure([PY, TP, "summary", one])
+    # One rank's summary by name (self times: the heaviest read; summary
+    # takes one file but with --by rank), from its table and its events.
+    one = os.path.join(big, "rank1.trace.json")
+    dt, mib = measure([PY, TP, "summary", "--csv", "--top", "0", one], fast)
     print("summary, 1 file of %g MB, table: %.2f s, %.0f MiB" % (mb, dt, mib))
+    dt, mib = measure([PY, TP, "summary", "--csv", "--top", "0", "--from-events", one], slow)
+    sz = os.path.getsize(one) / 1e6
+    print("summary, 1 file of %g MB, events (--from-events): %.2f s, %.2f CPU s "
+          "(%.1f MB per CPU second), %.0f MiB" % (mb, dt, measure.cpu, sz / measure.cpu, mib))
+    cmp = subprocess.run([PY, os.path.join(TOP, "test", "lib", "sumcmp.py"), fast, slow],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(fast) as f:
+        lines = f.read().splitlines()
+    print("summary, 1 file of %g MB: table and events %s (%d rows); %s"
+          % (mb, "agree" if cmp.returncode == 0 else "DIFFER: " + cmp.stdout.strip()[:300],
+             len(lines) - 1, " | ".join(lines[:4])))
 
 
 def main():
