@@ -14,17 +14,29 @@
  *
  * First without a sink (the file is dropped and a new one begun whenever it
  * passes 1 MiB, as a flush would empty the buffer, but nothing is written:
- * the formatting cost alone; best of three passes), then through zstd sinks at levels 1 (the default), 2 and 3
- * into a temporary folder (one pass each).  bench_compress measures the
- * same events through a real sink, write(2) included.  Rates are per second
- * of this thread's CPU time.  Prints:
+ * the formatting cost alone), then through zstd sinks at levels 1 (the
+ * default), 2 and 3 into a temporary folder (one pass each).  bench_compress
+ * measures the same events through a real sink, write(2) included.  Rates
+ * are per second of this thread's CPU time.
+ *
+ * The formatting passes come in rounds of two, with the file's aggregate
+ * table (format/aggregate.h, as tp_writer_open() opens every file) and
+ * without it (the writer opened directly), in turn (ABBA: the first of a
+ * round alternates), so that both see the same machine: the table's cost
+ * on the writer (issue 35 asks for none measurable).  Prints:
  *
  *   json_events_per_sec=N bytes_per_event=N
+ *   table_off_events_per_sec=N table_on_over_off=R (LO-HI) added_ns_per_event=D rounds=K
  *   zstd_level=L events_per_sec=N bytes_per_event=N
  *
- * bytes_per_event is the JSON size for the first line and the compressed
- * size for the zstd lines.  BENCH_EVENTS overrides the event count;
- * BENCH_ZSTD=0 skips the zstd runs (for profiling the formatter alone). */
+ * The rates are the best pass of each (the one least disturbed); R is the
+ * median over rounds of on/off throughput (its range in brackets), D the
+ * best passes' difference.  bytes_per_event is the JSON size for the first
+ * line and the compressed size for the zstd lines.  BENCH_EVENTS overrides
+ * the event count (per pass); BENCH_ROUNDS the rounds (default 5);
+ * BENCH_TABLE=1 or 0 runs only passes with or without the table (for
+ * callgrind: instructions per event with and without); BENCH_ZSTD=0 skips
+ * the zstd runs (for profiling the formatter alone). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,49 +96,83 @@ static void write_event(struct tp_writer *w, uint64_t i, uint64_t *ns)
 /* 45 days into Kineto's 90-day bucket, as bench_compress. */
 #define START_NS (45ull * 86400 * 1000000000ull)
 
-/* A file whose time base is 0: ts is the monotonic time itself. */
-static struct tp_writer *open_file(struct tp_sink *s)
+/* A file whose time base is 0: ts is the monotonic time itself.  table 0:
+ * opened without tp_writer_open(), so without the aggregate table. */
+static struct tp_writer *open_file(struct tp_sink *s, int table)
 {
 	struct tp_writer_header h;
 	memset(&h, 0, sizeof(h));
-	return tp_writer_open(&tp_json_writer, s, &h);
+	return table ? tp_writer_open(&tp_json_writer, s, &h) : tp_json_writer.open(s, &h);
 }
 
-/* Best of three passes: the fastest is the one least disturbed. */
-static int bench_plain(uint64_t n)
+/* One pass of n events through files of up to 1 MiB with no sink: its CPU
+ * seconds, or -1; *bytes: the JSON written. */
+static double plain_pass(uint64_t n, int table, uint64_t *bytes)
 {
-	double best = 0;
-	uint64_t bytes = 0;
-	for (int pass = 0; pass < 3; pass++) {
-		uint64_t ns = START_NS;
-		struct tp_writer *w = open_file(NULL);
-		if (!w)
-			return 1;
-		/* The header is not an event's. */
-		uint64_t base = tp_writer_bytes(w);
-		bytes = 0;
-		double t0 = now_s();
-		for (uint64_t i = 0; i < n; i++) {
-			write_event(w, i, &ns);
-			if (tp_writer_bytes(w) - base >= TP_JSON_BUF - 512) {
-				bytes += tp_writer_bytes(w) - base;
-				tp_writer_discard(w);
-				if (!(w = open_file(NULL)))
-					return 1;
-				base = tp_writer_bytes(w);
-			}
+	uint64_t ns = START_NS;
+	struct tp_writer *w = open_file(NULL, table);
+	if (!w)
+		return -1;
+	/* The header is not an event's. */
+	uint64_t base = tp_writer_bytes(w);
+	*bytes = 0;
+	double t0 = now_s();
+	for (uint64_t i = 0; i < n; i++) {
+		write_event(w, i, &ns);
+		if (tp_writer_bytes(w) - base >= TP_JSON_BUF - 512) {
+			*bytes += tp_writer_bytes(w) - base;
+			tp_writer_discard(w);
+			if (!(w = open_file(NULL, table)))
+				return -1;
+			base = tp_writer_bytes(w);
 		}
-		double dt = now_s() - t0;
-		bytes += tp_writer_bytes(w) - base;
-		int err = tp_writer_error(w);
-		tp_writer_discard(w);
-		if (err)
-			return 1;
-		if (pass == 0 || dt < best)
-			best = dt;
 	}
-	printf("json_events_per_sec=%.0f bytes_per_event=%.1f\n", (double)n / best,
-	       (double)bytes / (double)n);
+	double dt = now_s() - t0;
+	*bytes += tp_writer_bytes(w) - base;
+	int err = tp_writer_error(w);
+	tp_writer_discard(w);
+	return err ? -1 : dt;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+#define MAX_ROUNDS 64
+
+/* only: -1 both, in rounds; 1 or 0: with or without the table only. */
+static int bench_plain(uint64_t n, int rounds, int only)
+{
+	double best[2] = { 0, 0 }, ratio[MAX_ROUNDS];
+	uint64_t bytes = 0;
+	for (int r = 0; r < rounds; r++) {
+		double dt[2] = { 0, 0 };
+		for (int k = 0; k < 2; k++) {
+			int table = (r + k) % 2 ? 0 : 1; /* ABBA */
+			if (only >= 0 && table != only)
+				continue;
+			dt[table] = plain_pass(n, table, &bytes);
+			if (dt[table] < 0)
+				return 1;
+			if (!best[table] || dt[table] < best[table])
+				best[table] = dt[table];
+		}
+		ratio[r] = only < 0 ? dt[0] / dt[1] : 0;
+	}
+	int t = only == 0 ? 0 : 1;
+	printf("json_events_per_sec=%.0f bytes_per_event=%.1f%s\n", (double)n / best[t],
+	       (double)bytes / (double)n, t ? "" : " table=off");
+	if (only < 0) {
+		qsort(ratio, (size_t)rounds, sizeof(ratio[0]), cmp_double);
+		double mid = rounds % 2 ? ratio[rounds / 2]
+					: (ratio[rounds / 2 - 1] + ratio[rounds / 2]) / 2;
+		printf("table_off_events_per_sec=%.0f table_on_over_off=%.3f (%.3f-%.3f) "
+		       "added_ns_per_event=%.2f rounds=%d\n",
+		       (double)n / best[0], mid, ratio[0], ratio[rounds - 1],
+		       (best[1] - best[0]) / (double)n * 1e9, rounds);
+	}
 	return 0;
 }
 
@@ -138,7 +184,7 @@ static int bench_zstd(uint64_t n, int level, const char *dir)
 		fprintf(stderr, "bench_json: sink in %s: %s\n", dir, strerror(-rc));
 		return 1;
 	}
-	struct tp_writer *w = open_file(s);
+	struct tp_writer *w = open_file(s, 1);
 	if (!w) {
 		tp_sink_abort(s);
 		return 1;
@@ -179,7 +225,12 @@ int main(void)
 		perror("bench_json: mkdtemp");
 		return 1;
 	}
-	int rc = bench_plain(n);
+	int rounds = 5, only = -1;
+	if ((e = getenv("BENCH_ROUNDS")) && atoi(e) > 0)
+		rounds = atoi(e) < MAX_ROUNDS ? atoi(e) : MAX_ROUNDS;
+	if ((e = getenv("BENCH_TABLE")) && (!strcmp(e, "0") || !strcmp(e, "1")))
+		only = atoi(e);
+	int rc = bench_plain(n, rounds, only);
 	e = getenv("BENCH_ZSTD");
 	if (e && !strcmp(e, "0")) {
 		rmdir(dir);

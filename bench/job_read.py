@@ -12,7 +12,10 @@ ordinary one and a straggler, 5% slower steps) and copied to the others with
 their rank rewritten, which costs seconds instead of minutes.  Times are wall
 clock of the whole command (Python start included); memory is the command's
 peak resident set (ru_maxrss of the child).  BENCH_BIG=1 adds 8 ranks of
-500 MB (minutes: generating them, and one full read of the events).
+500 MB (a quarter of an hour: generating them, reading the whole job's
+events, 4 GB, for --by rank and one rank's for its summary, besides the
+tables; the tables must agree with the events', test/lib/sumcmp.py).  BENCH_BIG_ONLY=1: only that; BENCH_BIG_MB: another size
+than 500 (a smoke test).
 
 The streaming read (issue 35 item 2): `summary --from-events` of one file of
 BENCH_STREAM_MB MB (default 500; 100 with BENCH_QUICK=1; 0 leaves it out)
@@ -35,16 +38,18 @@ GEN = os.path.join(TOP, "test", "lib", "gentrace.py")
 PY = sys.executable
 
 
-def measure(args):
+def measure(args, out=None):
     """timed(args) in a process of its own, so that the peak is this
-    command's alone."""
-    code = ("import sys,resource,subprocess,time;t=time.monotonic();"
-            "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.PIPE);"
+    command's alone; its output into the file out, if given."""
+    code = ("import sys,resource,subprocess,time;o=sys.argv[1];"
+            "f=open(o,'wb') if o else subprocess.DEVNULL;t=time.monotonic();"
+            "r=subprocess.run(sys.argv[2:],stdout=f,stderr=subprocess.PIPE);"
             "dt=time.monotonic()-t;"
             "sys.stderr.write(r.stderr.decode(errors='replace')[-300:]) if r.returncode else None;"
             "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
             "print(dt, u.ru_maxrss/1024.0, r.returncode, u.ru_utime+u.ru_stime)")
-    out = subprocess.run([PY, "-c", code] + args, stdout=subprocess.PIPE, check=True).stdout
+    out = subprocess.run([PY, "-c", code, out or ""] + args, stdout=subprocess.PIPE,
+                         check=True).stdout
     dt, mib, rc, cpu = out.split()
     if int(rc):
         raise RuntimeError("%s failed" % " ".join(args))
@@ -82,11 +87,58 @@ def make_job(folder, ranks, mb):
             f.write(data)
 
 
+def big_job(tmp):
+    """8 ranks of 500 MB: summary --by rank from the tables and, the whole job,
+    from the events; one rank's summary from its table and its events; each
+    pair of tables compared."""
+    big = os.path.join(tmp, "big")
+    mb = float(os.environ.get("BENCH_BIG_MB", "500"))
+    t0 = time.monotonic()
+    make_job(big, 8, mb)
+    size = sum(os.path.getsize(os.path.join(big, f)) for f in os.listdir(big)) / 1e6
+    print("generate 8 ranks x %g MB (%.0f MB in all): %.1f s" % (mb, size, time.monotonic() - t0))
+    fast, slow = os.path.join(tmp, "tables.csv"), os.path.join(tmp, "events.csv")
+    dt, mib = measure([PY, TP, "summary", "--by", "rank", "--csv", "--top", "0", big], fast)
+    print("summary --by rank, 8 ranks x %g MB, tables: %.2f s, %.2f CPU s, %.0f MiB"
+          % (mb, dt, measure.cpu, mib))
+    dt, mib = measure([PY, TP, "summary", "--by", "rank", "--csv", "--top", "0", "--from-events",
+                       big], slow)
+    print("summary --by rank, 8 ranks x %g MB, events (--from-events, the whole job): "
+          "%.2f s, %.2f CPU s (%.1f MB per CPU second), %.0f MiB"
+          % (mb, dt, measure.cpu, size / measure.cpu, mib))
+    cmp = subprocess.run([PY, os.path.join(TOP, "test", "lib", "sumcmp.py"), fast, slow],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(fast) as f:
+        lines = f.read().splitlines()
+    print("summary --by rank, 8 ranks x %g MB: tables and events %s (%d rows); %s"
+          % (mb, "agree" if cmp.returncode == 0 else "DIFFER: " + cmp.stdout.strip()[:300],
+             len(lines) - 1, " | ".join(lines[:3])))
+    # One rank's summary by name (self times: the heaviest read; summary
+    # takes one file but with --by rank), from its table and its events.
+    one = os.path.join(big, "rank1.trace.json")
+    dt, mib = measure([PY, TP, "summary", "--csv", "--top", "0", one], fast)
+    print("summary, 1 file of %g MB, table: %.2f s, %.0f MiB" % (mb, dt, mib))
+    dt, mib = measure([PY, TP, "summary", "--csv", "--top", "0", "--from-events", one], slow)
+    sz = os.path.getsize(one) / 1e6
+    print("summary, 1 file of %g MB, events (--from-events): %.2f s, %.2f CPU s "
+          "(%.1f MB per CPU second), %.0f MiB" % (mb, dt, measure.cpu, sz / measure.cpu, mib))
+    cmp = subprocess.run([PY, os.path.join(TOP, "test", "lib", "sumcmp.py"), fast, slow],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(fast) as f:
+        lines = f.read().splitlines()
+    print("summary, 1 file of %g MB: table and events %s (%d rows); %s"
+          % (mb, "agree" if cmp.returncode == 0 else "DIFFER: " + cmp.stdout.strip()[:300],
+             len(lines) - 1, " | ".join(lines[:4])))
+
+
 def main():
     ranks = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     mb = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
     tmp = tempfile.mkdtemp(prefix="tp-jobread-")
     try:
+        if os.environ.get("BENCH_BIG_ONLY") == "1":
+            big_job(tmp)
+            return 0
         t0 = time.monotonic()
         job = os.path.join(tmp, "job")
         make_job(job, ranks, mb)
@@ -123,18 +175,8 @@ def main():
                       % (size, dt, measure.cpu, size / measure.cpu, mib, gen))
                 os.unlink(one)
         if os.environ.get("BENCH_BIG") == "1":
-            big = os.path.join(tmp, "big")
             shutil.rmtree(job, ignore_errors=True)
-            t0 = time.monotonic()
-            make_job(big, 8, 500)
-            print("generate 8 ranks x 500 MB: %.1f s" % (time.monotonic() - t0))
-            dt, mib = measure([PY, TP, "summary", "--by", "rank", big])
-            print("summary --by rank, 8 ranks x 500 MB, tables: %.2f s, %.0f MiB" % (dt, mib))
-            one = os.path.join(big, "rank0.trace.json")
-            dt, mib = measure([PY, TP, "summary", one])
-            print("summary, 1 file of 500 MB, table: %.2f s, %.0f MiB" % (dt, mib))
-            dt, mib = measure([PY, TP, "summary", "--from-events", one])
-            print("summary, 1 file of 500 MB, events (--from-events): %.2f s, %.0f MiB" % (dt, mib))
+            big_job(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

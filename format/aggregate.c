@@ -1,14 +1,23 @@
 /* The table of a file's own events (format/aggregate.h).
  *
  * Cost: this runs for every event the flush thread writes, next to a JSON
- * formatter that takes about 50 ns an event, so the common case is a few
- * loads and compares: the name's row from a small cache keyed by the
- * name's address (stable names: CUDA API names, kernel names; the text is
- * still compared, as format/event.h asks), the thread's stack from the
- * last thread seen (events come in runs of one thread), and one push.
- * Names whose text is not stable are hashed (common/hash.h). */
+ * formatter of about 650 instructions an event (bench_json), so the common
+ * case (ag_fast, about 50 instructions, no call and no frame) is loads and
+ * compares: the thread's stack from the last thread seen (events come in
+ * runs of one thread), the name's row from a small cache keyed by the
+ * name's address (stable names: CUDA API names, kernel names), one push and
+ * the row's counts.  A name's text is compared (format/event.h asks it: an
+ * address may be freed and reused) only where it can change: not for the
+ * literals of our own image (struct ag_image), among them every CUDA API
+ * name.  What that case leaves out is kept where it costs nothing: a row's
+ * self time as the children's time to subtract (a slice with no children
+ * adds none), the span's end as each stack's latest end.  Everything else
+ * (names hashed: common/hash.h; nesting; steps; instants and the rest) is
+ * ag_slow's. */
 #include "format/aggregate.h"
 
+#include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,42 +25,61 @@
 #include "common/layout.h"
 
 #define AG_NONE UINT32_MAX
+#define AG_FOLD (UINT32_MAX - 1) /* struct ag_ent */
 /* The first room for rows and their slots (a power of two, at least twice
  * the rows: half full at most); both double as names come, up to
  * TP_AGG_MAX_ROWS.  A file begins small: a window's file is opened once,
  * but a table sized for its bound up front cost a bench_json file of 1 MiB
  * a tenth of its time in zeroing. */
 #define AG_ROWS0 64
-#define AG_CACHE 64
+/* The stable names' cache: AG_CACHE_SETS sets of two entries, the one
+ * used last first (two names whose addresses fall in one set do not evict
+ * each other at every event: bench_json's four names did, with one way). */
+#define AG_CACHE_SETS 64
+/* The set of a name address: the top bits of a multiplicative hash
+ * (Fibonacci hashing), which every bit of the address reaches (string
+ * literals lie packed, a few bytes apart). */
+#define AG_CACHE_SET(p) ((size_t)(((uint64_t)(uintptr_t)(p) * 0x9e3779b97f4a7c15ull) >> 58))
+_Static_assert(AG_CACHE_SETS == 64, "AG_CACHE_SET takes the top 6 bits");
 /* Entries below a stack's top searched for an enclosing slice: events come
  * mostly children first (a slice is recorded when it ends), so the parent
  * of a slice that arrives after it is rarely more than one below. */
 #define AG_PARENT_SCAN 8
 
+/* 64 bytes: the fast path finds a row with a shift. */
 struct ag_row {
 	const char *cat;
 	char *name;
 	uint32_t nlen;
-	uint64_t hash;
+	uint32_t hash; /* the low half of tp_hash_bytes (what the slots use) */
 	uint64_t calls, total, min, max;
-	int64_t self; /* children that arrive after their parent subtract here */
+	/* What the children take: self is total - sub (mod 2^64, as int64),
+	 * so that a slice with no children touches no self time. */
+	uint64_t sub;
 };
 
 /* A slice of a thread that may still be a later slice's child or parent. */
 struct ag_ent {
-	uint64_t start, end;
-	uint64_t folded; /* not 0: several old entries folded into one (their
-			  * durations' sum, what a parent subtracts) */
-	uint32_t row;	 /* AG_NONE: a step or a name beyond the table */
+	/* AG_FOLD: several old entries folded into one (ag_room), and end is
+	 * their durations' sum, what a parent subtracts (no later slice is
+	 * their parent's child nor their child: their end is not needed).
+	 * Only st[0] is ever folded. */
+	uint64_t start;
+	uint32_t row; /* AG_NONE: a name beyond the table */
+	/* Between start and end: gcc then stores the two from two registers
+	 * (ag_push) instead of loading them as a vector and taking it apart
+	 * for the compares (three more instructions an event). */
+	uint64_t end;
 };
 
 struct ag_thr {
 	int64_t pid, tid;
 	struct ag_ent *st;
 	uint32_t n, cap;
-	/* Not below the latest end of the entries (a bound: pops leave it):
+	/* The latest end of the slices pushed in this file (pops leave it):
 	 * a slice that starts after it has no parent among them, the common
-	 * case of slices one after another. */
+	 * case of slices one after another.  0: none yet.  Also the span's
+	 * end for them: the fast path updates nothing else (tp_agg_doc). */
 	uint64_t maxend;
 };
 
@@ -60,9 +88,29 @@ struct ag_step {
 	int64_t pid;
 };
 
+/* A stable name's row.  Two in a cache line. */
 struct ag_cache {
 	const char *name, *cat;
-	uint32_t nlen, row;
+	/* The first 8 bytes of a struct tp_event of this name as the fast
+	 * path takes it (kind TP_EV_SLICE, name_stable 1, name_len; nargs
+	 * masked out: AG_HEAD_MASK): one compare for the three.  Its nargs
+	 * bits hold AG_HEAD_CHECK when the fast path must compare the event's
+	 * text with the row's (format/event.h: a stable name's address may
+	 * be freed and reused): for every name but those inside a read-only
+	 * segment of our own image (literals: struct ag_image), whose address
+	 * is their text. */
+	uint64_t head;
+	uint32_t row;
+};
+
+/* The read-only load segments of the object this code is linked into
+ * (libtraceprof.so, or a program linked with libtpcore.a): the CUDA API
+ * names of the generated table and the other literal names lie there, and
+ * their text cannot change while this code is mapped. */
+#define AG_IMAGE_MAX 4
+struct ag_image {
+	uintptr_t lo[AG_IMAGE_MAX], hi[AG_IMAGE_MAX];
+	int n;
 };
 
 struct tp_agg {
@@ -70,14 +118,23 @@ struct tp_agg {
 	uint32_t nrows, rows_cap, nslots;
 	size_t name_bytes;
 	uint32_t *slots; /* row + 1; 0 empty */
-	struct ag_cache cache[AG_CACHE];
+	struct ag_cache cache[AG_CACHE_SETS][2];
+	struct ag_image image;
+	/* The last thread seen, always valid: &none when none (no room: the
+	 * fast path never takes it), else in thr (updated when thr moves). */
+	struct ag_thr *cur;
+	struct ag_thr none;
 	struct ag_thr *thr;
 	/* thr[0 .. thr_kept) may hold a stack (st, cap: kept from an earlier
 	 * file, or grown in this one), beyond it nothing. */
-	size_t nthr, thr_cap, last_thr, thr_kept;
+	size_t nthr, thr_cap, thr_kept;
 	struct ag_step *steps;
 	size_t nsteps, steps_cap;
-	uint64_t lo, hi; /* UINT64_MAX, 0: no event yet */
+	/* UINT64_MAX, 0: no event yet.  The fast path's slices update
+	 * neither: their ends are their stacks' maxend, and their starts
+	 * come after a slice of theirs that ag_slow counted (or that came
+	 * after one, and so on). */
+	uint64_t lo, hi;
 	int64_t rank;
 	uint64_t names_cut, calls_cut, steps_cut, self_folded, no_memory;
 };
@@ -97,6 +154,51 @@ struct tp_agg {
 #define AG_SPARE_ROWS 1024
 #define AG_SPARE_STEPS 1024
 static struct tp_agg *ag_spare;
+
+/* An empty cache entry's name: no event's. */
+static const char ag_no_name[1];
+
+static int ag_image_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	struct ag_image *im = ctx;
+	uintptr_t self = (uintptr_t)&ag_no_name;
+	int mine = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && self >= lo && self - lo < ph->p_memsz)
+			mine = 1;
+	}
+	if (!mine)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && im->n < AG_IMAGE_MAX; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+			continue;
+		im->lo[im->n] = info->dlpi_addr + ph->p_vaddr;
+		im->hi[im->n] = im->lo[im->n] + ph->p_filesz;
+		im->n++;
+	}
+	return 1;
+}
+
+/* Whether n bytes at p lie in one of im's segments. */
+static int ag_in_image(const struct ag_image *im, const char *p, uint32_t n)
+{
+	uintptr_t x = (uintptr_t)p;
+	for (int i = 0; i < im->n; i++)
+		if (x >= im->lo[i] && x <= im->hi[i] && n <= im->hi[i] - x)
+			return 1;
+	return 0;
+}
+
+static void ag_cache_clear(struct tp_agg *a)
+{
+	memset(a->cache, 0, sizeof(a->cache));
+	for (size_t i = 0; i < AG_CACHE_SETS; i++)
+		a->cache[i][0].name = a->cache[i][1].name = ag_no_name;
+}
 
 static void ag_destroy(struct tp_agg *a)
 {
@@ -126,6 +228,11 @@ struct tp_agg *tp_agg_new(int64_t rank)
 		return NULL;
 	a->rank = rank;
 	a->lo = UINT64_MAX;
+	a->cur = &a->none;
+	ag_cache_clear(a);
+	/* Once a table (kept for the next file after that): a walk of the
+	 * loaded objects' headers, under the loader's lock. */
+	dl_iterate_phdr(ag_image_cb, &a->image);
 	a->rows = malloc(AG_ROWS0 * sizeof(*a->rows));
 	a->slots = calloc(2 * AG_ROWS0, sizeof(*a->slots));
 	a->rows_cap = AG_ROWS0;
@@ -148,7 +255,7 @@ static int ag_empty(struct tp_agg *a)
 	a->nrows = 0;
 	a->name_bytes = 0;
 	memset(a->slots, 0, a->nslots * sizeof(*a->slots));
-	memset(a->cache, 0, sizeof(a->cache));
+	ag_cache_clear(a);
 	size_t keep = 0;
 	for (size_t i = 0; i < a->thr_kept; i++) {
 		struct ag_thr *t = &a->thr[i];
@@ -162,7 +269,7 @@ static int ag_empty(struct tp_agg *a)
 	}
 	a->thr_kept = keep;
 	a->nthr = 0;
-	a->last_thr = 0;
+	a->cur = &a->none;
 	a->nsteps = 0;
 	if (a->steps_cap > AG_SPARE_STEPS) {
 		free(a->steps);
@@ -208,7 +315,7 @@ static int ag_grow(struct tp_agg *a)
 	if (!slots)
 		return -1;
 	for (uint32_t r = 0; r < a->nrows; r++) {
-		uint32_t i = (uint32_t)a->rows[r].hash & (ns - 1);
+		uint32_t i = a->rows[r].hash & (ns - 1);
 		while (slots[i])
 			i = (i + 1) & (ns - 1);
 		slots[i] = r + 1;
@@ -251,14 +358,14 @@ static uint32_t ag_lookup(struct tp_agg *a, const char *name, uint32_t nlen, con
 			r->cat = cat;
 			r->name = copy;
 			r->nlen = nlen;
-			r->hash = h;
+			r->hash = (uint32_t)h;
 			r->min = UINT64_MAX;
 			a->name_bytes += nlen;
 			a->slots[i] = ++a->nrows;
 			return a->nrows - 1;
 		}
 		const struct ag_row *r = &a->rows[s - 1];
-		if (r->hash == h && r->nlen == nlen && !memcmp(r->name, name, nlen) &&
+		if (r->hash == (uint32_t)h && r->nlen == nlen && !memcmp(r->name, name, nlen) &&
 		    ag_same_cat(r->cat, cat))
 			return s - 1;
 	}
@@ -291,49 +398,73 @@ static inline int ag_eq(const char *x, const char *y, uint32_t n)
 	return !memcmp(x, y, n);
 }
 
+/* The first 8 bytes of a struct tp_event: kind, name_stable, nargs,
+ * name_len, with no padding. */
+_Static_assert(offsetof(struct tp_event, name_len) == 4 && offsetof(struct tp_event, cat) == 8,
+	       "struct tp_event's head is its first 8 bytes");
+static inline uint64_t ag_head(uint8_t kind, uint8_t stable, uint16_t nargs, uint32_t nlen)
+{
+	struct tp_event x = { .kind = kind, .name_stable = stable, .nargs = nargs, .name_len = nlen };
+	uint64_t h;
+	memcpy(&h, &x, sizeof(h));
+	return h;
+}
+/* What of the head the cache compares: all but nargs. */
+#define AG_HEAD_MASK ag_head(0xff, 0xff, 0, UINT32_MAX)
+#define AG_HEAD_CHECK ag_head(0, 0, 1, 0)
+
+
 /* Names beyond the table are looked up again each time: a full table is
  * counted per call (calls_cut), and rare. */
 static uint32_t ag_row_of(struct tp_agg *a, const struct tp_event *e)
 {
-	struct ag_cache *c = NULL;
+	struct ag_cache *set = NULL;
 	if (e->name_stable) {
-		uintptr_t p = (uintptr_t)e->name;
-		c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
-		if (c->name && c->name == e->name && c->nlen == e->name_len && c->cat == e->cat &&
-		    ag_eq(a->rows[c->row].name, e->name, e->name_len))
-			return c->row;
+		set = a->cache[AG_CACHE_SET(e->name)];
+		for (int w = 0; w < 2; w++) {
+			const struct ag_cache *c = &set[w];
+			if (c->name == e->name &&
+			    (c->head & AG_HEAD_MASK) == ag_head(TP_EV_SLICE, 1, 0, e->name_len) &&
+			    c->cat == e->cat && ag_eq(a->rows[c->row].name, e->name, e->name_len))
+				return c->row;
+		}
 	}
 	uint32_t row = ag_lookup(a, e->name, e->name_len, e->cat);
-	if (c && row != AG_NONE) {
+	if (set && row != AG_NONE) {
+		/* The new entry first, the one it displaces second: a stale
+		 * entry of a reused address fails the text compare until it
+		 * goes. */
+		set[1] = set[0];
+		struct ag_cache *c = &set[0];
 		c->name = e->name;
-		c->nlen = e->name_len;
+		c->head = ag_head(TP_EV_SLICE, 1, 0, e->name_len);
 		c->cat = e->cat;
 		c->row = row;
+		if (!ag_in_image(&a->image, e->name, e->name_len))
+			c->head |= AG_HEAD_CHECK;
 	}
 	return row;
 }
 
 static struct ag_thr *ag_thread(struct tp_agg *a, int64_t pid, int64_t tid)
 {
-	if (a->last_thr < a->nthr) {
-		struct ag_thr *t = &a->thr[a->last_thr];
-		if (t->pid == pid && t->tid == tid)
-			return t;
-	}
+	struct ag_thr *t = a->cur;
+	if (t != &a->none && t->pid == pid && t->tid == tid)
+		return t;
 	for (size_t i = 0; i < a->nthr; i++)
-		if (a->thr[i].pid == pid && a->thr[i].tid == tid) {
-			a->last_thr = i;
-			return &a->thr[i];
-		}
+		if (a->thr[i].pid == pid && a->thr[i].tid == tid)
+			return a->cur = &a->thr[i];
 	if (a->nthr == a->thr_cap) {
 		size_t cap = a->thr_cap ? 2 * a->thr_cap : 16;
 		struct ag_thr *x = realloc(a->thr, cap * sizeof(*x));
-		if (!x)
+		if (!x) {
+			a->cur = &a->none; /* it may point into the old thr */
 			return NULL;
+		}
 		a->thr = x;
 		a->thr_cap = cap;
 	}
-	struct ag_thr *t = &a->thr[a->nthr];
+	t = &a->thr[a->nthr];
 	if (a->nthr < a->thr_kept) {
 		/* A stack kept from an earlier file. */
 		t->n = 0;
@@ -344,8 +475,8 @@ static struct ag_thr *ag_thread(struct tp_agg *a, int64_t pid, int64_t tid)
 	}
 	t->pid = pid;
 	t->tid = tid;
-	a->last_thr = a->nthr++;
-	return t;
+	a->nthr++;
+	return a->cur = t;
 }
 
 /* ProfilerStep#N, as summary's ^ProfilerStep#(\d+)$: its number in *n. */
@@ -386,8 +517,8 @@ static void ag_step(struct tp_agg *a, uint64_t n, uint64_t dur, int64_t pid)
 /* What a child entry takes from a parent that ends at pe. */
 static uint64_t ag_overlap(const struct ag_ent *c, uint64_t pe)
 {
-	if (c->folded)
-		return c->folded;
+	if (c->row == AG_FOLD)
+		return c->end;
 	uint64_t end = c->end < pe ? c->end : pe;
 	return end > c->start ? end - c->start : 0;
 }
@@ -410,15 +541,11 @@ static int ag_room(struct tp_agg *a, struct ag_thr *t)
 			return 0;
 	}
 	uint32_t half = t->n / 2;
-	struct ag_ent f = { .start = t->st[0].start, .end = 0, .folded = 0, .row = AG_NONE };
+	struct ag_ent f = { .start = t->st[0].start, .end = 0, .row = AG_FOLD };
 	for (uint32_t i = 0; i < half; i++) {
 		const struct ag_ent *x = &t->st[i];
-		f.folded += x->folded ? x->folded : x->end - x->start;
-		if (x->end > f.end)
-			f.end = x->end;
+		f.end += x->row == AG_FOLD ? x->end : x->end - x->start;
 	}
-	if (!f.folded)
-		f.folded = 1; /* 0 means "not folded"; a ns is below what summary shows */
 	t->st[0] = f;
 	memmove(&t->st[1], &t->st[half], (t->n - half) * sizeof(*t->st));
 	t->n -= half - 1;
@@ -426,11 +553,12 @@ static int ag_room(struct tp_agg *a, struct ag_thr *t)
 	return 1;
 }
 
-static inline void ag_count(struct ag_row *r, uint64_t dur, uint64_t self)
+/* A call of dur whose children took `children` of it. */
+static inline void ag_count(struct ag_row *r, uint64_t dur, uint64_t children)
 {
 	r->calls++;
 	r->total += dur;
-	r->self += (int64_t)self;
+	r->sub += children < dur ? children : dur;
 	if (dur < r->min)
 		r->min = dur;
 	if (dur > r->max)
@@ -464,7 +592,7 @@ static __attribute__((noinline)) void ag_slice(struct tp_agg *a, const struct tp
 		/* Slices that arrived first but lie wholly after this one stay
 		 * (GPU annotations arrive after all their stream's kernels). */
 		uint32_t after = t->n;
-		while (after && !st[after - 1].folded && st[after - 1].start >= end)
+		while (after && st[after - 1].row != AG_FOLD && st[after - 1].start >= end)
 			after--;
 		/* Its children that arrived first: what started after it, or at
 		 * its start and ended sooner (summary sorts by start, the longer
@@ -472,7 +600,8 @@ static __attribute__((noinline)) void ag_slice(struct tp_agg *a, const struct tp
 		uint32_t c = after;
 		while (c) {
 			const struct ag_ent *x = &st[c - 1];
-			if (x->start < s || (x->start == s && x->end >= end && !x->folded))
+			if (x->start < s ||
+			    (x->start == s && x->row != AG_FOLD && x->end >= end))
 				break;
 			children += ag_overlap(x, end);
 			c--;
@@ -484,25 +613,94 @@ static __attribute__((noinline)) void ag_slice(struct tp_agg *a, const struct tp
 			lim = c;
 		for (uint32_t i = c; i > lim; i--) {
 			const struct ag_ent *p = &st[i - 1];
-			if (p->folded || p->end <= s)
+			if (p->row == AG_FOLD || p->end <= s)
 				continue;
 			if (p->row != AG_NONE)
-				a->rows[p->row].self -= (int64_t)((end < p->end ? end : p->end) - s);
+				a->rows[p->row].sub += (end < p->end ? end : p->end) - s;
 			break;
 		}
 		/* This slice replaces its children, below those after it. */
 		if (after < t->n)
 			memmove(&st[c + 1], &st[after], (t->n - after) * sizeof(*st));
-		st[c] = (struct ag_ent){ .start = s, .end = end, .folded = 0, .row = row };
+		st[c] = (struct ag_ent){ .start = s, .end = end, .row = row };
 		t->n = c + 1 + (t->n - after);
 		if (end > t->maxend)
 			t->maxend = end;
 	}
 	if (row != AG_NONE)
-		ag_count(&a->rows[row], dur, children < dur ? dur - children : 0);
+		ag_count(&a->rows[row], dur, children);
 }
 
-void tp_agg_event(struct tp_agg *a, const struct tp_event *e)
+/* The fast path's push and counts: a slice with no child nor parent on
+ * its thread's stack (so far), whose row is known. */
+static inline __attribute__((always_inline)) void ag_push(struct tp_agg *a, struct ag_thr *t,
+							  uint32_t row, uint64_t s, uint64_t end)
+{
+	struct ag_ent *x = &t->st[t->n++];
+	x->start = s;
+	x->end = end;
+	x->row = row;
+	t->maxend = end;
+	struct ag_row *r = &a->rows[row];
+	uint64_t dur = end - s;
+	r->calls++;
+	r->total += dur;
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+}
+
+/* What ag_fast did. */
+enum { AG_SLOW, AG_DONE, AG_CHECK };
+
+/* The common case, kept to a few loads and no call (so no frame): a slice
+ * of the last thread seen that starts after everything on its stack ended
+ * (no child, no parent among them: it is pushed), with a name the cache
+ * knows (not a step: steps never enter the cache).  maxend - 1 < s:
+ * maxend <= s, and not 0, so that the thread has a slice before this one,
+ * whose start was the span's (ag_slow).  AG_CHECK: all but the text of a
+ * name whose entry (*cp) says to compare it (ag_fast_check). */
+static inline __attribute__((always_inline)) int ag_fast(struct tp_agg *a,
+							 const struct tp_event *e,
+							 const struct ag_cache **cp)
+{
+	struct ag_thr *t = a->cur;
+	uint64_t s = e->ts, end = e->end;
+	if (t->pid != e->pid || t->tid != e->tid || t->maxend - 1 >= s || end <= s ||
+	    t->n >= t->cap)
+		return AG_SLOW;
+	const struct ag_cache *c = a->cache[AG_CACHE_SET(e->name)];
+	if (c->name != e->name && (++c)->name != e->name)
+		return AG_SLOW;
+	uint64_t head;
+	memcpy(&head, e, sizeof(head));
+	/* The head: a slice, name_stable, the entry's name_len, and no text
+	 * to compare. */
+	head &= AG_HEAD_MASK;
+	if (head != c->head || c->cat != e->cat) {
+		if ((head | AG_HEAD_CHECK) != c->head || c->cat != e->cat)
+			return AG_SLOW;
+		*cp = c;
+		return AG_CHECK;
+	}
+	ag_push(a, t, c->row, s, end);
+	return AG_DONE;
+}
+
+/* AG_CHECK's text compare, and the push when equal: 1, or 0 (not pushed). */
+static int ag_fast_row(struct tp_agg *a, const struct tp_event *e, const struct ag_cache *c)
+{
+	if (!ag_eq(a->rows[c->row].name, e->name, e->name_len))
+		return 0;
+	ag_push(a, a->cur, c->row, e->ts, e->end);
+	return 1;
+}
+
+/* Every event the fast path leaves: the span, then a slice's row, nesting
+ * and counts.  The first slice after a change of thread tries the fast
+ * path again on its thread (events come in runs of one thread). */
+static __attribute__((noinline)) void ag_slow(struct tp_agg *a, const struct tp_event *e)
 {
 	uint64_t s = e->ts, end = e->ts;
 	if (e->kind == TP_EV_SLICE && e->end > e->ts)
@@ -513,32 +711,44 @@ void tp_agg_event(struct tp_agg *a, const struct tp_event *e)
 		a->hi = end;
 	if (e->kind != TP_EV_SLICE)
 		return;
-	/* The common case, kept to a few loads: a slice of the last thread
-	 * seen that starts after everything on its stack ended (no child, no
-	 * parent among them: it is pushed), with a name the cache knows (not
-	 * a step: steps never enter the cache). */
-	if (a->last_thr < a->nthr && end > s) {
-		struct ag_thr *t = &a->thr[a->last_thr];
-		uintptr_t p = (uintptr_t)e->name;
-		const struct ag_cache *c = &a->cache[((p >> 3) ^ (p >> 11)) & (AG_CACHE - 1)];
-		if (t->pid == e->pid && t->tid == e->tid && t->maxend <= s && t->n < t->cap &&
-		    e->name_stable && c->name && c->name == e->name && c->nlen == e->name_len &&
-		    c->cat == e->cat && ag_eq(a->rows[c->row].name, e->name, e->name_len)) {
-			t->st[t->n++] = (struct ag_ent){ .start = s, .end = end, .folded = 0,
-							 .row = c->row };
-			t->maxend = end;
-			ag_count(&a->rows[c->row], end - s, end - s);
+	const struct ag_thr *t = a->cur;
+	if ((t->pid != e->pid || t->tid != e->tid) && ag_thread(a, e->pid, e->tid)) {
+		const struct ag_cache *c = NULL;
+		int r = ag_fast(a, e, &c);
+		if (r == AG_DONE || (r == AG_CHECK && ag_fast_row(a, e, c)))
 			return;
-		}
 	}
 	ag_slice(a, e, s, end);
+}
+
+/* Out of line, so that the common case makes only tail calls. */
+static __attribute__((noinline)) void ag_fast_check(struct tp_agg *a, const struct tp_event *e,
+						    const struct ag_cache *c)
+{
+	if (!ag_fast_row(a, e, c))
+		ag_slow(a, e);
+}
+
+void tp_agg_event(struct tp_agg *a, const struct tp_event *e)
+{
+	const struct ag_cache *c = NULL;
+	int r = ag_fast(a, e, &c);
+	/* Tail calls only: the common case needs no frame. */
+	if (r == AG_CHECK)
+		ag_fast_check(a, e, c);
+	else if (r == AG_SLOW)
+		ag_slow(a, e);
 }
 
 void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d)
 {
 	tp_doc_u64(d, "version", 1);
 	tp_doc_i64(d, "rank", a->rank);
-	tp_doc_u64(d, "span_ns", a->hi > a->lo ? a->hi - a->lo : 0);
+	uint64_t hi = a->hi;
+	for (size_t i = 0; i < a->nthr; i++)
+		if (a->thr[i].maxend > hi)
+			hi = a->thr[i].maxend;
+	tp_doc_u64(d, "span_ns", hi > a->lo ? hi - a->lo : 0);
 	tp_doc_u64(d, "names_cut", a->names_cut + a->no_memory);
 	tp_doc_u64(d, "calls_cut", a->calls_cut);
 	tp_doc_u64(d, "steps_cut", a->steps_cut);
@@ -554,7 +764,7 @@ void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d)
 		tp_doc_str(d, NULL, r->cat);
 		tp_doc_u64(d, NULL, r->calls);
 		tp_doc_u64(d, NULL, r->total);
-		tp_doc_i64(d, NULL, r->self);
+		tp_doc_i64(d, NULL, (int64_t)(r->total - r->sub));
 		tp_doc_u64(d, NULL, r->min);
 		tp_doc_u64(d, NULL, r->max);
 		tp_doc_end(d);

@@ -4,21 +4,23 @@
  * after all their stream's kernels; steps; the bounds and what they count. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/aggregate.h"
 
 #include "test/unit/check_main.h"
 
-static void slice_as(struct tp_agg *a, const char *name, int stable, int64_t tid, uint64_t s,
-		     uint64_t e)
+/* A slice of nlen bytes at name, in category cat. */
+static void slice_n(struct tp_agg *a, const char *name, uint32_t nlen, const char *cat, int stable,
+		    int64_t tid, uint64_t s, uint64_t e)
 {
 	struct tp_event ev = {
 		.kind = TP_EV_SLICE,
 		.name_stable = (uint8_t)stable,
-		.nargs = 0,
-		.name_len = (uint32_t)strlen(name),
-		.cat = "user_annotation",
+		.nargs = 1, /* as most events have: the fast path ignores it */
+		.name_len = nlen,
+		.cat = cat,
 		.name = name,
 		.pid = 7,
 		.tid = tid,
@@ -30,14 +32,20 @@ static void slice_as(struct tp_agg *a, const char *name, int stable, int64_t tid
 	tp_agg_event(a, &ev);
 }
 
+static void slice_as(struct tp_agg *a, const char *name, int stable, int64_t tid, uint64_t s,
+		     uint64_t e)
+{
+	slice_n(a, name, (uint32_t)strlen(name), "user_annotation", stable, tid, s, e);
+}
+
 static void slice(struct tp_agg *a, const char *name, int64_t tid, uint64_t s, uint64_t e)
 {
 	slice_as(a, name, 0, tid, s, e);
 }
 
 /* The value at index `col` of the row named `name` (2 calls, 3 total, 4
- * self, 5 min, 6 max), or -1. */
-static int64_t cell(const struct tp_doc *d, const char *name, int col)
+ * self, 5 min, 6 max), or -1; of category cat when not NULL. */
+static int64_t cell_cat(const struct tp_doc *d, const char *name, const char *cat, int col)
 {
 	for (size_t i = 0; i + 7 < d->n; i++) {
 		const struct tp_doc_node *x = &d->nodes[i];
@@ -47,10 +55,30 @@ static int64_t cell(const struct tp_doc *d, const char *name, int col)
 		if (nm->kind != TP_DOC_VALUE || nm->type != TP_VAL_STR ||
 		    strcmp(tp_doc_text(d, nm), name))
 			continue;
+		const struct tp_doc_node *ct = &d->nodes[i + 2];
+		if (cat && (ct->kind != TP_DOC_VALUE || ct->type != TP_VAL_STR ||
+			    strcmp(tp_doc_text(d, ct), cat)))
+			continue;
 		const struct tp_doc_node *v = &d->nodes[i + 1 + col];
 		return v->type == TP_VAL_I64 ? v->i : (int64_t)v->u;
 	}
 	return -1;
+}
+
+static int64_t cell(const struct tp_doc *d, const char *name, int col)
+{
+	return cell_cat(d, name, NULL, col);
+}
+
+/* The rows of the table. */
+static int rows(const struct tp_doc *d)
+{
+	int n = 0;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->nodes[i].kind == TP_DOC_ARRAY && !tp_doc_key(d, &d->nodes[i]) &&
+		    i + 1 < d->n && d->nodes[i + 1].type == TP_VAL_STR)
+			n++;
+	return n;
 }
 
 static uint64_t member(const struct tp_doc *d, const char *key)
@@ -246,6 +274,143 @@ START_TEST(test_reuse)
 }
 END_TEST
 
+/* Stable names are found by address (format/aggregate.c's cache and fast
+ * path: a slice of the last thread seen, after all on its stack, whose name
+ * the cache knows).  Each case below runs slices one after another on one
+ * thread, so that every slice after the first of a name takes that path. */
+#define RUN(a, name, nlen, cat, tid, n, t0)                                                 \
+	for (uint64_t i_ = 0; i_ < (n); i_++)                                                \
+		slice_n(a, name, nlen, cat, 1, tid, (t0) + 10 * i_, (t0) + 10 * i_ + 4 + i_ % 3)
+
+START_TEST(test_stable_same_text)
+{
+	/* One text at three addresses (a literal of this program, a copy on
+	 * the stack, one on the heap): one row. */
+	static const char lit[] = "cudaLaunchKernel";
+	char stack[sizeof(lit)];
+	memcpy(stack, lit, sizeof(lit));
+	char *heap = strdup(lit);
+	ck_assert_ptr_nonnull(heap);
+	struct tp_agg *a = tp_agg_new(0);
+	RUN(a, lit, 16, "cuda_runtime", 1, 5, 0);
+	RUN(a, stack, 16, "cuda_runtime", 1, 5, 1000);
+	RUN(a, heap, 16, "cuda_runtime", 1, 5, 2000);
+	RUN(a, lit, 16, "cuda_runtime", 1, 5, 3000);
+	/* The same address, other lengths or category: other rows. */
+	RUN(a, lit, 10, "cuda_runtime", 1, 3, 4000);
+	RUN(a, lit, 16, "cuda_driver", 1, 3, 5000);
+	struct tp_doc d;
+	doc_of(a, &d);
+	ck_assert_int_eq(rows(&d), 3);
+	ck_assert_int_eq(cell_cat(&d, "cudaLaunchKernel", "cuda_runtime", 2), 20);
+	/* Durations 4, 5, 6, 4, 5 in each run of 5. */
+	ck_assert_int_eq(cell_cat(&d, "cudaLaunchKernel", "cuda_runtime", 3), 4 * 24);
+	ck_assert_int_eq(cell_cat(&d, "cudaLaunchKernel", "cuda_runtime", 4), 4 * 24);
+	ck_assert_int_eq(cell_cat(&d, "cudaLaunchKernel", "cuda_runtime", 5), 4);
+	ck_assert_int_eq(cell_cat(&d, "cudaLaunchKernel", "cuda_runtime", 6), 6);
+	ck_assert_int_eq(cell_cat(&d, "cudaLaunch", "cuda_runtime", 2), 3);
+	ck_assert_int_eq(cell_cat(&d, "cudaLaunchKernel", "cuda_driver", 2), 3);
+	ck_assert_int_eq((int64_t)member(&d, "span_ns"), 5020 + 6);
+	tp_doc_free(&d);
+	tp_agg_free(a);
+	free(heap);
+}
+END_TEST
+
+START_TEST(test_stable_reused_address)
+{
+	/* A stable name's buffer given another text of the same length
+	 * (format/event.h: freed and reused): another row, at every length the
+	 * cache compares differently (short, 8 to 16, 17 to 32, longer), and
+	 * on the stack and the heap. */
+	static const char *const texts[][2] = {
+		{ "kA", "kB" },
+		{ "kernel_0123A", "kernel_0123B" },
+		{ "Akernel_0123456789abc", "Bkernel_0123456789abc" },
+		{ "void at::native::vectorized_elementwise_kernel<4, A>",
+		  "void at::native::vectorized_elementwise_kernel<4, B>" },
+	};
+	for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++) {
+		for (int on_heap = 0; on_heap < 2; on_heap++) {
+			uint32_t n = (uint32_t)strlen(texts[k][0]);
+			char stack[64];
+			char *buf = on_heap ? malloc(n + 1) : stack;
+			ck_assert_ptr_nonnull(buf);
+			struct tp_agg *a = tp_agg_new(0);
+			memcpy(buf, texts[k][0], n + 1);
+			RUN(a, buf, n, "kernel", 9, 4, 0);
+			memcpy(buf, texts[k][1], n + 1);
+			RUN(a, buf, n, "kernel", 9, 6, 1000);
+			memcpy(buf, texts[k][0], n + 1);
+			RUN(a, buf, n, "kernel", 9, 2, 2000);
+			struct tp_doc d;
+			doc_of(a, &d);
+			ck_assert_msg(cell(&d, texts[k][0], 2) == 6 && cell(&d, texts[k][1], 2) == 6,
+				      "%s: %lld and %lld calls, not 6 and 6 (%s)", texts[k][0],
+				      (long long)cell(&d, texts[k][0], 2),
+				      (long long)cell(&d, texts[k][1], 2),
+				      on_heap ? "heap" : "stack");
+			ck_assert_int_eq(cell(&d, texts[k][1], 3), 4 + 5 + 6 + 4 + 5 + 6);
+			tp_doc_free(&d);
+			tp_agg_free(a);
+			if (on_heap)
+				free(buf);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_fast_path_span_threads)
+{
+	/* Runs of two threads in turn (the first slice of a run finds its
+	 * thread again, then the cache): nesting per thread as ever, and the
+	 * span from the earliest start to the latest end, however the slices
+	 * that hold them came. */
+	struct tp_agg *a = tp_agg_new(0);
+	RUN(a, "child", 5, "cpu_op", 1, 4, 1000); /* 1000 .. 1036 */
+	RUN(a, "other", 5, "cpu_op", 2, 4, 500);  /* 500 .. 536 */
+	RUN(a, "child", 5, "cpu_op", 1, 4, 1100); /* 1100 .. 1136 */
+	RUN(a, "other", 5, "cpu_op", 2, 3, 5000); /* .. 5026: the latest end */
+	slice_n(a, "parent", 6, "cpu_op", 1, 1, 990, 1200);
+	RUN(a, "late", 4, "cpu_op", 1, 3, 1300);
+	struct tp_doc d;
+	doc_of(a, &d);
+	ck_assert_int_eq(cell(&d, "child", 2), 8);
+	ck_assert_int_eq(cell(&d, "parent", 4), 210 - 2 * (4 + 5 + 6 + 4));
+	ck_assert_int_eq(cell(&d, "other", 4), 4 + 5 + 6 + 4 + 4 + 5 + 6);
+	ck_assert_int_eq((int64_t)member(&d, "span_ns"), 5026 - 500);
+	tp_doc_free(&d);
+	tp_agg_free(a);
+	/* The earliest start in the fast path's slices: never, as the first
+	 * slice of a thread takes the slow path; here the earliest is the
+	 * first of thread 3, written after others. */
+	struct tp_agg *b = tp_agg_new(0);
+	RUN(b, "x", 1, "cpu_op", 1, 3, 100);
+	RUN(b, "x", 1, "cpu_op", 3, 3, 10);
+	RUN(b, "x", 1, "cpu_op", 1, 3, 200);
+	doc_of(b, &d);
+	ck_assert_int_eq((int64_t)member(&d, "span_ns"), 226 - 10);
+	ck_assert_int_eq(cell(&d, "x", 2), 9);
+	tp_doc_free(&d);
+	tp_agg_free(b);
+	/* In the next file, whose threads' stacks are kept (room from the
+	 * first slice on): a thread whose first slice has no duration (never
+	 * on its stack, but its name then in the cache), then one that starts
+	 * before it, the earliest of the file. */
+	struct tp_agg *c = tp_agg_new(0);
+	ck_assert_ptr_eq(c, b);
+	slice_n(c, "x", 1, "cpu_op", 1, 1, 100, 100);
+	slice_n(c, "x", 1, "cpu_op", 1, 1, 95, 99);
+	RUN(c, "x", 1, "cpu_op", 1, 3, 100);
+	RUN(c, "x", 1, "cpu_op", 3, 3, 110);
+	doc_of(c, &d);
+	ck_assert_int_eq((int64_t)member(&d, "span_ns"), 136 - 95);
+	ck_assert_int_eq(cell(&d, "x", 2), 8);
+	tp_doc_free(&d);
+	tp_agg_free(c);
+}
+END_TEST
+
 static Suite *aggregate_suite(void)
 {
 	Suite *s = suite_create("aggregate");
@@ -257,6 +422,9 @@ static Suite *aggregate_suite(void)
 	tcase_add_test(tc, test_threads_ties_steps);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_reuse);
+	tcase_add_test(tc, test_stable_same_text);
+	tcase_add_test(tc, test_stable_reused_address);
+	tcase_add_test(tc, test_fast_path_span_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
