@@ -23,7 +23,8 @@ enum tp_rec_kind {
 	TP_REC_COUNTER = 7,	 /* name and key in extras (NUL-separated), value in arg[0] (double bits) */
 	TP_REC_RANGE = 8,	 /* a complete NVTX range (push/pop, start/end): name in extras, arg[0] = domain id */
 	TP_REC_THREAD_NAME = 9,	 /* nvtxNameOsThread: arg[0] = tid, name in extras */
-	TP_REC_OP = 10,		 /* a complete PyTorch operator (RecordFunction): start..end, name in extras */
+	TP_REC_OP = 10,		 /* a complete PyTorch operator (RecordFunction): start..end; name
+				  * inline (TP_REC_INLINE_NAME_MAX) or in extras */
 	TP_REC_EXTRA = 15,	 /* a continuation record, see below */
 	TP_REC_KIND_COUNT = 16,
 };
@@ -60,11 +61,28 @@ _Static_assert(sizeof(struct tp_record) == 64, "a record is one cache line");
 #define TP_REC_MAX_EXTRA 8
 #define TP_REC_EXTRA_BYTES 64
 
+/* A short name kept in the record itself, for records that need neither id,
+ * result nor args (TP_REC_OP): the 40 bytes from `id` to the record's end,
+ * NUL-terminated when shorter; no TP_RF_STRING then.  One record instead of
+ * two, written in place (tp_emit_reserve1), for PyTorch's operators. */
+#define TP_REC_INLINE_NAME_MAX (sizeof(struct tp_record) - offsetof(struct tp_record, id))
+_Static_assert(TP_REC_INLINE_NAME_MAX == 40, "id, result and arg[] are the record's last 40 bytes");
+
+static inline char *tp_record_inline_name(struct tp_record *r)
+{
+	return (char *)r + offsetof(struct tp_record, id);
+}
+
 /* The string a record carries in its extras (or "" with len 0): the flush
  * thread's, for every decoder of records (collector/convert.c and the
  * sources' decoders beside it). */
 static inline const char *tp_record_string(const struct tp_record *r, size_t *len)
 {
+	if (!(r->flags & TP_RF_STRING) && r->kind == TP_REC_OP) {
+		const char *in = (const char *)r + offsetof(struct tp_record, id);
+		*len = strnlen(in, TP_REC_INLINE_NAME_MAX);
+		return in;
+	}
 	if (!(r->flags & TP_RF_STRING) || r->nextra == 0) {
 		*len = 0;
 		return "";

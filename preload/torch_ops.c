@@ -143,12 +143,33 @@ static void to_op_end(const void *rf, void *ctx)
 	if (!th)
 		return;
 	const char *name = to_name(rf);
+	if (!name)
+		name = "";
+	size_t len = strnlen(name, TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES);
+	if (__builtin_expect(len < TP_REC_INLINE_NAME_MAX, 1)) {
+		/* Most names ("aten::_to_copy"): one record, written in place. */
+		uint64_t h;
+		struct tp_record *r;
+		if (tp_emit_reserve1(th, &h, &r)) {
+			r->start = o->start;
+			r->end = end;
+			r->step = o->step;
+			r->kind = TP_REC_OP;
+			r->nextra = 0;
+			r->flags = 0;
+			char *in = tp_record_inline_name(r);
+			memcpy(in, name, len);
+			in[len] = '\0';
+			tp_emit_commit1(th, h);
+		}
+		return;
+	}
 	struct tp_record r = { 0 };
 	r.kind = TP_REC_OP;
 	r.start = o->start;
 	r.end = end;
 	r.step = o->step;
-	tp_emit_named(th, &r, name ? name : "", name ? strnlen(name, TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES) : 0);
+	tp_emit_named(th, &r, name, len);
 }
 
 /* ---- record_function() ranges ------------------------------------------- */
