@@ -127,3 +127,20 @@ def test_print_table(capsys):
     assert lines[3] == "a" * 57 + "...   1"              # names cut at 60 columns
     assert lines[4] == "b" + " " * 59 + "  22"
     assert lines[5] == lines[0]
+
+
+def test_job_median_without_one_list():
+    """--by rank's job median, merged from the ranks' sorted durations, is
+    the median of all the steps: odd and even counts, ties, empty ranks."""
+    import random
+    from traceprof.cli import ranks
+    rnd = random.Random(31)
+    for _ in range(300):
+        steps = {}
+        for r in range(rnd.randint(1, 6)):
+            st = ranks._Steps()
+            st.extend((rnd.choice([rnd.random(), 1.0, 2.0]), i) for i in range(rnd.randint(0, 9)))
+            steps[r] = st
+        every = [d for lst in steps.values() for d, _ in lst]
+        want = ranks._median(every) if every else 0.0
+        assert ranks._job_median(steps) == want, every
