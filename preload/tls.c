@@ -2,6 +2,7 @@
  * key's value is the thread's list of states, newest first. */
 #include "preload/tls.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stddef.h>
@@ -37,19 +38,22 @@ static void tls_make_key(void)
 	tls_key_ok = pthread_key_create(&tls_key, tls_free_all) == 0;
 }
 
+/* errno as the program left it: a failed calloc sets it, in a call the
+ * program never made. */
 void *tp_tls_new(size_t size, void (*forget)(void))
 {
+	int saved = errno;
+	void *state = NULL;
 	pthread_once(&tls_once, tls_make_key);
-	if (!tls_key_ok)
-		return NULL;
-	struct tls_hdr *h = calloc(1, TLS_HDR_SIZE + size);
-	if (!h)
-		return NULL;
-	h->forget = forget;
-	h->next = pthread_getspecific(tls_key);
-	if (pthread_setspecific(tls_key, h)) {
-		free(h);
-		return NULL;
+	struct tls_hdr *h = tls_key_ok ? calloc(1, TLS_HDR_SIZE + size) : NULL;
+	if (h) {
+		h->forget = forget;
+		h->next = pthread_getspecific(tls_key);
+		if (pthread_setspecific(tls_key, h))
+			free(h);
+		else
+			state = (char *)h + TLS_HDR_SIZE;
 	}
-	return (char *)h + TLS_HDR_SIZE;
+	errno = saved;
+	return state;
 }
