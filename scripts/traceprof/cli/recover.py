@@ -181,32 +181,31 @@ def finish(path, final, pid, keep=False):
     events = 0
     last_step = None
     last_us = None
-    pending = None
     devices_in_header = any(('"%s"' % L.DOC_DEVICE_PROPERTIES).encode() in h for h in header)
     try:
         out.writelines(header)
+        sep = b""
         for line in it:
-            if pending is not None:
-                out.write(pending + b",\n")
-                events += 1
-                pending = None
             body = line.rstrip(b"\n").rstrip(b",")
             if not body.startswith(b"{"):
                 break  # not an event line: the writer's end, never in a cut file
-            pending = body
+            if not line.endswith(b"\n"):
+                # The writer puts the separator before an event: a line
+                # without its newline is the file's last, whole only when
+                # the process died at a flush, not in a write.
+                try:
+                    ev = json.loads(body)
+                except ValueError:
+                    break
+                if isinstance(ev, dict) and isinstance(ev.get("ts"), (int, float)):
+                    last_us = ev["ts"] + (ev.get("dur") or 0)
+            out.write(sep + body)
+            sep = b",\n"
+            events += 1
             m = STEP_RE.search(body.decode("utf-8", "replace"))
             if m:
                 last_step = int(m.group(1))
-        if pending is not None:
-            # The last line may be cut in the middle: kept only when whole.
-            try:
-                ev = json.loads(pending)
-                out.write(pending + b"\n")
-                events += 1
-                if isinstance(ev, dict) and isinstance(ev.get("ts"), (int, float)):
-                    last_us = ev["ts"] + (ev.get("dur") or 0)
-            except ValueError:
-                pass
+        out.write(b"\n")
         if last_step is None:
             last_step = first_step if isinstance(first_step, int) else 0
         part = window.get(L.WINDOW_PART, 1)
@@ -243,7 +242,8 @@ def finish(path, final, pid, keep=False):
         tail = "  ],\n  %s%s" % (json.dumps(L.DOC_FOOTER) + ": ", json.dumps(footer))
         if not devices_in_header:
             tail += ',\n  "%s": []' % L.DOC_DEVICE_PROPERTIES
-        tail += ',\n  "%s": %s\n}\n' % (L.DOC_TRACE_NAME, json.dumps(name))
+        shown = re.sub(r"\.(zst|gz)$", "", name)
+        tail += ',\n  "%s": %s\n}\n' % (L.DOC_TRACE_NAME, json.dumps(shown))
         out.write(tail.encode())
     finally:
         lines.close()
@@ -315,13 +315,16 @@ def _window_host(path, final):
     return None
 
 
-def describe(r):
+def describe(r, how=None):
+    """One line for a finished cut window; how: what ended the process
+    ("SIGKILL"), when known."""
     who = "rank %s (pid %d)" % (r["rank"], r["pid"]) if r["rank"] is not None else "pid %d" % r["pid"]
     steps = ("steps %s-%s" % (r["first_step"], r["last_step"])
              if r["first_step"] is not None and r["first_step"] != r["last_step"]
              else "step %s" % r["last_step"])
-    return "%s: window %s cut when the process ended; saved %d events in %s (%s)" % (
-        who, steps, r["events"], r["out"], human_bytes(r["size"]))
+    return "%s: window %s cut %s; saved %d events in %s (%s)" % (
+        who, steps, "by " + how if how else "when the process ended", r["events"], r["out"],
+        human_bytes(r["size"]))
 
 
 def cmd_recover(argv):
