@@ -27,7 +27,10 @@ def cmd_summary(argv):
                     "thread), average, min, max and percent of the window (first to last "
                     "event).  --by step prints each step's duration and their spread.  "
                     "--by rank takes a job's per-rank files (or their folder, or a merged "
-                    "file) and prints one row per rank, naming the straggler.  --by comm "
+                    "file) and prints one row per rank (median step, trimmed mean, MAD, time "
+                    "in collectives) and names the straggler: the rank that waits least in "
+                    "collectives where every rank has some, else the longest median step; "
+                    "files of several runs are refused without --all-runs.  --by comm "
                     "prints NCCL's collectives (its NVTX ranges): calls, time and bytes.")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="a trace; with --by rank also several, or a folder")
