@@ -189,4 +189,18 @@ def test_same_pid_twice(capsys, tmp_path):
         write_trace(d / ("run%d.json" % i), steps(7, [10e3] * 3),
                     distributedInfo={"rank": 0, "world_size": 1})
     rc, _, err = run(capsys, str(d), "--by", "rank")
-    assert rc == 1 and "rank 0 was recorded by the same step numbers twice" in err, err
+    assert rc == 1 and "rank 0 was recorded by one process, its step numbers twice" in err, err
+
+
+def test_merge_beside_its_inputs(capsys, tmp_path):
+    """A merged file (no host of its own, the ranks' pids) beside the rank
+    file it came from: one process, its steps twice, not two processes."""
+    d = tmp_path / "job"
+    d.mkdir()
+    evs = steps(7, [10e3] * 3)
+    write_with_table(d / "rank0.json", evs, 0, host="node1")
+    write_trace(d / "merged.json", [{"ph": "M", "name": "process_name", "pid": 7, "tid": 0,
+                                     "args": {"name": "rank 0: python (pid 7)"}}] + evs)
+    rc, _, err = run(capsys, str(d), "--by", "rank")
+    assert rc == 1 and "rank 0 was recorded by one process, its step numbers twice (pid 7 on " \
+        "node1: merged.json, rank0.json: the same steps read twice" in err, err

@@ -82,6 +82,18 @@ class _Steps:
         return len(self.durs)
 
 
+def _processes(procs):
+    """procs ((host, pid) -> files) with a file of unknown host (a merged
+    file keeps its ranks' pids, not their hosts) counted with the known
+    host of the same pid."""
+    out = {}
+    for (host, pid), files in procs.items():
+        if host is None:
+            host = next((h for h, p in procs if p == pid and h is not None), None)
+        out.setdefault((host, pid), []).extend(files)
+    return out
+
+
 def mixed_runs(steps):
     """None, or one line saying which runs a job's files mix: a rank whose
     steps come from several processes (a (host, pid) each: two runs, or a
@@ -91,12 +103,12 @@ def mixed_runs(steps):
     for rank in sorted(steps):
         s = steps[rank]
         dup = len(set(s.nums)) != len(s.nums)
-        if len(s.procs) > 1 or dup:
+        if len(_processes(s.procs)) > 1 or dup:
             bad.append(rank)
     if not bad:
         return None
     s = steps[bad[0]]
-    procs = sorted(s.procs.items(), key=lambda kv: min(kv[1]))
+    procs = sorted(_processes(s.procs).items(), key=lambda kv: min(kv[1]))
     shown = "; ".join("pid %s%s: %s" % (
         pid, " on %s" % host if host else "",
         ", ".join(os.path.basename(f) for f in sorted(set(files))[:3]) +
@@ -104,7 +116,8 @@ def mixed_runs(steps):
     if len(procs) > 4:
         shown += "; and %d more" % (len(procs) - 4)
     what = ("%d processes (%s)" % (len(procs), shown) if len(procs) > 1 else
-            "the same step numbers twice (%s)" % shown)
+            "one process, its step numbers twice (%s: the same steps read twice, as a "
+            "merged file beside its inputs, or two runs with the same pid)" % shown)
     more = "" if len(bad) == 1 else " (and %d more ranks alike)" % (len(bad) - 1)
     return ("these files mix runs: rank %d was recorded by %s%s; name the files of one run, "
             "record each run in its own folder (traceprof run --run-name NAME, or "
