@@ -5,9 +5,11 @@ the gradients in backward() and waits for the slowest rank, so every
 rank's step takes about as long as the slowest's: only the time each rank
 waits in its collectives tells the straggler (the rank that waits least).
 STARTUP_RANK sleeps STARTUP_MS before the loop (a long start-up: with no
-schedule it lies in step 0).  SLEEP_RANK sleeps SLEEP_MS in each step, and
-SYNC=0 replaces DDP by an asynchronous all-reduce of the loss (nothing
-waits: each rank's steps keep their own length).  Prints, on rank 0, the
+schedule it lies in step 0).  SLEEP_RANK sleeps SLEEP_MS in each step.
+SYNC=0 replaces DDP by an asynchronous all-reduce of the loss, waited for
+after the loop (each rank's steps keep their own length, but a rank that
+started late makes the others wait at the end); SYNC=none trains each
+rank alone (no collective after the process group's set-up).  Prints, on rank 0, the
 losses averaged over the ranks.  For test/integration/summary_straggler.sh.
 
     torchrun --nproc_per_node 2 torch_ddp_work.py STEPS
@@ -31,7 +33,8 @@ def main():
     rank = dist.get_rank()
     if rank == env("STARTUP_RANK", "-1"):
         time.sleep(env("STARTUP_MS", "0") / 1000)
-    sync = env("SYNC", "1")
+    mode = os.environ.get("SYNC", "1")
+    sync, alone = mode == "1", mode == "none"
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
@@ -55,13 +58,13 @@ def main():
         t = loss.detach().clone()
         if sync:
             dist.all_reduce(t)
-        else:
+        elif not alone:
             works.append(dist.all_reduce(t, async_op=True))
         losses.append(t)
     for w in works:
         w.wait()
     if rank == 0:
-        n = dist.get_world_size()
+        n = 1 if alone else dist.get_world_size()
         print("losses", " ".join("%.6f" % (v.item() / n) for v in losses))
     dist.destroy_process_group()
 

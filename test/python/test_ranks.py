@@ -204,3 +204,23 @@ def test_merge_beside_its_inputs(capsys, tmp_path):
     rc, _, err = run(capsys, str(d), "--by", "rank")
     assert rc == 1 and "rank 0 was recorded by one process, its step numbers twice (pid 7 on " \
         "node1: merged.json, rank0.json: the same steps read twice" in err, err
+
+
+@pytest.mark.parametrize("tables", [True, False])
+def test_collectives_that_wait_for_nothing(capsys, tmp_path, tables):
+    """Every rank enqueues collectives (a few ns each: asynchronous, or
+    NCCL's host-side call) and rank 0's steps are 20 ms longer: the ns of
+    difference in the collectives decide nothing, the steps do."""
+    d = tmp_path / "job"
+    d.mkdir()
+    for r, step_us, call_us in ((0, 70e3, 0.02), (1, 50e3, 0.01)):
+        extra = [X("ncclAllReduce", "user_annotation", i * step_us + 1, call_us, pid=10 + r)
+                 for i in range(6)]
+        evs = steps(10 + r, [step_us] * 6, extra=extra)
+        if tables:
+            write_with_table(d / ("rank%d.json" % r), evs, r)
+        else:
+            write_trace(d / ("rank%d.json" % r), evs, distributedInfo={"rank": r, "world_size": 2})
+    rows, err = by_rank(capsys, d)
+    assert err.startswith("straggler: rank 0 (median step 70.000ms"), err
+    assert rows[1]["comm_us_per_step"] == "0.008"

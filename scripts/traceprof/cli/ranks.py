@@ -234,13 +234,16 @@ def verdict(rows):
     """(rank, why) of the rank holding the job back.  rows: (rank, steps,
     mean, min, max, slowest step, its number, median, trimmed mean, MAD,
     time in collectives a step or None).  Where every rank has collectives
-    (and one spent time in them), the ranks wait for each other there and
-    their steps last about as long as the slowest's: the rank that waits
-    least is the one the others wait for (HTA's and Nsight's straggler
-    analyses look for the rank whose collectives start last).  Otherwise
-    the rank with the longest median step."""
+    and the ranks differ more in their time there than in their median
+    steps, they wait for each other there and their steps last about as
+    long as the slowest's: the rank that waits least is the one the others
+    wait for (HTA's and Nsight's straggler analyses look for the rank whose
+    collectives start last).  Otherwise (no collectives, or collectives
+    that wait for nothing: a few ns of enqueueing) the rank with the
+    longest median step."""
     waits = [r[9] for r in rows]
-    if all(w is not None for w in waits) and any(w > 0 for w in waits):
+    meds = [r[6] for r in rows]
+    if all(w is not None for w in waits) and max(waits) - min(waits) > max(meds) - min(meds):
         s = min(rows, key=lambda r: (r[9], -r[6], r[0]))
         return s, "wait"
     return max(rows, key=lambda r: (r[6], r[7], -r[0])), "step"
