@@ -44,14 +44,14 @@ def cmd_summary(argv):
     p.add_argument("--top", type=int, default=30, metavar="N",
                    help="rows to print, by total time (default 30; 0: all)")
     p.add_argument("--csv", action="store_true", help="CSV instead of a text table")
-    p.add_argument("--from-events", action="store_true",
-                   help="read every event, even where the files carry their own summary "
-                        "table (traceprof's footer \"aggregate\"; without this option the "
-                        "tables are used when every input has a complete one)")
     p.add_argument("--all-runs", action="store_true",
                    help="--by rank: count the steps of several runs together (without it, "
                         "files of more than one run, such as a rank recorded by two "
                         "processes, are refused with the list of runs)")
+    p.add_argument("--from-events", action="store_true",
+                   help="read every event, even where the files carry their own summary "
+                        "table (traceprof's footer \"aggregate\"; without this option the "
+                        "tables are used when every input has a complete one)")
     a = p.parse_args(argv)
     if a.top < 0:
         p.error("--top must be >= 0")
