@@ -224,3 +224,21 @@ def test_collectives_that_wait_for_nothing(capsys, tmp_path, tables):
     rows, err = by_rank(capsys, d)
     assert err.startswith("straggler: rank 0 (median step 70.000ms"), err
     assert rows[1]["comm_us_per_step"] == "0.008"
+
+
+def test_table_with_names_cut(capsys, tmp_path):
+    """A table that left names out is still read (its steps are whole),
+    with one line saying the collectives count the names kept."""
+    d = tmp_path / "job"
+    d.mkdir()
+    for r in (0, 1):
+        path = write_with_table(d / ("rank%d.json" % r), ddp_rank(10 + r, 100e3, 5e3), r)
+        if r == 1:
+            text = open(path).read().replace('"names_cut": 0', '"names_cut": 3')
+            # Only the table is read: the events overwritten with spaces.
+            head, tail = text.split('"traceEvents": [', 1)
+            body, foot = tail.split("\n  ],\n", 1)
+            open(path, "w").write(head + '"traceEvents": [' + " " * len(body) + "\n  ],\n" + foot)
+    rc, out, err = run(capsys, str(d), "--by", "rank")
+    assert rc == 0, err
+    assert err.startswith("traceprof: note: 1 file (rank1.json) left names out of its table"), err

@@ -131,21 +131,31 @@ def _footer_host(ft):
 
 def _from_tables(files, steps, comm):
     """Fills steps and comm from the files' tables; False (and nothing
-    kept) when one file has no complete table."""
+    kept) when one file has no table or left steps out.  A table that left
+    names out (past 4,096) is still read, as --by all's is not: its steps
+    are all there, and the collectives are named early (set-up's first
+    rendezvous); one line says how many such files there were."""
+    cut = []
     for path in files:
         x = aggtable.aggregate_of(path)
         t, ft = x if x else (None, None)
-        if t is None or t.get("steps_cut") or t.get("names_cut") or t.get("calls_cut") \
-                or not isinstance(t.get("rank"), int):
+        if t is None or t.get("steps_cut") or not isinstance(t.get("rank"), int):
             steps.clear()
             comm.clear()
             return False
+        if t.get("names_cut") or t.get("calls_cut"):
+            cut.append(path)
         host, by_pid = _footer_host(ft), {}
         for n, dur, pid in t["steps"]:
             by_pid.setdefault(pid, []).append((dur / 1e3, n))
         for pid, lst in by_pid.items():
             steps.setdefault(t["rank"], _Steps()).extend(lst, host, pid, path)
         comm.setdefault(t["rank"], CommWait()).add_table(t["rows"])
+    if cut:
+        err("note: %d file%s (%s%s) left names out of %s table (more than 4,096 names): the "
+            "time in collectives counts the names kept; --from-events reads every event" % (
+                len(cut), "s" if len(cut) > 1 else "", os.path.basename(cut[0]),
+                ", ..." if len(cut) > 1 else "", "their" if len(cut) > 1 else "its"))
     return True
 
 
