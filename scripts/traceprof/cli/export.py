@@ -26,6 +26,7 @@ import bisect
 import os
 import re
 
+from . import readopts
 from ..layout import CAT_KERNEL
 from ..traces import aggtable
 from ..traces.events import STEP_RE, finite_num
@@ -160,7 +161,9 @@ def cmd_export(argv):
     p.add_argument("--parquet", metavar="OUT", required=True,
                    help="the dataset's folder (created; files of the same inputs are replaced)")
     p.add_argument("files", nargs="+", metavar="FILE", help="trace files, or a folder of them")
+    readopts.add(p)
     a = p.parse_args(argv)
+    readopts.apply(p, a)
     pa, pq = _pyarrow()
     files, _ = merge_inputs(a.files, "export")
     schema = pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("step", pa.int64()),
