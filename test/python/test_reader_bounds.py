@@ -156,3 +156,22 @@ def test_pftrace_packet_over_the_limit_refused(tmp_path):
         f.write(bytes([1 << 3 | 2]) + bytes(length) + b"\0" * 1000)
     with pytest.raises(TraceError, match=r"bomb.pftrace: a value at byte \d+ is larger than"):
         read_all(PftraceReader(path))
+
+
+def test_small_file_events_in_batches(tmp_path, monkeypatch):
+    # A file read whole in one chunk, in the writer's layout, whose footer
+    # holds "},": the events are one batch parse, not event by event (the
+    # batch failed on the footer's "}," and the reader decoded every event
+    # alone, retrying the batch every 256 events: 1 s per MB).
+    ev = [{"ph": "X", "name": "k%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1,
+           "args": {"correlation": i}} for i in range(5000)]
+    path = str(tmp_path / "small.json")
+    with open(path, "w") as f:
+        f.write('{\n  "schemaVersion": 1,\n  "traceEvents": [\n')
+        f.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in ev))
+        f.write('\n  ],\n  "traceprof": {"threads": [{"tid": 1}, {"tid": 2}]}\n}\n')
+    seen = counting(monkeypatch)
+    meta, events = read_all(TraceReader(path))
+    assert events == ev
+    assert meta == {"schemaVersion": 1, "traceprof": {"threads": [{"tid": 1}, {"tid": 2}]}}
+    assert seen[0] < 4096, "%d characters decoded event by event" % seen[0]
