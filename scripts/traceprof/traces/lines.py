@@ -97,7 +97,7 @@ def _lines(text, last):
 
 
 def _tables(pa, pj, text, opts):
-    if text.strip():
+    if text and not text.isspace():
         t = _parse(pa, pj, text, opts)
         if t.num_rows:
             yield t
@@ -106,7 +106,9 @@ def _tables(pa, pj, text, opts):
 def line_tables(path, pa, schema):
     """Tables of the events of path (see the module's text)."""
     import pyarrow.json as pj
-    opts = (pj.ReadOptions(block_size=1 << 20),
+    # Blocks of 4 MiB: pyarrow's per-block cost showed at 1 MiB (a 1 MB
+    # file parsed in 19 ms instead of 7).
+    opts = (pj.ReadOptions(block_size=1 << 22),
             pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
                             newlines_in_values=False))
     f = open_binary(path)
