@@ -171,7 +171,7 @@ def _in_schema(pa):
 
 # The tables of a file's first reading kept for its second, at most (in
 # bytes of Arrow memory): a file of a few MB is parsed once.
-KEEP = 64 << 20
+KEEP = 16 << 20
 
 
 def _line_steps(pa, pc, path, insch):

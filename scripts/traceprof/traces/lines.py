@@ -35,7 +35,7 @@ from ..layout import DOC_TRACE_EVENTS
 from . import reader
 from .reader import TraceError, open_binary
 
-BLOCK = 1 << 23
+BLOCK = 1 << 22
 # The array's opening as the writer puts it: the key, then a line break.
 _START = ('"%s": [\n' % DOC_TRACE_EVENTS).encode()
 # The line that closes the array: only white space before its "]" (an
