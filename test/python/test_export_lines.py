@@ -167,3 +167,27 @@ def test_left_to_the_per_event_reading(tmp_path, case):
     new = str(tmp_path / "new.parquet")
     assert export.export_file_lines(pa, pq, path, new, schema(), BASE) is None
     assert not os.path.exists(new)
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.999])
+def test_corrupt_gzip_left_to_the_per_event_reading(tmp_path, cut):
+    # A .json.gz cut short or with a corrupt byte: no traceback from the
+    # columnar reading; the per-event reading says what is wrong.
+    path = write(str(tmp_path / "t.json.gz"), events())
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    if cut < 0.9:
+        data = data[:int(len(data) * cut)]
+    else:
+        data[len(data) // 2] ^= 0xFF
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+    new = str(tmp_path / "new.parquet")
+    try:
+        n = export.export_file_lines(pa, pq, path, new, schema(), BASE)
+    except export.TraceError:
+        n = None
+    assert n is None
+    assert not os.path.exists(new)
+    with pytest.raises(export.TraceError):
+        export.export_file(pa, pq, path, str(tmp_path / "old.parquet"), schema(), BASE, False)

@@ -272,7 +272,7 @@ def export_file_lines(pa, pq, path, out_path, schema, base_ns):
     insch = _in_schema(pa)
     try:
         steps, kept = _line_steps(pa, pc, path, insch)
-    except NotLines:
+    except (NotLines, pa.ArrowException):
         return None
     starts = [s[0] for s in steps]
     writer = pq.ParquetWriter(out_path, schema, compression="zstd")
@@ -296,7 +296,8 @@ def export_file_lines(pa, pq, path, out_path, schema, base_ns):
         if npend:
             writer.write_table(pa.concat_tables(pending).combine_chunks())
         ok = True
-    except NotLines:
+    except (NotLines, pa.ArrowException):
+        # A value pyarrow's computing refuses: the per-event reading's turn.
         return None
     finally:
         writer.close()

@@ -30,6 +30,7 @@ than reader.max_value is NotLines (TraceReader then refuses it)."""
 import io
 import json
 import re
+import zlib
 
 from ..layout import DOC_TRACE_EVENTS
 from . import reader
@@ -75,14 +76,14 @@ def _parse(pa, pj, text, opts):
     """The table of text (complete lines, commas taken off)."""
     try:
         return pj.read_json(io.BytesIO(text), read_options=opts[0], parse_options=opts[1])
-    except pa.ArrowInvalid as e:
+    except pa.ArrowException as e:
         # Lines longer than the parser's block: once more in one block.
         if "straddl" not in str(e):
             raise NotLines(str(e))
     try:
         return pj.read_json(io.BytesIO(text), parse_options=opts[1],
                             read_options=pj.ReadOptions(block_size=len(text) + 1))
-    except pa.ArrowInvalid as e:
+    except pa.ArrowException as e:
         raise NotLines(str(e))
 
 
@@ -157,7 +158,8 @@ def line_tables(path, pa, schema):
             raise NotLines("the text after the event array")
     except TraceError as e:
         raise NotLines(str(e))
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:
+        # A corrupt or cut stream: TraceReader says what and where.
         raise NotLines(str(e))
     finally:
         f.close()
