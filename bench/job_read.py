@@ -131,6 +131,99 @@ def big_job(tmp):
              len(lines) - 1, " | ".join(lines[:4])))
 
 
+def _per_mb(args, path, mb, base):
+    """`args path` measured: (seconds, seconds per MB above the start-up
+    cost base, peak MiB)."""
+    dt, mib = measure(args + [path])
+    return dt, (dt - base) / mb, mib
+
+
+def reader_shapes(tmp):
+    """Issue 43 item 4: time per input MB of `summary --from-events`, flat in
+    the input's size, over two shapes: one huge name (a .json.gz whose one
+    event's name is 4, 8 and 16 MiB: the reader retried such a value after
+    every 4 MiB chunk, 43 s for 400 MB), and many tiny events (a quarter, a
+    half and one million events of 40 bytes).  Seconds per MB are counted
+    above the command's start-up (its time on a file of one event)."""
+    import gzip
+    one = os.path.join(tmp, "one.json")
+    with open(one, "w") as f:
+        f.write('{"traceEvents": [{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]}')
+    base = min(measure([PY, TP, "summary", "--from-events", one])[0] for _ in range(3))
+    print("reading shapes: start-up of summary --from-events %.2f s" % base)
+    for mib in (4, 8, 16):
+        path = os.path.join(tmp, "name%d.json.gz" % mib)
+        with gzip.open(path, "wb", compresslevel=1) as f:
+            f.write(b'{"traceEvents": [{"ph":"X","name":"')
+            for _ in range(mib):
+                f.write(b"n" * (1 << 20))
+            f.write(b'","pid":1,"tid":1,"ts":1,"dur":2}]}')
+        dt, per, mem = _per_mb([PY, TP, "summary", "--from-events", "--max-value-mb", "32"],
+                               path, mib * 1.048576, base)
+        print("reading shapes: one name of %d MiB (.json.gz): %.2f s, %.3f s per MB, %.0f MiB"
+              % (mib, dt, per, mem))
+        os.unlink(path)
+    for n in (250000, 500000, 1000000):
+        path = os.path.join(tmp, "tiny%d.json" % n)
+        with open(path, "w") as f:
+            f.write('{"traceEvents": [\n')
+            f.write(",\n".join('{"ph":"X","name":"a","ts":%d,"dur":1}' % i for i in range(n)))
+            f.write("\n]}\n")
+        mb = os.path.getsize(path) / 1e6
+        dt, per, mem = _per_mb([PY, TP, "summary", "--from-events"], path, mb, base)
+        print("reading shapes: %d tiny events (%.0f MB): %.2f s, %.3f s per MB, %.0f MiB"
+              % (n, mb, dt, per, mem))
+        os.unlink(path)
+
+
+def export_speed(tmp, job, ranks, mb_one):
+    """Issue 43 item 5: `export --parquet` of one file of mb_one MB and of
+    the job (ranks x 1 MB), pyarrow's reading of the event lines against
+    the per-event one (--json-reader python), in interleaved rounds
+    (BENCH_EXPORT_ROUNDS, default 3): medians of wall time, MB per wall and
+    per CPU second, and their ratio; the two datasets compared byte for
+    byte."""
+    import statistics
+    rounds = int(os.environ.get("BENCH_EXPORT_ROUNDS", "3"))
+    one = os.path.join(tmp, "export-one.trace.json")
+    subprocess.run([PY, GEN, one, "--mb", str(mb_one), "--gpu", "--aggregate"], check=True,
+                   stderr=subprocess.DEVNULL)
+    for label, src in (("1 file of %g MB" % mb_one, one),
+                       ("%d ranks x 1 MB" % ranks, job)):
+        size = (os.path.getsize(src) if os.path.isfile(src) else
+                sum(os.path.getsize(os.path.join(src, f)) for f in os.listdir(src))) / 1e6
+        got = {"auto": [], "python": []}
+        for _ in range(rounds):
+            for how in ("auto", "python"):
+                out = os.path.join(tmp, "export-" + how)
+                shutil.rmtree(out, ignore_errors=True)
+                dt, mib = measure([PY, TP, "export", "--json-reader", how, "--parquet", out, src])
+                got[how].append((dt, measure.cpu, mib))
+        same = _same_tree(os.path.join(tmp, "export-auto"), os.path.join(tmp, "export-python"))
+        med = {h: [statistics.median(x[i] for x in got[h]) for i in range(3)] for h in got}
+        for how, name in (("auto", "pyarrow's JSON reader"), ("python", "per event (before)")):
+            dt, cpu, mib = med[how]
+            print("export --parquet, %s, %s: %.2f s (%.1f MB/s), %.2f CPU s (%.1f MB per CPU "
+                  "second), %.0f MiB; medians of %d interleaved rounds"
+                  % (label, name, dt, size / dt, cpu, size / cpu, mib, rounds))
+        print("export --parquet, %s: pyarrow / per event %.1fx (wall), %.1fx (CPU); datasets %s"
+              % (label, med["python"][0] / med["auto"][0], med["python"][1] / med["auto"][1],
+                 "byte-identical" if same else "DIFFER"))
+    os.unlink(one)
+
+
+def _same_tree(a, b):
+    files = lambda top: sorted(os.path.relpath(os.path.join(d, f), top)
+                               for d, _, fs in os.walk(top) for f in fs)
+    if files(a) != files(b):
+        return False
+    for f in files(a):
+        with open(os.path.join(a, f), "rb") as x, open(os.path.join(b, f), "rb") as y:
+            if x.read() != y.read():
+                return False
+    return True
+
+
 def main():
     ranks = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     mb = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
@@ -158,6 +251,10 @@ def main():
                            os.path.join(tmp, "sub%d" % n)])
         print("summary --by rank, %d ranks x %g MB, events (--from-events): %.2f s, %.0f MiB "
               "(%.1f s for all %d ranks at that rate)" % (n, mb, dt, mib, dt * ranks / n, ranks))
+        if os.environ.get("BENCH_EXPORT", "1") == "1":
+            export_speed(tmp, job, ranks, 20 if os.environ.get("BENCH_QUICK") == "1" else 100)
+        if os.environ.get("BENCH_SHAPES", "1") == "1":
+            reader_shapes(tmp)
         stream_mb = float(os.environ.get("BENCH_STREAM_MB",
                                          "100" if os.environ.get("BENCH_QUICK") == "1" else "500"))
         if stream_mb > 0:

@@ -56,3 +56,37 @@ def test_footer_of_compressed_decompresses_once(tmp_path, monkeypatch):
     # The footer is longer than the first tail tried (64 KiB).
     assert aggtable.footer_of(str(p))["aggregate"] == {"version": 1}
     assert opened == [str(p)]
+
+
+def test_tail_members_parse_each_member_once(monkeypatch):
+    # A tail of 20,000 members after many ']': each member is parsed once
+    # whichever ']' leads to it (parsing each ']''s members anew was
+    # quadratic: 200 million parses here, hours for a MiB of them).
+    import json
+    calls = [0]
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):
+            calls[0] += 1
+            return super().raw_decode(s, idx)
+    monkeypatch.setattr(tail.json, "JSONDecoder", Counting)
+    n = 20000
+    text = '{"traceEvents": [{"ph": "X"}], "a": 0' + "".join(
+        ',"k%d":[%d]' % (i, i) for i in range(n)) + "}"
+    meta = tail._tail_members(text)
+    assert calls[0] <= 2 * 2 * n, "%d parses for %d members" % (calls[0], n)
+    # The array's own ']' wins: every member after it, and the same as the
+    # members of the whole document but traceEvents.
+    doc = json.loads(text)
+    del doc["traceEvents"]
+    assert meta == doc
+
+
+def test_tail_members_as_before():
+    # The footer after the events, a later array member, a ']' inside a
+    # string, and no footer at all.
+    assert tail._tail_members('{"traceEvents": [{"a": [1]}\n  ],\n  "x": {"y": [2]}, '
+                              '"deviceProperties": [], "s": "]"\n}\n') == \
+        {"x": {"y": [2]}, "deviceProperties": [], "s": "]"}
+    assert tail._tail_members('[{"a": [1]}]') == {}
+    assert tail._tail_members('{"traceEvents": [], "t": 1') == {}

@@ -19,18 +19,27 @@ file (rank and window come from the path):
 Complete events (ph "X") and instants ("i") are exported; counters, flows
 and metadata are not.  Each input is read twice (its steps, then its
 events), streaming, and written in row groups of 65,536 events: memory stays
-flat in the job's size.  Needs pyarrow (pip install pyarrow)."""
+flat in the job's size.  Needs pyarrow (pip install pyarrow).
+
+Two readings, the same Parquet file byte for byte: a JSON file with one
+event on a line (the writer's layout, docs/trace-format.md) is parsed by
+pyarrow's JSON reader and its rows computed by pyarrow and numpy
+(export_file_lines; a file of up to KEEP bytes of tables is parsed once);
+any other file, or one with an event only Python's reading writes as it
+should, event by event (export_file)."""
 
 import argparse
 import bisect
 import os
 import re
 
-from ..layout import CAT_KERNEL
+from . import readopts
+from ..layout import CAT_KERNEL, STEP_PREFIX
 from ..traces import aggtable
 from ..traces.events import STEP_RE, finite_num
 from ..traces.pfmerge import meta_of, scan
 from ..traces.pftrace import PFTRACE_RE, PftraceReader
+from ..traces.lines import NotLines, line_tables
 from ..traces.reader import TraceError, TraceReader
 from ..util import fail
 from .inputs import merge_inputs, rank_of
@@ -150,6 +159,153 @@ def export_file(pa, pq, path, out_path, schema, base_ns, pf):
     return count
 
 
+# The events' fields the columnar reading asks pyarrow for (traces/lines.py).
+def _in_schema(pa):
+    return pa.schema([
+        ("ph", pa.string()), ("cat", pa.string()), ("name", pa.string()),
+        ("pid", pa.int64()), ("tid", pa.int64()), ("ts", pa.float64()), ("dur", pa.float64()),
+        ("args", pa.struct([("kernel", pa.string()), ("grid", pa.list_(pa.int64())),
+                            ("block", pa.list_(pa.int64()))]
+                           + [(k, pa.int64()) for k in INT_ARGS]))])
+
+
+# The tables of a file's first reading kept for its second, at most (in
+# bytes of Arrow memory): a file of a few MB is parsed once.
+KEEP = 16 << 20
+
+
+def _line_steps(pa, pc, path, insch):
+    """(_steps(path), the file's tables or None) from the events' tables
+    (lines.NotLines when the file is not one event per line); the tables
+    are kept when they fit in KEEP."""
+    out = []
+    kept, size = [], 0
+    for t in line_tables(path, pa, insch):
+        if kept is not None:
+            size += t.nbytes
+            kept = kept + [t] if size <= KEEP else None
+        # Names that can match STEP_RE (a few per file), matched in Python.
+        m = pc.and_(pc.and_(pc.equal(t["ph"], "X"), pc.is_finite(t["ts"])),
+                    pc.and_(pc.is_finite(t["dur"]), pc.starts_with(t["name"], STEP_PREFIX)))
+        t = t.filter(pc.fill_null(m, False))
+        for name, ts, dur in zip(*(t[c].to_pylist() for c in ("name", "ts", "dur"))):
+            sm = STEP_RE.match(name) if name is not None else None
+            if sm:
+                out.append((ts, ts + dur, int(sm.group(1))))
+    out.sort()
+    return out, kept
+
+
+def _name_steps(pa, pc, names):
+    """The step number of each name that is a ProfilerStep#N (STEP_RE, as
+    the per-event reading matches it), null for the others: matched once
+    per distinct name."""
+    d = pc.dictionary_encode(names).combine_chunks()
+    per = [int(m.group(1)) if m else None
+           for m in (STEP_RE.match(n) for n in d.dictionary.to_pylist())]
+    return pc.take(pa.array(per, pa.int64()), d.indices)
+
+
+def _dims(pa, pc, v):
+    """_dim of a list<int64> column: "x,y,z", null for a missing, empty or
+    partly null list."""
+    s = pc.binary_join(pc.cast(v, pa.list_(pa.string())), ",")
+    return pc.if_else(pc.fill_null(pc.greater(pc.list_value_length(v), 0), False), s,
+                      pa.scalar(None, pa.string()))
+
+
+def _ns(np, x):
+    """round(x * 1000) of each finite double, as int64 (Python's round: to
+    nearest, ties to even); None when one is past int64."""
+    v = np.rint(x * 1000.0)
+    if v.size and not (-2.0 ** 62 < v.min() and v.max() < 2.0 ** 62):
+        return None
+    return v.astype(np.int64)
+
+
+def _line_rows(pa, pc, np, t, steps, starts, base, schema):
+    """The exported rows of one table of events, as export_file's loop
+    makes them; None when one differs in a way only the per-event reading
+    writes (a null name, a time past int64)."""
+    ph = t["ph"]
+    keep = pc.and_(pc.is_in(ph, value_set=pa.array(["X", "i", "I"])), pc.is_finite(t["ts"]))
+    t = t.filter(pc.fill_null(keep, False))
+    if t["name"].null_count:
+        return None   # str(None) or "" per event: its own reading says which
+    ts = t["ts"].to_numpy()
+    dur = pc.if_else(pc.equal(t["ph"], "X"), t["dur"], 0.0)
+    dur = pc.if_else(pc.fill_null(pc.and_(pc.is_finite(dur), pc.greater_equal(dur, 0.0)),
+                                  False), dur, 0.0).to_numpy()
+    start_ns, dur_ns = _ns(np, ts), _ns(np, dur)
+    if start_ns is None or dur_ns is None or (
+            start_ns.size and not (-(1 << 62) < base + int(start_ns.min()) and
+                                   base + int(start_ns.max()) < 1 << 62)):
+        return None
+    k = np.searchsorted(np.asarray(starts, dtype=np.float64), ts, side="right") - 1
+    ends = np.asarray([s[1] for s in steps] or [0.0], dtype=np.float64)
+    nums = np.asarray([s[2] for s in steps] or [0], dtype=np.int64)
+    kk = np.maximum(k, 0)
+    inside = (k >= 0) & (ts < ends[kk]) if steps else np.zeros(len(ts), dtype=bool)
+    step = pa.array(nums[kk], pa.int64(), mask=~inside)
+    by_name = _name_steps(pa, pc, t["name"])
+    step = pc.if_else(pc.is_null(by_name), step, by_name)
+    args = t["args"].combine_chunks()
+    cat = t["cat"]
+    kernel = args.field("kernel")
+    kernel = pc.if_else(pc.fill_null(pc.and_(pc.equal(cat, CAT_KERNEL), pc.is_null(kernel)),
+                                     False), t["name"], kernel)
+    cols = [t["pid"], t["tid"], step, t["name"], cat, pa.array(start_ns + base),
+            pa.array(dur_ns), kernel, _dims(pa, pc, args.field("grid")),
+            _dims(pa, pc, args.field("block"))] + [args.field(a) for a in INT_ARGS]
+    return pa.table([pa.chunked_array([c]) if not isinstance(c, pa.ChunkedArray) else c
+                     for c in cols], schema=schema)
+
+
+def export_file_lines(pa, pq, path, out_path, schema, base_ns):
+    """export_file of a JSON file in the one-event-per-line layout, read by
+    pyarrow's JSON reader (traces/lines.py) and turned into rows by pyarrow
+    and numpy, the same rows in the same row groups; None when the file is
+    not in that layout (lines.NotLines) or has an event only the per-event
+    reading writes as it should (then nothing of out_path is left)."""
+    import numpy as np
+    import pyarrow.compute as pc
+    insch = _in_schema(pa)
+    try:
+        steps, kept = _line_steps(pa, pc, path, insch)
+    except (NotLines, pa.ArrowException):
+        return None
+    starts = [s[0] for s in steps]
+    writer = pq.ParquetWriter(out_path, schema, compression="zstd")
+    count, pending, npend = 0, [], 0
+    ok = False
+    try:
+        for t in kept if kept is not None else line_tables(path, pa, insch):
+            rows = _line_rows(pa, pc, np, t, steps, starts, base_ns, schema)
+            if rows is None:
+                return None
+            count += rows.num_rows
+            pending.append(rows)
+            npend += rows.num_rows
+            if npend >= ROWS:
+                whole = pa.concat_tables(pending).combine_chunks()
+                at = 0
+                while npend - at >= ROWS:
+                    writer.write_table(whole.slice(at, ROWS))
+                    at += ROWS
+                pending, npend = [whole.slice(at)], npend - at
+        if npend:
+            writer.write_table(pa.concat_tables(pending).combine_chunks())
+        ok = True
+    except (NotLines, pa.ArrowException):
+        # A value pyarrow's computing refuses: the per-event reading's turn.
+        return None
+    finally:
+        writer.close()
+        if not ok:
+            os.unlink(out_path)
+    return count
+
+
 def cmd_export(argv):
     p = argparse.ArgumentParser(
         prog="traceprof export",
@@ -160,7 +316,14 @@ def cmd_export(argv):
     p.add_argument("--parquet", metavar="OUT", required=True,
                    help="the dataset's folder (created; files of the same inputs are replaced)")
     p.add_argument("files", nargs="+", metavar="FILE", help="trace files, or a folder of them")
+    p.add_argument("--json-reader", choices=["auto", "python"], default="auto",
+                   help="auto (default): JSON files with one event on a line (as traceprof "
+                        "writes them) are parsed by pyarrow's JSON reader, others event by "
+                        "event in Python; python: every file event by event (slower, the "
+                        "same output)")
+    readopts.add(p)
     a = p.parse_args(argv)
+    readopts.apply(p, a)
     pa, pq = _pyarrow()
     files, _ = merge_inputs(a.files, "export")
     schema = pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("step", pa.int64()),
@@ -184,9 +347,12 @@ def cmd_export(argv):
         folder = os.path.join(a.parquet, "rank=%d" % rank, "window_id=%d" % window)
         os.makedirs(folder, exist_ok=True)
         stem = re.sub(r"\.(json|pftrace)(\.gz|\.zst)?$", "", os.path.basename(path))
+        out = os.path.join(folder, stem + ".parquet")
+        base = base if isinstance(base, int) else 0
         try:
-            total += export_file(pa, pq, path, os.path.join(folder, stem + ".parquet"),
-                                 schema, base if isinstance(base, int) else 0, pf)
+            n = None if pf or a.json_reader == "python" else \
+                export_file_lines(pa, pq, path, out, schema, base)
+            total += export_file(pa, pq, path, out, schema, base, pf) if n is None else n
         except TraceError as e:
             fail(str(e), 1)
     print("traceprof: %d events of %d files written to %s (Parquet, partitioned by rank and "

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from . import readopts
 from .inputs import merge_inputs, rank_of
 from ..traces.mergewrite import write_merged
 from ..traces.output import open_output
@@ -60,7 +61,9 @@ def cmd_merge(argv):
                         ".pftrace.zst for Perfetto inputs); default: merged.json (merged.pftrace)"
                         " in the input folder, or in the current folder; '-' for stdout")
     p.add_argument("inputs", nargs="+", metavar="FILES|FOLDER")
+    readopts.add(p)
     a = p.parse_args(argv)
+    readopts.apply(p, a)
     files, fmt = merge_inputs(a.inputs)
     ext = ".pftrace" if fmt == "perfetto" else ".json"
     out = a.output

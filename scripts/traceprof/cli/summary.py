@@ -6,6 +6,7 @@ import math
 import os
 import sys
 
+from . import readopts
 from ..traces import aggtable
 from ..traces.events import STEP_RE
 from .inputs import regular
@@ -52,7 +53,9 @@ def cmd_summary(argv):
                    help="read every event, even where the files carry their own summary "
                         "table (traceprof's footer \"aggregate\"; without this option the "
                         "tables are used when every input has a complete one)")
+    readopts.add(p)
     a = p.parse_args(argv)
+    readopts.apply(p, a)
     if a.top < 0:
         p.error("--top must be >= 0")
     # Names are printed as they are; a lone surrogate ("\ud800" in the

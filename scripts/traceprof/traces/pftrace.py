@@ -6,6 +6,7 @@ import re
 import struct
 
 from .. import layout as L
+from . import reader
 from .reader import TraceError, open_binary
 from .wire import Malformed, fields, int64
 
@@ -164,6 +165,10 @@ class PftraceReader:
             n = self._stream_varint()
             if n is None:
                 self._bad("a packet without its length")
+            if n > reader.max_value:
+                # Not read: a length past the limit is a corrupt file or a
+                # bomb, and reading it would hold it whole.
+                raise reader.too_big(self.path, self.at)
             data = self._read(n)
             if key >> 3 == L.PF_TRACE_PACKET:
                 yield data

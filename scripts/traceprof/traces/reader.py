@@ -65,6 +65,37 @@ CHUNK = 1 << 22
 # several times its text in memory.
 BATCH_TEXT = 1 << 20
 WS = " \t\r\n"
+_NOT_WS = re.compile(r"[^ \t\r\n]")
+
+# The largest single JSON value (an event, a top-level member, one string)
+# or Perfetto packet a reader decodes, in MiB of text: beyond it the input
+# is refused (TraceError) instead of being held and decoded, so that a file
+# of one huge name (a decompression bomb: 38 KB of .zst holding a 1.2 GB
+# string) costs bounded time and memory.  The commands' --max-value-mb
+# (cli/readopts.py) sets it.
+MAX_VALUE_MB = 16
+max_value = MAX_VALUE_MB << 20
+
+
+def set_max_value_mb(mb):
+    """Sets the limit (max_value) to mb MiB."""
+    global max_value
+    max_value = int(mb) << 20
+
+
+def too_big(path, at):
+    """The TraceError of a value past max_value starting at byte `at`."""
+    return TraceError("%s: a value at byte %d is larger than %d MiB: not read (a trace's "
+                      "events and names are far smaller; --max-value-mb N raises the limit)"
+                      % (path, at, max_value >> 20))
+
+
+def _maybe_cut(e, text):
+    """Whether JSONDecodeError e, raised decoding text, may only mean that
+    the value goes on past the text's end (then more text may complete it):
+    an unterminated string, or an error within the last few characters.  An
+    error before that is in the text itself and stays whatever follows."""
+    return e.msg.startswith("Unterminated string") or e.pos >= len(text) - 32
 
 
 def _big_int(text):
@@ -138,9 +169,35 @@ class TraceReader:
         if f:
             f.close()
 
-    def _more(self):
+    def _more(self, want=0):
+        """Reads one more chunk, and more until the text not yet consumed
+        holds `want` characters (or the file ends), joined to the buffer in
+        one concatenation: a value that spans many chunks is retried after
+        its text doubles, not after each chunk (which was quadratic).
+        False when the file had ended."""
         if self.eof:
             return False
+        rest = len(self.buf) - self.pos
+        parts = []
+        while True:
+            text = self._chunk()
+            if text is None:
+                break
+            parts.append(text)
+            rest += len(text)
+            if rest >= want:
+                break
+        if not parts:
+            return False
+        self.base += _utf8_len(self.buf[:self.pos])
+        self.buf = self.buf[self.pos:] + "".join(parts)
+        self.pos = 0
+        return True
+
+    def _chunk(self):
+        """The text of the next chunk; None at the end of the file."""
+        if self.eof:
+            return None
         try:
             data = self.f.read(CHUNK)
         except (OSError, EOFError, zlib.error) as e:
@@ -157,32 +214,38 @@ class TraceReader:
         if not data:
             self.eof = True
             tail = self.dec.decode(b"", final=True)
-            if tail:
-                self.base += _utf8_len(self.buf[:self.pos])
-                self.buf = self.buf[self.pos:] + tail
-                self.pos = 0
-                return True
-            return False
+            return tail or None
         self.bytes_read += len(data)
         if self.progress:
             self.progress(len(data))
-        self.base += _utf8_len(self.buf[:self.pos])
-        self.buf = self.buf[self.pos:] + self.dec.decode(data)
-        self.pos = 0
-        return True
+        return self.dec.decode(data)
 
     def _skip_ws(self):
         while True:
-            b = self.buf
-            p = self.pos
-            n = len(b)
-            while p < n and b[p] in WS:
-                p += 1
-            self.pos = p
-            if p < n:
-                return b[p]
+            m = _NOT_WS.search(self.buf, self.pos)
+            if m:
+                self.pos = m.start()
+                return self.buf[self.pos]
+            self.pos = len(self.buf)
             if not self._more():
                 return ""
+
+    def _decode_more(self, what=""):
+        """(value, end) of the JSON value at pos, reading more while it may
+        only be cut short by the buffer's end: its text is retried after it
+        doubles, so a value of n bytes costs O(n) in all; one longer than
+        max_value is refused (too_big) before it is held whole."""
+        while True:
+            try:
+                return self.decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                if self.eof or not _maybe_cut(e, self.buf):
+                    self.fail_at(e.pos, what + e.msg)
+                pending = len(self.buf) - self.pos
+                if pending > max_value:
+                    raise too_big(self.path, self.byte_at(self.pos))
+                if not self._more(min(2 * pending, max_value + 1)):
+                    self.fail_at(e.pos, what + e.msg)
 
     def _expect(self, ch):
         c = self._skip_ws()
@@ -195,13 +258,7 @@ class TraceReader:
         """Decodes one JSON value at pos, reading more as needed."""
         self._skip_ws()
         while True:
-            try:
-                v, end = self.decode(self.buf, self.pos)
-            except json.JSONDecodeError as e:
-                # Incomplete at the end of the buffer: read more and retry.
-                if self._more():
-                    continue
-                self.fail_at(e.pos, e.msg)
+            v, end = self._decode_more()
             # A number at the very end of the buffer may be cut short.
             if end >= len(self.buf) and not self.eof and isinstance(v, (int, float)):
                 if self._more():
@@ -221,14 +278,23 @@ class TraceReader:
             # speed.  A cut inside a string or a nested object leaves an
             # unbalanced text and fails, and then the slow path decodes event
             # by event, which is always right.
+            # In a file read whole the last "}," may be past the array's end
+            # (in the footer): the array then closes inside the text, and
+            # raw_decode stops at its "]" (end short of the text's), which
+            # ends the events; failing there and taking the slow path for
+            # every 256 events was quadratic in the file (1 s a MB).
             b = self.buf
             last = b.rfind("},", self.pos, self.pos + BATCH_TEXT)
             if last - self.pos > 4096:
-                text = b[self.pos:last + 1]
+                text = "[" + b[self.pos:last + 1] + "]"
                 try:
-                    batch = self.jd.decode("[" + text + "]")
+                    batch, end = self.jd.raw_decode(text)
                 except (ValueError, RecursionError):
                     batch = None  # the slow path says what and where
+                if batch is not None and end < len(text):
+                    self.pos += end - 1
+                    yield batch
+                    return
                 if batch is not None:
                     self.pos = last + 2
                     yield batch
@@ -240,13 +306,7 @@ class TraceReader:
             batch = []
             for _ in range(256):
                 self._skip_ws()
-                while True:
-                    try:
-                        ev, end = self.decode(self.buf, self.pos)
-                        break
-                    except json.JSONDecodeError as e:
-                        if not self._more():
-                            self.fail_at(e.pos, "an event: " + e.msg)
+                ev, end = self._decode_more("an event: ")
                 self.pos = end
                 batch.append(ev)
                 c = self._skip_ws()

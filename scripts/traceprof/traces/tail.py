@@ -62,29 +62,23 @@ def _skip_ws_at(text, p):
     return p
 
 
-def _members_after(jd, text, p):
-    """The members of `, "key": value, ... }` from p to the end of text
-    (white space around), as a dict; None when the text is not exactly
-    that."""
-    meta = {}
+def _member_at(jd, text, p):
+    """The member `, "key": value` at p (white space around): (key, value,
+    the position after it), or None when the text there is not one."""
     p = _skip_ws_at(text, p)
-    while p < len(text) and text[p] == ",":
-        p = _skip_ws_at(text, p + 1)
-        try:
-            key, p = jd.raw_decode(text, p)
-            if not isinstance(key, str):
-                return None
-            p = _skip_ws_at(text, p)
-            if text[p:p + 1] != ":":
-                return None
-            value, p = jd.raw_decode(text, _skip_ws_at(text, p + 1))
-        except (ValueError, RecursionError):
-            return None
-        meta[key] = value
-        p = _skip_ws_at(text, p)
-    if text[p:p + 1] != "}" or _skip_ws_at(text, p + 1) != len(text):
+    if text[p:p + 1] != ",":
         return None
-    return meta
+    try:
+        key, q = jd.raw_decode(text, _skip_ws_at(text, p + 1))
+        if not isinstance(key, str):
+            return None
+        q = _skip_ws_at(text, q)
+        if text[q:q + 1] != ":":
+            return None
+        value, q = jd.raw_decode(text, _skip_ws_at(text, q + 1))
+    except (ValueError, RecursionError):
+        return None
+    return key, value, q
 
 
 def _tail_members(text):
@@ -94,21 +88,50 @@ def _tail_members(text):
     later value is followed by more than one closing level, and fails).
     {} when there is none (a bare array, or a footer beyond the text)."""
     jd = json.JSONDecoder()
-    pos = len(text)
-    best = {}
     # A later top-level array value ("deviceProperties": []) also ends in a
     # ']' followed by members: the array's own ']' is the one after which the
     # most members parse (the others' members are a subset of them).  A ']'
     # inside an event fails at once (a '}' or ',' then '{' follows).  An
     # array before traceEvents (a small file read whole) has traceEvents
     # among its members: not a candidate.
+    # The members that parse from a position are the same whichever ']'
+    # led there: each position's outcome is kept (memo: members to the end,
+    # -1 when the text from there is not members and the final '}'; and
+    # whether traceEvents is among them), so that every member is parsed
+    # once.  Parsing each ']''s members anew was quadratic: a last MiB of
+    # `,"k":[1]` repeated took hours.
+    memo, first = {}, {}
+    best, best_n = None, 0
+    pos = len(text)
     while True:
         pos = text.rfind("]", 0, pos)
         if pos < 0:
-            return best
-        meta = _members_after(jd, text, pos + 1)
-        if meta is not None and DOC_TRACE_EVENTS not in meta and len(meta) > len(best):
-            best = meta
+            break
+        p, path = pos + 1, []
+        while p not in memo:
+            q = _skip_ws_at(text, p)
+            if text[q:q + 1] == "}" and _skip_ws_at(text, q + 1) == len(text):
+                memo[p] = (0, False)
+                break
+            m = _member_at(jd, text, p)
+            if m is None:
+                memo[p] = (-1, False)
+                break
+            path.append((p, m))
+            p = m[2]
+        n, has = memo[p]
+        for at, m in reversed(path):
+            n, has = (n + 1 if n >= 0 else -1), has or m[0] == DOC_TRACE_EVENTS
+            memo[at], first[at] = (n, has), m
+        n, has = memo[pos + 1]
+        if n > best_n and not has:
+            best, best_n = pos + 1, n
+    meta = {}
+    p = best
+    while p in first:
+        key, value, p = first[p]
+        meta[key] = value
+    return meta
 
 
 def load_meta(path):
