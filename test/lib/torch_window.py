@@ -2,7 +2,8 @@
 `traceprof run --step torch --pytorch modules,ops` (test/integration/torch_hf.sh,
 torch_lightning.sh, torch_accelerate.sh, torch_fsdp.sh, torch_misc.sh):
 
-    torch_window.py --steps 2,3 [--module NAME[*COUNT]]... [--op NAME]... [--no-modules] FILE...
+    torch_window.py --steps 2,3 [--module NAME[*COUNT]]... [--op NAME]... [--no-modules]
+                    [--world N] FILE...
 
   - the files together hold exactly the ProfilerStep#k given, each once per
     file (a file per rank holds them all);
@@ -10,7 +11,9 @@ torch_lightning.sh, torch_accelerate.sh, torch_fsdp.sh, torch_misc.sh):
     inside one of its file's steps, and none was left unfinished;
   - each step holds each --module name (COUNT times exactly, when given: the
     calls of that module in one training step) and each --op, and at least
-    one module event (unless --no-modules) and one op event.
+    one module event (unless --no-modules) and one op event;
+  - with --world N: N files, one per rank 0..N-1 (distributedInfo), each of
+    world_size N.
 Prints one line per file: its steps and how many module and op events."""
 import argparse
 import json
@@ -23,6 +26,7 @@ def main():
     ap.add_argument("--module", action="append", default=[])
     ap.add_argument("--op", action="append", default=[])
     ap.add_argument("--no-modules", action="store_true")
+    ap.add_argument("--world", type=int)
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     want = ["ProfilerStep#%s" % s for s in a.steps.split(",")]
@@ -30,8 +34,13 @@ def main():
     for m in a.module:
         name, _, count = m.partition("*")
         need.append((name, int(count) if count else None))
+    ranks = []
     for path in a.files:
-        ev = json.load(open(path))["traceEvents"]
+        doc = json.load(open(path))
+        di = doc["distributedInfo"]
+        ranks.append(di["rank"])
+        assert a.world is None or di["world_size"] == a.world, "%s: %s" % (path, di)
+        ev = doc["traceEvents"]
         X = [e for e in ev if e.get("ph") == "X"]
         steps = sorted((e for e in X if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
         got = [s["name"] for s in steps]
@@ -59,6 +68,8 @@ def main():
             for op in a.op:
                 assert op in so, "%s %s: no %s; it has %s" % (path, s["name"], op, sorted(so)[:30])
         print("%s: %s, %d module and %d op events" % (path, " ".join(got), len(mods), len(ops)))
+    if a.world is not None:
+        assert sorted(ranks) == list(range(a.world)), "ranks %s, want 0..%d" % (ranks, a.world - 1)
 
 
 if __name__ == "__main__":
