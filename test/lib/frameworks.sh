@@ -18,7 +18,9 @@ fw_port() { "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 # with the trace files in ./NAME, and fails unless both exit 0 and print the
 # same stdout and the same stderr less `traceprof:` lines and less lines
 # matching $FW_NOISE (an extended regular expression, for lines a framework
-# prints with times or addresses in them; empty by default).  CMD may name
+# prints with times or addresses in them; empty by default).  When CMD fails
+# without traceprof and a function fw_unsupported is defined, it is called
+# with the run's stderr file first (it may skip the test).  CMD may name
 # the port of a rendezvous as @PORT: each run gets a free one.
 fw_same() {
 	local name=$1 sched=$2 rc0=0 rc1=0
@@ -29,6 +31,7 @@ fw_same() {
 	p1=$(fw_port)
 	for x in "$@"; do a0+=("${x//@PORT/$p0}"); a1+=("${x//@PORT/$p1}"); done
 	"${a0[@]}" >"$name.out0" 2>"$name.err0" || rc0=$?
+	[ "$rc0" = 0 ] || ! declare -F fw_unsupported >/dev/null || fw_unsupported "$name.err0"
 	[ "$rc0" = 0 ] || die "$name: failed without traceprof (exit $rc0): $(tail -5 "$name.err0")"
 	"$FW_T" run -q --folder "$PWD/$name" --step torch --pytorch modules,ops --schedule "$sched" \
 		-- "${a1[@]}" >"$name.out1" 2>"$name.err1" || rc1=$?

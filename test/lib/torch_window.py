@@ -2,7 +2,7 @@
 `traceprof run --step torch --pytorch modules,ops` (test/integration/torch_hf.sh,
 torch_lightning.sh, torch_accelerate.sh, torch_fsdp.sh, torch_misc.sh):
 
-    torch_window.py --steps 2,3 [--module NAME[*COUNT]]... [--op NAME]... [--no-modules]
+    torch_window.py --steps 2,3 [--module NAME[*COUNT]]... [--op NAME]... [--range NAME]... [--no-modules]
                     [--world N] FILE...
 
   - the files together hold exactly the ProfilerStep#k given, each once per
@@ -11,7 +11,8 @@ torch_lightning.sh, torch_accelerate.sh, torch_fsdp.sh, torch_misc.sh):
     inside one of its file's steps, and none was left unfinished;
   - each step holds each --module name (COUNT times exactly, when given: the
     calls of that module in one training step) and each --op, and at least
-    one module event (unless --no-modules) and one op event;
+    one module event (unless --no-modules) and one op event, and each
+    --range (a user_annotation: record_function() ranges such as FSDP's);
   - with --world N: N files, one per rank 0..N-1 (distributedInfo), each of
     world_size N.
 Prints one line per file: its steps and how many module and op events."""
@@ -25,6 +26,7 @@ def main():
     ap.add_argument("--steps", required=True)
     ap.add_argument("--module", action="append", default=[])
     ap.add_argument("--op", action="append", default=[])
+    ap.add_argument("--range", action="append", default=[])
     ap.add_argument("--no-modules", action="store_true")
     ap.add_argument("--world", type=int)
     ap.add_argument("files", nargs="+")
@@ -65,6 +67,9 @@ def main():
                 assert n and (count is None or n == count), \
                     "%s %s: %d of %r, want %s; it has %s" % (path, s["name"], n, name, count or ">0",
                                                           sorted(set(sm))[:30])
+            sr = set(e["name"] for e in X if e.get("cat") == "user_annotation" and inside(e, s))
+            for r in a.range:
+                assert r in sr, "%s %s: no range %s; it has %s" % (path, s["name"], r, sorted(sr)[:30])
             for op in a.op:
                 assert op in so, "%s %s: no %s; it has %s" % (path, s["name"], op, sorted(so)[:30])
         print("%s: %s, %d module and %d op events" % (path, " ".join(got), len(mods), len(ops)))
