@@ -12,6 +12,9 @@
 #     per module call of the forward (GPT2LMHeadModel, its blocks,
 #     attention, MLP, the lm_head, with their qualified names) and the ops
 #     (addmm, scaled_dot_product_attention, the backward), none outside.
+#   - gradient_accumulation_steps=2 (4 optimizer steps): a step is one
+#     optimizer step (Accelerate's optimizer wrapper skips the inner step()
+#     of the passes that only accumulate), so each step holds two forwards;
 #   - again with TrainingArguments(torch_compile=True) (backend aot_eager:
 #     Dynamo and AOTAutograd without inductor's C++ build, which would take
 #     minutes here): the same checks, less the per-module counts.
@@ -39,6 +42,10 @@ for m in "GPT2LMHeadModel" "GPT2Model transformer" "Embedding transformer.wte" \
 done
 fw_check --steps 2,3 "${args[@]}" --op aten::addmm --op aten::scaled_dot_product_attention \
 	--op "autograd::engine::evaluate_function: AddmmBackward0" hf/*.json
+
+fw_same hf_acc "$sched" "$py" "$prog" "$PWD/out_a" 4 --accumulate 2
+fw_check --steps 2,3 --module "nn.Module: GPT2LMHeadModel*2" --module "nn.Module: GPT2Block transformer.h.1*2" \
+	--op "autograd::engine::evaluate_function: AddmmBackward0" hf_acc/*.json
 
 if (fw_same hf_compile "$sched" "$py" "$prog" "$PWD/out_c" 5 --compile &&
 	fw_check --steps 2,3 --op aten::addmm hf_compile/*.json) >compile.log 2>&1; then

@@ -6,9 +6,12 @@ must not change under traceprof, exactly: each logged loss and grad norm
 (float.hex) and a SHA-256 of every parameter after training.  For
 test/integration/torch_hf.sh.
 
-    hf_trainer.py OUTDIR STEPS [--compile]
+    hf_trainer.py OUTDIR STEPS [--compile] [--accumulate N]
         --compile: TrainingArguments(torch_compile=True) with the aot_eager
           backend (Dynamo and AOTAutograd, without inductor's C++ build)
+        --accumulate N: gradient_accumulation_steps=N (N forward/backward
+          passes per optimizer step; Accelerate's optimizer wrapper skips
+          the step() of the others)
 """
 import hashlib
 import sys
@@ -34,6 +37,7 @@ class Tokens(torch.utils.data.Dataset):
 def main():
     out, steps = sys.argv[1], int(sys.argv[2])
     compile_ = "--compile" in sys.argv
+    acc = int(sys.argv[sys.argv.index("--accumulate") + 1]) if "--accumulate" in sys.argv else 1
     hf_logging.set_verbosity_error()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -46,8 +50,8 @@ def main():
     args = TrainingArguments(output_dir=out, max_steps=steps, per_device_train_batch_size=4,
                              learning_rate=1e-3, logging_steps=1, save_strategy="no",
                              report_to="none", disable_tqdm=True, use_cpu=True, seed=0,
-                             dataloader_num_workers=0, **kw)
-    trainer = Trainer(model=model, args=args, train_dataset=Tokens(4 * steps, 16, 64))
+                             dataloader_num_workers=0, gradient_accumulation_steps=acc, **kw)
+    trainer = Trainer(model=model, args=args, train_dataset=Tokens(4 * steps * acc, 16, 64))
     # The printer writes train_runtime and samples per second: times.
     trainer.remove_callback(PrinterCallback)
     trainer.train()
