@@ -18,9 +18,11 @@ fw_port() { "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 # with the trace files in ./NAME, and fails unless both exit 0 and print the
 # same stdout and the same stderr less `traceprof:` lines and less lines
 # matching $FW_NOISE (an extended regular expression, for lines a framework
-# prints with times or addresses in them; empty by default).  When CMD fails
-# without traceprof and a function fw_unsupported is defined, it is called
-# with the run's stderr file first (it may skip the test).  CMD may name
+# prints with times or addresses in them; empty by default).  It also fails
+# when the traced run printed any `traceprof:` line: with -q each one is a
+# warning (a hook that failed, events that stopped).  When CMD fails without
+# traceprof and a function fw_unsupported is defined, it is called with the
+# run's stderr file first (it may skip the test).  CMD may name
 # the port of a rendezvous as @PORT: each run gets a free one.
 fw_same() {
 	local name=$1 sched=$2 rc0=0 rc1=0
@@ -36,6 +38,8 @@ fw_same() {
 	"$FW_T" run -q --folder "$PWD/$name" --step torch --pytorch modules,ops --schedule "$sched" \
 		-- "${a1[@]}" >"$name.out1" 2>"$name.err1" || rc1=$?
 	[ "$rc1" = 0 ] || die "$name: failed under traceprof (exit $rc1): $(tail -5 "$name.err1")"
+	! grep -q '^traceprof:' "$name.err1" ||
+		die "$name: traceprof said: $(grep '^traceprof:' "$name.err1" | head -3)"
 	cmp -s "$name.out0" "$name.out1" ||
 		die "$name: stdout changed under traceprof: $(diff "$name.out0" "$name.out1" | head -10)"
 	fw_err "$name.err0" "${p0}" >"$name.e0"
