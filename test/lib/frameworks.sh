@@ -4,10 +4,11 @@
 # built from a config in the test, the token ids made with torch.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export HF_HOME="$TP_TMP/hf" TOKENIZERS_PARALLELISM=false WANDB_DISABLED=true
+# One thread per process (2 cores shared by the suite; torchrun would
+# otherwise print a line about it), and the same hash seed in both runs.
 export OMP_NUM_THREADS=1 PYTHONHASHSEED=0
-# Warnings Python prints once per process and place: the same with or
-# without traceprof, but with the source line, which is no part of the
-# comparison's point; keep them.
+# Python's warnings stay in the stderr compared: a framework prints the same
+# ones with or without traceprof.
 FW_T="$BUILD/traceprof"
 
 # fw_port: a free TCP port on 127.0.0.1 for a rendezvous.
