@@ -487,10 +487,16 @@ static int jw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
 {
 	struct jw *jw = (struct jw *)w;
 	struct tp_json *j = &jw->t.j;
+	/* Every byte before the footer in the sink, for the table's digest. */
+	tp_json_flush(j);
+	struct tp_doc doc;
+	tp_doc_init(&doc);
+	const struct tp_doc *footer = tp_writer_footer(w, tr->footer, &doc);
 	tp_trace_footer_open(&jw->t);
-	if (tr->footer)
-		jw_doc_members(j, tr->footer);
+	if (footer)
+		jw_doc_members(j, footer);
 	tp_trace_footer_close(&jw->t);
+	tp_doc_free(&doc);
 	if (!jw->devices_done) {
 		tp_json_lit(j, ",\n  \"" TP_DOC_DEVICE_PROPERTIES "\": ");
 		if (tr->devices && tr->devices->n)

@@ -8,19 +8,30 @@ JSON: the writer's footer begins with the one text `\\n  ],\\n  "traceprof": {`
 that text in the file's last bytes and decoded alone.  Perfetto: the footer
 is the file's last packet, an instant named "traceprof"; its start is the
 position from which one length-delimited field 1 ends exactly at the end.
-A merged file (traceprof merge) has no table of its own: None."""
+A merged file (traceprof merge) has no table of its own: None.
 
+A table is used only when it provably belongs to the bytes beside it
+(issue 43): its "covers" member (format/digest.h) gives the length of
+everything before the footer and a CRC-32 of samples of it at offsets
+that follow from that length.  The footer must begin exactly there, only
+the trace's closing members may follow it, the samples must match, and
+the table must have the form docs/trace-format.md gives; otherwise the
+summary reads the events and says why in one line."""
+
+import array
 import json
 import os
+import struct
 import zlib
 
 from .. import layout as L
 from .events import selected
 from .pftrace import PFTRACE_RE, annotation
-from .reader import TraceError, open_binary
+from .reader import CHUNK, TraceError, open_binary
 from .rowacc import Rows
-from .tail import compressed, tail_bytes
+from .tail import _members_after, compressed
 from .wire import Malformed, fields
+from ..util import err
 
 _JSON_MARK = ('\n  ],\n  "%s": {' % L.DOC_FOOTER).encode()
 # A Trace's packet field's tag (length-delimited).
@@ -31,15 +42,20 @@ _TAILS = (1 << 16, 1 << 20, 1 << 24)
 
 
 def _json_footer(data):
+    """(footer, its mark's index in data, whether only the trace's closing
+    members follow it), or None."""
     at = data.rfind(_JSON_MARK)
     if at < 0:
         return None
     text = data[at + len(_JSON_MARK) - 1:].decode("utf-8", "replace")
+    jd = json.JSONDecoder()
     try:
-        obj, _ = json.JSONDecoder().raw_decode(text)
-    except ValueError:
+        obj, end = jd.raw_decode(text)
+    except (ValueError, RecursionError):
         return None
-    return obj if isinstance(obj, dict) else None
+    if not isinstance(obj, dict):
+        return None
+    return obj, at, _members_after(jd, text, end) is not None
 
 
 def _varint(b, i):
@@ -57,7 +73,8 @@ def _varint(b, i):
 
 
 def _pf_footer(data):
-    """The "traceprof" instant's document when it is the last packet."""
+    """(the "traceprof" instant's document, the index of its packet in
+    data, True) when it is the last packet, else None."""
     end = len(data)
     p = data.rfind(_PACKET_TAG, 0, end)
     while p >= 0:
@@ -74,7 +91,7 @@ def _pf_footer(data):
                         elif g == L.PF_TE_ANNOTATIONS and isinstance(v, bytes):
                             anns.append(v)
                     if name == L.DOC_FOOTER.encode():
-                        return dict(annotation(a) for a in anns)
+                        return dict(annotation(a) for a in anns), p, True
             except (Malformed, TypeError, ValueError):
                 pass
         p = data.rfind(_PACKET_TAG, 0, p)
@@ -91,43 +108,183 @@ def _pf_merged(path):
     return L.DOC_MERGE_TRACK.encode() in head
 
 
-def footer_of(path):
-    """The footer (the "traceprof" object) of a traceprof file, read from its
-    end; None when it cannot be found that way."""
-    pf = PFTRACE_RE.search(path)
+def _scan(path, nbytes):
+    """A compressed file, decompressed once: (its last nbytes, its length,
+    the CRC-32 of the DIGEST_SAMPLE bytes at every multiple of
+    DIGEST_STRIDE0, an array indexed by the multiple)."""
+    f = open_binary(path)
+    keep, kept, total = [], 0, 0
+    crcs = array.array("I")
+    carry, base = b"", 0  # carry: the bytes from the next sample's start
     try:
-        if pf and _pf_merged(path):
-            return None
-        # A compressed file is decompressed once (tail.tail_bytes reads it
-        # whole), for the largest tail; a plain one is read from its end.
-        big = tail_bytes(path, _TAILS[-1]) if compressed(path) else None
-        for n in _TAILS:
-            if big is None:
-                data, whole = tail_bytes(path, n)
-            else:
-                data, whole = big[0][-n:], big[1] and len(big[0]) <= n
-            doc = _pf_footer(data) if pf else _json_footer(data)
-            if doc is not None or whole:
-                return doc
-    except (OSError, EOFError, ValueError, zlib.error, TraceError):
-        # A damaged file: the events' path says what is wrong with it.
+        while True:
+            d = f.read(CHUNK)
+            if not d:
+                break
+            total += len(d)
+            keep.append(d)
+            kept += len(d)
+            while len(keep) > 1 and kept - len(keep[0]) >= nbytes:
+                kept -= len(keep.pop(0))
+            buf = carry + d if carry else d
+            k = -(-base // L.DIGEST_STRIDE0)
+            while k * L.DIGEST_STRIDE0 + L.DIGEST_SAMPLE <= base + len(buf):
+                o = k * L.DIGEST_STRIDE0 - base
+                crcs.append(zlib.crc32(buf[o:o + L.DIGEST_SAMPLE]))
+                k += 1
+            nxt = k * L.DIGEST_STRIDE0 - base
+            carry = buf[nxt:] if nxt < len(buf) else b""
+            base += len(buf) - len(carry)
+    finally:
+        f.close()
+    return b"".join(keep)[-nbytes:], total, crcs
+
+
+def _plain_samples(path):
+    """A reader of the DIGEST_SAMPLE bytes at an offset of a plain file."""
+    def sample(off):
+        with open(path, "rb") as f:
+            f.seek(off)
+            return zlib.crc32(f.read(L.DIGEST_SAMPLE))
+    return sample
+
+
+def _find(path):
+    """(footer, the decompressed offset where it begins, whether only the
+    trace's end follows it, a function giving the CRC-32 of the sample at
+    an offset), or None when no footer is found from the file's end."""
+    pf = PFTRACE_RE.search(path)
+    if pf and _pf_merged(path):
         return None
+    if compressed(path):
+        data, total, crcs = _scan(path, _TAILS[-1])
+
+        def sample(off):
+            k = off // L.DIGEST_STRIDE0
+            return crcs[k] if off % L.DIGEST_STRIDE0 == 0 and k < len(crcs) else None
+        tails = [(data[-n:], total) for n in _TAILS]
+    else:
+        sample = _plain_samples(path)
+        total = os.path.getsize(path)
+        tails = []
+        for n in _TAILS:
+            with open(path, "rb") as f:
+                f.seek(max(0, total - n))
+                tails.append((f.read(), total))
+    for data, size in tails:
+        x = _pf_footer(data) if pf else _json_footer(data)
+        if x is not None:
+            return x[0], size - len(data) + x[1], x[2], sample
+        if len(data) >= size:
+            return None
     return None
 
 
-def aggregate_of(path):
-    """(aggregate, footer) of a file whose footer has a well-formed table,
-    else None."""
-    ft = footer_of(path)
-    if not isinstance(ft, dict):
+def footer_of(path):
+    """The footer (the "traceprof" object) of a traceprof file, read from its
+    end; None when it cannot be found that way."""
+    try:
+        x = _find(path)
+    except (OSError, EOFError, ValueError, zlib.error, TraceError):
+        # A damaged file: the events' path says what is wrong with it.
         return None
+    return x[0] if x else None
+
+
+def _is_n(v, lo=0):
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v < 1 << 64
+
+
+def malformed(a):
+    """What in a table does not have the form docs/trace-format.md gives,
+    in words; None when nothing."""
+    if a.get("version") != 1:
+        return "its version is %r, not 1" % (a.get("version"),)
+    for k in ("span_ns", "names_cut", "calls_cut", "steps_cut", "self_folded"):
+        if not _is_n(a.get(k)):
+            return "%s is %r, not a count" % (k, a.get(k))
+    if not isinstance(a.get("rank"), int) or isinstance(a.get("rank"), bool):
+        return "rank is %r, not an integer" % (a.get("rank"),)
+    rows, steps = a.get("rows"), a.get("steps")
+    if not isinstance(rows, list) or not isinstance(steps, list):
+        return "rows or steps is not a list"
+    for i, r in enumerate(rows):
+        if not (isinstance(r, list) and len(r) == 7 and isinstance(r[0], str)
+                and isinstance(r[1], str) and _is_n(r[2], 1) and all(_is_n(v) for v in r[3:])
+                and r[5] <= r[6] and r[4] <= r[3]):
+            return "row %d is not [name, category, calls, total, self, min, max]" % i
+    for i, r in enumerate(steps):
+        if not (isinstance(r, list) and len(r) == 3 and _is_n(r[0]) and _is_n(r[1])
+                and isinstance(r[2], int) and not isinstance(r[2], bool)):
+            return "step %d is not [step, duration, pid]" % i
+    return None
+
+
+def _uncovered(cov, at, sample):
+    """Why the bytes before the footer (at of them) are not those the
+    table's covers describes, in words; None when they are."""
+    if not isinstance(cov, dict):
+        return "it does not say which events it covers (an older traceprof wrote it)"
+    n, stride, size, crc = (cov.get(k) for k in ("samples", "stride", "bytes", "crc"))
+    if not (_is_n(n) and _is_n(stride, L.DIGEST_STRIDE0) and _is_n(size) and _is_n(crc)
+            and stride & (stride - 1) == 0 and n < L.DIGEST_MAX
+            and n * stride + L.DIGEST_SAMPLE > size
+            and (n == 0 or (n - 1) * stride + L.DIGEST_SAMPLE <= size)):
+        return "its covers member is malformed"
+    if size != at:
+        return ("it covers %d bytes of events but the footer begins at byte %d: the file "
+                "was edited, re-indented, joined to another or cut" % (size, at))
+    got = []
+    for k in range(n):
+        c = sample(k * stride)
+        if c is None:
+            return "the file is shorter than the part the table covers"
+        got.append(c)
+    if zlib.crc32(b"".join(struct.pack("<I", c) for c in got)) != crc:
+        return "the events' bytes differ from those it was computed from: the file was edited"
+    return None
+
+
+def check(path):
+    """(table, footer, why): the table and footer of a file whose table
+    belongs to its events (why None); (None, None, why) when the file has a
+    table that cannot be used, why saying why in words; (None, None, None)
+    when it has none (a merged file, another tool's trace)."""
+    try:
+        x = _find(path)
+    except (OSError, EOFError, ValueError, zlib.error, TraceError):
+        # A damaged file: the events' path says what is wrong with it.
+        return None, None, None
+    if x is None:
+        return None, None, None
+    ft, at, closed, sample = x
     a = ft.get("aggregate")
-    if not isinstance(a, dict) or a.get("version") != 1:
-        return None
-    if not isinstance(a.get("rows"), list) or not isinstance(a.get("steps"), list) \
-            or not isinstance(a.get("span_ns"), int):
-        return None
-    return a, ft
+    if a is None:
+        return None, None, None
+    if not isinstance(a, dict):
+        return None, None, "its table is not an object"
+    if not closed:
+        return None, None, "text that is not the trace's end follows its footer"
+    why = malformed(a)
+    if why:
+        return None, None, "its table is malformed: " + why
+    try:
+        why = _uncovered(a.get("covers"), at, sample)
+    except OSError as e:
+        why = "its events cannot be read (%s)" % (e.strerror or e)
+    if why:
+        return None, None, why
+    return a, ft, None
+
+
+def aggregate_of(path, quiet=False):
+    """(aggregate, footer) of a file whose footer has a table that belongs
+    to its events, else None; a table that cannot be used is said so in one
+    traceprof: line (unless quiet)."""
+    a, ft, why = check(path)
+    if why and not quiet:
+        err("%s: not using its summary table: %s; reading the events" % (path, why))
+    return (a, ft) if a is not None else None
 
 
 def summary_rows(a, by):
