@@ -258,6 +258,7 @@ static void jw_span(struct jw *jw, const struct tp_event *e)
 static void jw_event(struct tp_writer *w, const struct tp_event *e)
 {
 	struct jw *jw = (struct jw *)w;
+	/* Counts the events written: the table's covers says how many. */
 	w->events++;
 	switch (e->kind) {
 	case TP_EV_SLICE:
@@ -268,6 +269,8 @@ static void jw_event(struct tp_writer *w, const struct tp_event *e)
 		if (e->nargs && e->args[0].type == TP_VAL_F64)
 			tp_trace_counter(&jw->t, e->name, e->name_len, e->args[0].key,
 					 e->args[0].klen, e->pid, e->tid, e->ts, e->args[0].f);
+		else
+			w->events--; /* a counter without its value is not written */
 		return;
 	default:
 		jw_flow(jw, e);

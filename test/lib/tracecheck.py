@@ -174,6 +174,10 @@ def table_problems(path, t):
     a, _, why = aggtable.check(path)
     if a is None:
         return ["the footer's table is not usable: %s" % why]
+    evs = t.get("traceEvents") or []
+    if ".pftrace" not in path and a["covers"].get("events") != len(evs):
+        return ["the footer's table covers %s events, the file has %d" % (
+            a["covers"].get("events"), len(evs))]
     x = aggtable.summary_rows(a, "all")
     if x is None:
         return []  # names were cut: summary reads the events
