@@ -104,6 +104,49 @@ def mutate(rnd, b, datas, seeds):
     return b
 
 
+def fixed(work):
+    """Files that cannot be read and outputs that cannot be made: each
+    command fails with exactly one traceprof: line."""
+    seed = os.path.join(HERE, "corpus", "demo.json")
+    afile = os.path.join(work, "afile")
+    with open(afile, "w"):
+        pass
+    empty_dir = os.path.join(work, "emptydir")
+    os.makedirs(empty_dir, exist_ok=True)
+    missing = os.path.join(work, "missing.json")
+    cases = [["summary", missing], ["summary", "--by", "step", afile],
+             ["summary", "--by", "rank", missing], ["summary", empty_dir],
+             ["summary", "--by", "rank", empty_dir], ["merge", "-o", os.path.join(work, "m.json"),
+                                                      missing],
+             ["merge", "-o", os.path.join(afile, "x.json"), seed],
+             ["merge", "-o", os.path.join(work, "m.json"), afile]]
+    if os.access("/proc/self/mem", os.R_OK):
+        cases.append(["summary", "/proc/self/mem"])  # read(2) fails: EIO
+    if HAVE_ARROW:
+        cases += [["export", "--parquet", os.path.join(afile, "out"), seed],
+                  ["export", "--parquet", os.path.join(work, "o1"), missing],
+                  ["export", "--parquet", afile, seed]]
+    for argv in cases:
+        err = io.StringIO()
+        rc = 0
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                rc = tp_main(argv)
+        except SystemExit as e:
+            rc = e.code
+        except Exception:  # noqa: BLE001
+            print("FAIL: traceprof %s:\n%s" % (" ".join(argv), traceback.format_exc()))
+            return 1
+        lines = err.getvalue().splitlines()
+        if not rc or len(lines) != 1 or not lines[0].startswith("traceprof: "):
+            print("FAIL: traceprof %s: exit %r, stderr %r (one traceprof: line expected)"
+                  % (" ".join(argv), rc, err.getvalue()))
+            return 1
+    print("ok: %d unreadable inputs and outputs that cannot be made: one line each"
+          % len(cases))
+    return 0
+
+
 def replay(work):
     d = os.path.join(HERE, "crashes")
     n = 0
@@ -129,7 +172,7 @@ def main():
         seconds, argv = float(argv[1]), argv[2:]
     work = tempfile.mkdtemp()
     try:
-        if replay(work):
+        if replay(work) or fixed(work):
             return 1
         if argv[:1] == ["--replay-only"]:
             return 0
