@@ -3,7 +3,7 @@
 # only when it provably belongs to the events beside it (its "covers":
 # format/digest.h, traces/aggtable.py check()).  Real traces of the demo's
 # training loop on the stand-in runtime, JSON (plain, zstd, gzip) and
-# Perfetto:
+# Perfetto (plain, zstd):
 #   - the cases users found: a trace re-indented as json.dump(indent=2)
 #     writes it (jq's layout) with calls removed, and two traces joined
 #     with cat: summary says in one line that it reads the events, and then
@@ -32,6 +32,7 @@ for r in 0 1; do
 done
 rec zst 0 TRACEPROF_COMPRESS=zstd
 rec gz 0 TRACEPROF_COMPRESS=gzip
+rec pfz 0 TRACEPROF_FORMAT=perfetto TRACEPROF_COMPRESS=zstd
 j0=$(ls job/rank0.*.json) j1=$(ls job/rank1.*.json)
 
 notraceback() { ! grep -q Traceback "$1" || die "$2: a traceback: $(cat "$1")"; }
@@ -113,7 +114,7 @@ echo "ok: malformed tables are reported in one line, and the events summarised"
 props=$(python_where 'import hypothesis')
 if [ -n "$props" ]; then
 	"$props" "$TP_TOP/test/lib/table_props.py" --examples "${TP_TABLE_EXAMPLES:-40}" \
-		job/* pf/* zst/* gz/* || die "the property test failed"
+		job/* pf/* zst/* gz/* pfz/* || die "the property test failed"
 else
 	echo "SKIP (part): no Python with hypothesis: the property test did not run"
 fi

@@ -44,7 +44,8 @@ def cmd_summary(argv):
     p.add_argument("--from-events", action="store_true",
                    help="read every event, even where the files carry their own summary "
                         "table (traceprof's footer \"aggregate\"; without this option the "
-                        "tables are used when every input has a complete one)")
+                        "tables are used when every input has a complete one that provably "
+                        "belongs to its events: docs/trace-format.md)")
     a = p.parse_args(argv)
     if a.top < 0:
         p.error("--top must be >= 0")
