@@ -6,9 +6,11 @@
 #   - summary --by all|api|marker|step and --by rank print the same table from
 #     the tables as from the events (--from-events), to within the JSON's
 #     ns rounding (test/lib/sumcmp.py);
-#   - the tables are what is read: with the events region overwritten the
-#     summary still prints, --from-events fails;
-#   - a wrong table is caught by the comparison (a row's self time doubled).
+#   - the tables are what is read: with the events overwritten between the
+#     samples the table's covers checks, the summary still prints and
+#     --from-events fails; with a sample overwritten, summary says in one
+#     line that it reads the events (issue 43);
+#   - a wrong table is caught by the comparison (a row's self time halved).
 . "$TP_TOP/test/lib/common.sh"
 T="$TP_TOP/scripts/traceprof"
 C="$TP_TOP/test/lib/sumcmp.py"
