@@ -71,8 +71,9 @@ def cmd_summary(argv):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
 
+    notes = []  # why a table is not used: said once the events were read
     if not a.from_events and a.by != "comm":
-        tab = aggtable.table_paths([a.file])
+        tab = aggtable.table_paths([a.file], notes)
         if tab is not None:
             t = tab[a.file]
             if a.by == "step":
@@ -106,6 +107,8 @@ def cmd_summary(argv):
         rows = acc.finish()
     except TraceError as e:
         fail(str(e), 1)
+    for n in notes:
+        err(n)
     window = acc.window()
     if a.by == "comm":
         if not comm:

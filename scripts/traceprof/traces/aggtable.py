@@ -349,15 +349,24 @@ def step_events(a):
     return [(str(pid), "", 0.0, dur / 1e3, L.STEP_PREFIX + str(n)) for n, dur, pid in a["steps"]]
 
 
-def table_paths(paths):
+def table_paths(paths, notes=None):
     """{path: table} when every path's footer has a complete table, else
-    None (then summary reads the events)."""
+    None (then summary reads the events).  With notes (a list), the lines
+    saying a table is not used are appended to it instead of printed: the
+    caller prints them once the events were read, so that a file that
+    fails has one line, its error."""
     out = {}
     for p in paths:
         if not os.path.isfile(p):
             return None
-        x = aggregate_of(p)
-        if x is None:
+        t, _, why = check(p)
+        if why:
+            line = "%s: not using its summary table: %s; reading the events" % (p, why)
+            if notes is None:
+                err(line)
+            else:
+                notes.append(line)
+        if t is None:
             return None
-        out[p] = x[0]
+        out[p] = t
     return out

@@ -118,10 +118,14 @@ class PftraceReader:
         self.f = open_binary(path)
         self.at = 0
 
+    # At most this much is asked of the file at once: a damaged length
+    # (up to 2^64) must fail as a packet cut short, not allocate its size.
+    READ_MAX = 1 << 24
+
     def _read(self, n):
-        d = self.f.read(n)
+        d = self.f.read(min(n, self.READ_MAX))
         while len(d) < n:
-            more = self.f.read(n - len(d))
+            more = self.f.read(min(n - len(d), self.READ_MAX))
             if not more:
                 raise TraceError("%s: truncated at byte %d: a packet is cut short"
                                  % (self.path, self.at + len(d)))
