@@ -175,12 +175,12 @@ def _find(path):
     if pf and _pf_merged(path):
         return None
     if compressed(path):
-        data, total, crcs = _scan(path, _TAILS[-1])
+        whole, total, crcs = _scan(path, _TAILS[-1])
 
         def sample(off):
             k = off // L.DIGEST_STRIDE0
             return crcs[k] if off % L.DIGEST_STRIDE0 == 0 and k < len(crcs) else None
-        tails = ((data[-n:], total) for n in _TAILS)
+        tails = ((whole[-n:], total) for n in _TAILS)
     else:
         sample = _PlainSamples(path)
         total = os.path.getsize(path)
@@ -281,6 +281,19 @@ def _uncovered(cov, at, sample):
     if zlib.crc32(b"".join(struct.pack("<I", c) for c in got)) != crc:
         return "the events' bytes differ from those it was computed from: the file was edited"
     return None
+
+
+def covers(data, events):
+    """The covers format/digest.c writes for the bytes data (everything
+    before the footer) and the count of events: for tools and tests that
+    write a table of their own."""
+    stride = L.DIGEST_STRIDE0
+    while (len(data) - L.DIGEST_SAMPLE) // stride + 1 >= L.DIGEST_MAX:
+        stride *= 2
+    n = (len(data) - L.DIGEST_SAMPLE) // stride + 1 if len(data) >= L.DIGEST_SAMPLE else 0
+    crcs = [zlib.crc32(data[k * stride:k * stride + L.DIGEST_SAMPLE]) for k in range(n)]
+    return {"bytes": len(data), "events": events, "stride": stride, "samples": n,
+            "crc": zlib.crc32(b"".join(struct.pack("<I", c) for c in crcs))}
 
 
 def check(path):
