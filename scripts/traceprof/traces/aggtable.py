@@ -331,13 +331,18 @@ def check(path):
     return a, ft, None
 
 
-def aggregate_of(path, quiet=False):
+def aggregate_of(path, notes=None):
     """(aggregate, footer) of a file whose footer has a table that belongs
     to its events, else None; a table that cannot be used is said so in one
-    traceprof: line (unless quiet)."""
+    traceprof: line, or appended to notes (a list) for the caller to print
+    once the events were read."""
     a, ft, why = check(path)
-    if why and not quiet:
-        err("%s: not using its summary table: %s; reading the events" % (path, why))
+    if why:
+        line = "%s: not using its summary table: %s; reading the events" % (path, why)
+        if notes is None:
+            err(line)
+        else:
+            notes.append(line)
     return (a, ft) if a is not None else None
 
 
@@ -372,14 +377,8 @@ def table_paths(paths, notes=None):
     for p in paths:
         if not os.path.isfile(p):
             return None
-        t, _, why = check(p)
-        if why:
-            line = "%s: not using its summary table: %s; reading the events" % (p, why)
-            if notes is None:
-                err(line)
-            else:
-                notes.append(line)
-        if t is None:
+        x = aggregate_of(p, notes)
+        if x is None:
             return None
-        out[p] = t
+        out[p] = x[0]
     return out
