@@ -291,4 +291,14 @@
 #define TP_PF_THD_SORT 3
 #define TP_PF_THD_NAME 5
 
+/* ---- The footer's table: what it covers (format/digest.h,
+ * traces/aggtable.py) ---- */
+
+/* Sample k of the bytes before the footer is DIGEST_SAMPLE bytes at
+ * k * stride; the stride starts at DIGEST_STRIDE0 and doubles (every other
+ * sample dropped) when DIGEST_MAX samples are complete. */
+#define TP_DIGEST_SAMPLE 64
+#define TP_DIGEST_STRIDE0 4096
+#define TP_DIGEST_MAX 64
+
 #endif

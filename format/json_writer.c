@@ -259,6 +259,7 @@ static void jw_span(struct jw *jw, const struct tp_event *e)
 static void jw_event(struct tp_writer *w, const struct tp_event *e)
 {
 	struct jw *jw = (struct jw *)w;
+	/* Counts the events written: the table's covers says how many. */
 	w->events++;
 	switch (e->kind) {
 	case TP_EV_SLICE:
@@ -269,6 +270,8 @@ static void jw_event(struct tp_writer *w, const struct tp_event *e)
 		if (e->nargs && e->args[0].type == TP_VAL_F64)
 			tp_trace_counter(&jw->t, e->name, e->name_len, e->args[0].key,
 					 e->args[0].klen, e->pid, e->tid, e->ts, e->args[0].f);
+		else
+			w->events--; /* a counter without its value is not written */
 		return;
 	default:
 		jw_flow(jw, e);
@@ -492,10 +495,16 @@ static int jw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
 {
 	struct jw *jw = (struct jw *)w;
 	struct tp_json *j = &jw->t.j;
+	/* Every byte before the footer in the sink, for the table's digest. */
+	tp_json_flush(j);
+	struct tp_doc doc;
+	tp_doc_init(&doc);
+	const struct tp_doc *footer = tp_writer_footer(w, tr->footer, &doc);
 	tp_trace_footer_open(&jw->t);
-	if (tr->footer)
-		jw_doc_members(j, tr->footer);
+	if (footer)
+		jw_doc_members(j, footer);
 	tp_trace_footer_close(&jw->t);
+	tp_doc_free(&doc);
 	if (!jw->devices_done) {
 		tp_json_lit(j, ",\n  \"" TP_DOC_DEVICE_PROPERTIES "\": ");
 		if (tr->devices && tr->devices->n)

@@ -313,8 +313,15 @@ static int pw_close(struct tp_writer *w, const struct tp_writer_trailer *tr)
 			pw_doc_event(pf, TP_DOC_TRACE_NAME, &name);
 	}
 	tp_doc_free(&name);
-	if (tr->footer)
-		pw_doc_event(pf, TP_DOC_FOOTER, tr->footer);
+	/* Every packet before the footer in the sink, for the table's digest:
+	 * the footer is the last packet. */
+	tp_pb_flush(&pf->pb);
+	struct tp_doc doc;
+	tp_doc_init(&doc);
+	const struct tp_doc *footer = tp_writer_footer(w, tr->footer, &doc);
+	if (footer)
+		pw_doc_event(pf, TP_DOC_FOOTER, footer);
+	tp_doc_free(&doc);
 	tp_pb_flush(&pf->pb);
 	int rc = pf->pb.error;
 	pw_free(pf);

@@ -91,6 +91,7 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 	s->dir.fd = -1;
 	s->compress = compress;
 	s->overwrite = overwrite;
+	tp_digest_init(&s->digest);
 	int rc = sk_final_name(s, name);
 	if (rc < 0) {
 		free(s);
@@ -153,10 +154,16 @@ int tp_sink_write(struct tp_sink *s, const void *p, size_t n)
 {
 	if (s->error)
 		return s->error;
+	tp_digest_add(&s->digest, p, n);
 	int rc = tp_sink_codec_write(s, p, n);
 	if (rc)
 		s->error = rc;
 	return rc;
+}
+
+const struct tp_digest *tp_sink_digest(const struct tp_sink *s)
+{
+	return &s->digest;
 }
 
 int tp_sink_flush(struct tp_sink *s)

@@ -67,6 +67,11 @@ int tp_sink_close_at(struct tp_sink *s, char *path, size_t size, struct tp_fd *d
 /* Removes the temporary file and frees s. */
 void tp_sink_abort(struct tp_sink *s);
 
+struct tp_digest;
+/* The samples' digest of the bytes written so far, before compression
+ * (format/digest.h): what a footer's table covers. */
+const struct tp_digest *tp_sink_digest(const struct tp_sink *s);
+
 /* Bytes written to the file so far (after compression). */
 uint64_t tp_sink_bytes_out(const struct tp_sink *s);
 

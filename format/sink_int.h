@@ -26,6 +26,7 @@
 
 #include "common/fd.h"
 #include "format/sink.h"
+#include "format/digest.h"
 
 struct tp_sink {
 	/* Both high and checked before each use (common/fd.h): the program
@@ -51,6 +52,9 @@ struct tp_sink {
 	char *folder; /* as given, for the final path and messages */
 	char final[NAME_MAX + 1];
 	char tmp[NAME_MAX + 1];
+	/* Samples of the bytes written, before compression: what the
+	 * footer's table says it covers (format/digest.h). */
+	struct tp_digest digest;
 };
 
 /* ---- sink_anchor.c ---- */

@@ -6,6 +6,8 @@
 
 #include "common/layout.h"
 #include "format/aggregate.h"
+#include "format/digest.h"
+#include "format/sink.h"
 
 static const struct tp_writer_ops *const tp_writer_formats[] = {
 	&tp_json_writer,
@@ -26,31 +28,46 @@ struct tp_writer *tp_writer_open(const struct tp_writer_ops *ops, struct tp_sink
 	struct tp_writer *w = ops->open(sink, h);
 	/* Without memory for the table the file is written without one:
 	 * summary then reads its events. */
-	if (w)
+	if (w) {
 		w->agg = tp_agg_new(h->rank);
+		w->sink = sink;
+	}
 	return w;
+}
+
+const struct tp_doc *tp_writer_footer(struct tp_writer *w, const struct tp_doc *footer,
+				      struct tp_doc *out)
+{
+	if (!w->agg || !footer)
+		return footer;
+	/* The footer's members, then the table: the last thing before the
+	 * footer closes, which a reader finds from the file's end. */
+	tp_doc_append(out, footer);
+	tp_doc_object(out, "aggregate");
+	tp_agg_doc(w->agg, out);
+	/* A writer without a sink (kept in memory: tests) has no digest; a
+	 * reader does not use a table without one. */
+	if (w->sink) {
+		const struct tp_digest *dg = tp_sink_digest(w->sink);
+		tp_doc_object(out, "covers");
+		tp_doc_u64(out, "bytes", dg->len);
+		tp_doc_u64(out, "events", w->events);
+		tp_doc_u64(out, "stride", dg->stride);
+		tp_doc_u64(out, "samples", dg->n);
+		tp_doc_u64(out, "crc", tp_digest_value(dg));
+		tp_doc_end(out);
+	}
+	tp_doc_end(out);
+	return out->error ? footer : out;
 }
 
 int tp_writer_close(struct tp_writer *w, const struct tp_writer_trailer *t)
 {
+	/* The format's close writes the table (tp_writer_footer()) and frees
+	 * w, not the table. */
 	struct tp_agg *agg = w->agg;
-	struct tp_writer_trailer t2 = *t;
-	struct tp_doc doc;
-	tp_doc_init(&doc);
-	w->agg = NULL;
-	if (agg && t->footer) {
-		/* The footer's members, then the table: the last thing before
-		 * the footer closes, which a reader finds from the file's end. */
-		tp_doc_append(&doc, t->footer);
-		tp_doc_object(&doc, "aggregate");
-		tp_agg_doc(agg, &doc);
-		tp_doc_end(&doc);
-		if (!doc.error)
-			t2.footer = &doc;
-	}
+	int rc = w->ops->close(w, t);
 	tp_agg_free(agg);
-	int rc = w->ops->close(w, &t2);
-	tp_doc_free(&doc);
 	return rc;
 }
 

@@ -91,6 +91,9 @@ struct tp_writer {
 	 * "aggregate" member; NULL: none (out of memory, or a writer opened
 	 * without tp_writer_open()). */
 	struct tp_agg *agg;
+	/* Where the bytes go (tp_writer_open()'s): its digest is what the
+	 * table covers. */
+	struct tp_sink *sink;
 };
 
 /* The formats, by TRACEPROF_FORMAT value; NULL when unknown. */
@@ -123,6 +126,14 @@ static inline void tp_writer_frame(struct tp_writer *w, uint32_t id, uint32_t pa
 {
 	w->ops->frame(w, id, parent, name, category);
 }
+/* The footer a format's close writes: the trailer's members, then the
+ * aggregate table, whose "covers" member says what it summarizes (the
+ * sink's digest, format/digest.h, of every byte before the footer: call it
+ * once they are all in the sink and none of the footer is).  Builds it in
+ * out (tp_doc_init()ed; the caller frees it) and returns out, or returns
+ * footer as it is when there is no table or no memory. */
+const struct tp_doc *tp_writer_footer(struct tp_writer *w, const struct tp_doc *footer,
+				      struct tp_doc *out);
 /* The trailer's footer gets the aggregate table as its last member. */
 int tp_writer_close(struct tp_writer *w, const struct tp_writer_trailer *t);
 void tp_writer_discard(struct tp_writer *w);

@@ -274,3 +274,13 @@ PF_THD_PID = 1
 PF_THD_TID = 2
 PF_THD_SORT = 3
 PF_THD_NAME = 5
+
+# ---- The footer's table: what it covers (format/digest.h, traces/aggtable.py)
+# ----
+
+# Sample k of the bytes before the footer is DIGEST_SAMPLE bytes at
+# k * stride; the stride starts at DIGEST_STRIDE0 and doubles (every other
+# sample dropped) when DIGEST_MAX samples are complete.
+DIGEST_SAMPLE = 64
+DIGEST_STRIDE0 = 4096
+DIGEST_MAX = 64

@@ -83,6 +83,34 @@ check_job demo
 check_job gen
 [ -s summary-kernel.csv ] || die "the synthetic job has no kernels"
 
+# Issue 43 item 3: every row it counts is in the dataset.  Two runs whose
+# files have the same names: the count printed is the dataset's rows, read
+# back here (pyarrow), twice one run's.
+mkdir run1 run2
+cp demo/* run1/
+cp demo/* run2/
+rows() { "$py" -c 'import sys, pyarrow.dataset as d; print(d.dataset(sys.argv[1], format="parquet", partitioning="hive").count_rows())' "$1"; }
+said() { sed -n 's/^traceprof: \([0-9]*\) events of .*/\1/p' "$1"; }
+"$py" "$T" export --parquet one run1 >one.out 2>&1 || die "export run1: $(cat one.out)"
+"$py" "$T" export --parquet both run1 run2 >both.out 2>&1 || die "export run1 run2: $(cat both.out)"
+n1=$(rows one) n2=$(rows both)
+[ "$(said one.out)" = "$n1" ] || die "export run1 said $(said one.out) rows, the dataset has $n1"
+[ "$(said both.out)" = "$n2" ] || die "export run1 run2 said $(said both.out) rows, the dataset has $n2"
+[ "$n2" = $((2 * n1)) ] || die "two runs' files of the same names: $n2 rows, not 2 x $n1"
+# An existing dataset is refused without --overwrite, replaced with it.
+if "$py" "$T" export --parquet both run1 >err.txt 2>&1; then die "export into an existing dataset succeeded"; fi
+[ "$(wc -l <err.txt)" = 1 ] && grep -q "^traceprof: both exists: give --overwrite" err.txt ||
+	die "an existing dataset: $(cat err.txt)"
+[ "$(rows both)" = "$n2" ] || die "the refused export changed the dataset"
+"$py" "$T" export --parquet both --overwrite run1 >both.out 2>&1 || die "export --overwrite: $(cat both.out)"
+[ "$(rows both)" = "$n1" ] && [ "$(said both.out)" = "$n1" ] || die "export --overwrite: $(rows both) rows, said $(said both.out), not $n1"
+# An output under a file: one line, no traceback.
+: >afile
+if "$py" "$T" export --parquet afile/out demo >err.txt 2>&1; then die "export under a file succeeded"; fi
+[ "$(wc -l <err.txt)" = 1 ] && grep -q "^traceprof: cannot create the dataset's folder afile/out" err.txt ||
+	die "an output under a file: $(cat err.txt)"
+echo "ok: export keeps every row it counts, refuses an existing dataset, names an output it cannot make"
+
 # Without pyarrow: one line that names the fix.
 if "$PYTHON" -c 'import pyarrow' 2>/dev/null; then
 	echo "($PYTHON has pyarrow: the message is not checked)"

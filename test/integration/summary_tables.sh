@@ -7,9 +7,11 @@
 #     the tables as from the events (--from-events), to within the JSON's
 #     ns rounding (test/lib/sumcmp.py); --by rank also on two ranks of NCCL-like
 #     NVTX ranges (prog_nvtx_payload), their time in collectives included;
-#   - the tables are what is read: with the events region overwritten the
-#     summary still prints, --from-events fails;
-#   - a wrong table is caught by the comparison (a row's self time doubled).
+#   - the tables are what is read: with the events overwritten between the
+#     samples the table's covers checks, the summary still prints and
+#     --from-events fails; with a sample overwritten, summary says in one
+#     line that it reads the events (issue 43);
+#   - a wrong table is caught by the comparison (a row's self time halved).
 . "$TP_TOP/test/lib/common.sh"
 T="$TP_TOP/scripts/traceprof"
 C="$TP_TOP/test/lib/sumcmp.py"
@@ -75,30 +77,63 @@ else
 fi
 echo "ok: $n tables equal from the aggregates and from the events"
 
-# The tables are what is read: the events overwritten (same length) leave the
-# summary intact and break the events' path.
+# The tables are what is read: the events overwritten between the samples
+# the table's "covers" checks (same length) leave the summary intact and
+# break the events' path; one sample overwritten makes summary read the
+# events (issue 43), say so in one line, and fail on them.
 for fmt in json perfetto; do
 	f=$(ls job-$fmt/* | head -1)
-	cp "$f" broken-$fmt
-	"$PYTHON" - broken-$fmt <<'PY'
+	for how in between sample; do
+		case $fmt in json) b=broken.json ;; *) b=broken.pftrace ;; esac
+		cp "$f" $b
+		"$PYTHON" - $b $how <<'PY'
 import os, sys
-p = sys.argv[1]
-size = os.path.getsize(p)
+sys.path.insert(0, os.environ["TP_TOP"] + "/scripts")
+from traceprof.traces.aggtable import footer_of
+p, how = sys.argv[1], sys.argv[2]
+cov = footer_of(p)["aggregate"]["covers"]
+s, n = cov["stride"], cov["samples"]
+assert n >= 3, cov
 with open(p, "r+b") as f:
-    f.seek(size // 3)
-    f.write(b"\x00#" * (size // 10))
+    for k in range(1, n - 1):
+        if how == "between":
+            f.seek(k * s + 64)
+            f.write(b"\x00#" * ((s - 64) // 2))
+    if how == "sample":
+        f.seek((n // 2) * s + 10)
+        f.write(b"\x00#")
 PY
-	case $fmt in json) b=broken.json ;; *) b=broken.pftrace ;; esac
-	mv broken-$fmt $b
-	"$PYTHON" "$T" summary $b --csv >fast.csv 2>err.txt || die "$fmt: summary of the file with its events overwritten failed: $(cat err.txt)"
-	if "$PYTHON" "$T" summary $b --from-events >/dev/null 2>&1; then
-		die "$fmt: --from-events read a file whose events were overwritten"
-	fi
-	rm -f $b
+		if [ $how = between ]; then
+			"$PYTHON" "$T" summary $b --csv >fast.csv 2>err.txt || die "$fmt: summary of the file with its events overwritten between samples failed: $(cat err.txt)"
+			[ ! -s err.txt ] || die "$fmt: summary said: $(cat err.txt)"
+			if "$PYTHON" "$T" summary $b --from-events >/dev/null 2>&1; then
+				die "$fmt: --from-events read a file whose events were overwritten"
+			fi
+		else
+			# The events' path: JSON fails on them; a .pftrace may still
+			# decode, and then prints what --from-events prints.
+			# (When the events fail too, their error is the one line.)
+			if "$PYTHON" "$T" summary $b --csv >fast.csv 2>err.txt; then
+				[ $fmt = perfetto ] || die "$fmt: summary of a file whose sampled events were overwritten succeeded"
+				"$PYTHON" "$T" summary $b --csv --from-events >slow.csv 2>/dev/null
+				cmp -s fast.csv slow.csv || die "$fmt: summary did not print the events' table"
+				grep -q "^traceprof: $b: not using its summary table: the events' bytes differ" err.txt ||
+					die "$fmt: no line on the table not used: $(cat err.txt)"
+			else
+				"$PYTHON" "$T" summary $b --from-events >/dev/null 2>slow.txt && die "$fmt: --from-events succeeded"
+				cmp -s err.txt slow.txt || die "$fmt: summary's error is not the events': $(cat err.txt)"
+			fi
+			[ "$(wc -l <err.txt)" = 1 ] || die "$fmt: not one line: $(cat err.txt)"
+			! grep -q Traceback err.txt || die "$fmt: a traceback: $(cat err.txt)"
+		fi
+		rm -f $b
+	done
 done
 echo "ok: the summary read the tables, not the events"
 
-# A wrong table is caught: one row's self time doubled in the JSON footer.
+# A wrong table is caught by the comparison: one row's self time halved in
+# the JSON footer (the table's own bytes are not in its digest: only its form
+# is checked).
 f=job-json/$(ls job-json | head -1)
 "$PYTHON" - "$f" bad.json <<'PY'
 import sys
@@ -109,13 +144,13 @@ head, tail = data[:at], data[at:].decode()
 import re
 m = re.search(r'\["cudaMemcpy","cuda_runtime",(\d+),(\d+),(\d+),', tail)
 assert m, tail[:400]
-tail = tail[:m.start(3)] + str(2 * int(m.group(3)) + 5000) + tail[m.end(3):]
+tail = tail[:m.start(3)] + str(int(m.group(3)) // 2) + tail[m.end(3):]
 open(dst, "wb").write(head + tail.encode())
 PY
 "$PYTHON" "$T" summary bad.json --by api --csv --top 0 >fast.csv 2>/dev/null || die "summary of bad.json failed"
 "$PYTHON" "$T" summary bad.json --by api --csv --top 0 --from-events >slow.csv 2>/dev/null || die "summary --from-events of bad.json failed"
 if "$PYTHON" "$C" fast.csv slow.csv >cmp.txt; then
-	die "a doubled self time in the table went unnoticed"
+	die "a halved self time in the table went unnoticed"
 fi
 grep -q "cudaMemcpy self_us" cmp.txt || die "the comparison named another difference: $(cat cmp.txt)"
 echo "ok: a wrong table is caught ($(head -1 cmp.txt))"

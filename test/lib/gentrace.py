@@ -22,14 +22,47 @@ each thread).
 import argparse
 import gzip
 import json
-import re
 import os
+import re
+import struct
 import subprocess
 import sys
+import zlib
 
 # The layout's names (scripts/layout.spec, via the package's layout.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from traceprof import layout as L  # noqa: E402
+
+
+class Digest:
+    """format/digest.c's samples of the bytes before the footer: the table's
+    "covers" (what the reader checks, traces/aggtable.py)."""
+
+    def __init__(self):
+        self.len, self.stride, self.crcs, self.cur = 0, 4096, [], 0
+
+    def add(self, b):
+        end = self.len + len(b)
+        while True:
+            at = len(self.crcs) * self.stride
+            lo, hi = max(at, self.len), min(at + 64, end)
+            if lo >= hi:
+                break
+            self.cur = zlib.crc32(b[lo - self.len:hi - self.len], self.cur)
+            if hi < at + 64:
+                break
+            self.crcs.append(self.cur)
+            self.cur = 0
+            if len(self.crcs) == 64:
+                self.crcs = self.crcs[::2]
+                self.stride *= 2
+        self.len = end
+        return b
+
+    def covers(self, events):
+        return {"bytes": self.len, "events": events, "stride": self.stride,
+                "samples": len(self.crcs),
+                "crc": zlib.crc32(b"".join(struct.pack("<I", c) for c in self.crcs))}
 
 
 class Aggregate:
@@ -87,7 +120,7 @@ class Aggregate:
                 "span_ns": (self.hi - self.lo) if self.lo is not None else 0,
                 "names_cut": 0, "calls_cut": 0, "steps_cut": 0, "self_folded": 0,
                 "rows": [[k[0], k[1]] + v for k, v in self.rows.items()],
-                "steps": self.steps}
+                "steps": self.steps, "covers": getattr(self, "covers", None)}
 
 
 def us(ns):
@@ -167,7 +200,8 @@ def main():
     else:
         out, proc = open(a.out, "wb"), None
     agg = Aggregate(a.rank) if a.aggregate else None
-    out.write(head.encode())
+    dg = Digest()
+    out.write(dg.add(head.encode()))
     meta = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
              "args": {"name": "rank %d: train (pid %d)" % (a.rank, pid)}},
             {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
@@ -190,10 +224,14 @@ def main():
         size += len(s) + 2
         n += 1
         if len(body) >= 4096:
-            out.write("".join(body).encode())
+            out.write(dg.add("".join(body).encode()))
             body = []
     for m in meta:
         body.append(",\n" + json.dumps(m, separators=(",", ":")))
+    out.write(dg.add("".join(body).encode()))
+    body = []
+    if agg:
+        agg.covers = dg.covers(n + len(meta))
     body.append('\n  ],\n  "traceprof": {"version":"0.1.0","steps":[0,%d],'
                 '"events_written":%d,"events_dropped":%d,"threads":[{"tid":%d,"name":"main",'
                 '"events_written":%d,"events_dropped":%d}],"configuration":{}%s}\n}\n'

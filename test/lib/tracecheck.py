@@ -22,6 +22,7 @@ correlation arg, where there is one, a positive integer.
 """
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
@@ -160,6 +161,43 @@ def check_trace(t, text=None, pftrace=False):
     return p
 
 
+def table_problems(path, t):
+    """The writer's self-check (issue 43 item 6): a file with a footer table
+    must pass the reader's checks (traces/aggtable.py check(): its covers and
+    its form), and its rows must be the events' (calls exactly, times to
+    within the JSON's ns rounding)."""
+    ft = t.get("traceprof") if isinstance(t, dict) else None
+    if not isinstance(ft, dict) or "aggregate" not in ft:
+        return []
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+    if top not in sys.path:
+        sys.path.insert(0, top)
+    from traceprof.traces import aggtable
+    from traceprof.traces.rowacc import EventRows
+    a, _, why = aggtable.check(path)
+    if a is None:
+        return ["the footer's table is not usable: %s" % why]
+    evs = t.get("traceEvents") or []
+    if ".pftrace" not in path and a["covers"].get("events") != len(evs):
+        return ["the footer's table covers %s events, the file has %d" % (
+            a["covers"].get("events"), len(evs))]
+    x = aggtable.summary_rows(a, "all")
+    if x is None:
+        return []  # names were cut: summary reads the events
+    acc = EventRows("all", want_self=True)
+    acc.add_batch(t.get("traceEvents") or [])
+    ev = acc.finish()
+    if set(x[0]) != set(ev):
+        return ["the footer's table names %s, the events %s" % (
+            sorted(set(x[0]) - set(ev))[:3], sorted(set(ev) - set(x[0]))[:3])]
+    for k, r in x[0].items():
+        e = ev[k]
+        tol = 2e-3 * r[0] + 1e-6
+        if r[0] != e[0] or abs(r[1] - e[1]) > tol or abs(r[2] - e[2]) > tol:
+            return ["the footer's table has %r %s, the events %s" % (k, r[:3], e[:3])]
+    return []
+
+
 def main(argv):
     if not argv:
         sys.stderr.write("usage: tracecheck.py FILE...\n")
@@ -177,7 +215,7 @@ def main(argv):
             print("%s: INVALID: %s" % (path, e))
             rc = 1
             continue
-        problems = check_trace(t, text, pf)
+        problems = check_trace(t, text, pf) or table_problems(path, t)
         evs = t.get("traceEvents") if isinstance(t, dict) else None
         n = len(evs) if isinstance(evs, list) else 0
         if problems:

@@ -15,6 +15,7 @@ from conftest import write_trace
 from traceprof.cli import ranks
 from traceprof.cli.summary import cmd_summary
 from traceprof.cli.summary_comm import CommWait, is_collective
+from traceprof.traces.aggtable import covers
 
 
 def X(name, cat, ts, dur, pid=1, tid=1):
@@ -38,12 +39,16 @@ def write_with_table(path, events, rank, host="h"):
         r[5], r[6] = min(r[5], ns), max(r[6], ns)
     agg = {"version": 1, "rank": rank, "span_ns": 10 ** 9, "names_cut": 0, "calls_cut": 0,
            "steps_cut": 0, "self_folded": 0, "rows": list(rows.values()), "steps": steps}
-    with open(path, "w") as f:
-        f.write('{\n  "distributedInfo": %s,\n  "traceEvents": [\n' %
-                json.dumps({"rank": rank, "world_size": 2}))
-        f.write(",\n".join(json.dumps(e) for e in events))
-        f.write('\n  ],\n  "traceprof": %s\n}\n' % json.dumps({"hostname": host,
-                                                              "aggregate": agg}))
+    head = ('{\n  "distributedInfo": %s,\n  "traceEvents": [\n' %
+            json.dumps({"rank": rank, "world_size": 2})
+            + ",\n".join(json.dumps(e) for e in events)).encode()
+    # What the table covers, as the writer says it (a table without it is
+    # not used: traces/aggtable.py).
+    agg["covers"] = covers(head, len(events))
+    with open(path, "wb") as f:
+        f.write(head)
+        f.write(('\n  ],\n  "traceprof": %s\n}\n' % json.dumps({"hostname": host,
+                                                               "aggregate": agg})).encode())
     return str(path)
 
 

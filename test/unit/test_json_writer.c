@@ -190,7 +190,18 @@ START_TEST(test_footer_document)
 	    "\"cuda_driver_version\":13000,"
 	    /* The file's summary table, last (format/aggregate.h): no events. */
 	    "\"aggregate\":{\"version\":1,\"rank\":0,\"span_ns\":0,\"names_cut\":0,"
-	    "\"calls_cut\":0,\"steps_cut\":0,\"self_folded\":0,\"rows\":[],\"steps\":[]}}");
+	    "\"calls_cut\":0,\"steps_cut\":0,\"self_folded\":0,\"rows\":[],\"steps\":[],"
+	    /* What it covers (format/digest.h): the bytes before the footer,
+	     * whose "\n  ]," is where the footer begins. */
+	    "\"covers\":{\"bytes\":");
+	{
+		const char *cov = strstr(text, "\"covers\":{\"bytes\":");
+		const char *mark = strstr(text, "\n  ],\n  \"traceprof\"");
+		ck_assert_ptr_nonnull(mark);
+		ck_assert_int_eq(strtoll(cov + strlen("\"covers\":{\"bytes\":"), NULL, 10),
+				 mark - text);
+		ck_assert_ptr_nonnull(strstr(cov, "\"events\":0,\"stride\":4096,\"samples\":"));
+	}
 	/* Kineto's top-level copies of the CUDA versions, then the name. */
 	HAS("\"deviceProperties\": [],\n  \"cuda_runtime_version\":12080,\n"
 	    "  \"cuda_driver_version\":13000,\n  \"traceName\": \"rank0.step5.trace.json\"");

@@ -32,6 +32,7 @@ import argparse
 import bisect
 import os
 import re
+import shutil
 
 from . import readopts
 from ..layout import CAT_KERNEL, STEP_PREFIX
@@ -314,7 +315,10 @@ def cmd_export(argv):
                     "for DuckDB, Spark, Trino and other engines: see README's \"Reading the "
                     "result\" and docs/export-queries.sql.  Needs pyarrow.")
     p.add_argument("--parquet", metavar="OUT", required=True,
-                   help="the dataset's folder (created; files of the same inputs are replaced)")
+                   help="the dataset's folder (created; an existing one is refused unless "
+                        "--overwrite is given)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace OUT when it exists (everything in it is removed first)")
     p.add_argument("files", nargs="+", metavar="FILE", help="trace files, or a folder of them")
     p.add_argument("--json-reader", choices=["auto", "python"], default="auto",
                    help="auto (default): JSON files with one event on a line (as traceprof "
@@ -326,6 +330,7 @@ def cmd_export(argv):
     readopts.apply(p, a)
     pa, pq = _pyarrow()
     files, _ = merge_inputs(a.files, "export")
+    _make_out(a.parquet, a.overwrite)
     schema = pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("step", pa.int64()),
                         ("name", pa.string()), ("category", pa.string()),
                         ("start_ns", pa.int64()), ("duration_ns", pa.int64()),
@@ -344,10 +349,7 @@ def cmd_export(argv):
         st = ft.get("steps")
         window = st[0] if isinstance(st, list) and st and isinstance(st[0], int) else i
         base = meta.get("baseTimeNanoseconds")
-        folder = os.path.join(a.parquet, "rank=%d" % rank, "window_id=%d" % window)
-        os.makedirs(folder, exist_ok=True)
-        stem = re.sub(r"\.(json|pftrace)(\.gz|\.zst)?$", "", os.path.basename(path))
-        out = os.path.join(folder, stem + ".parquet")
+        out = _out_file(a.parquet, rank, window, i, path)
         base = base if isinstance(base, int) else 0
         try:
             n = None if pf or a.json_reader == "python" else \
@@ -355,6 +357,55 @@ def cmd_export(argv):
             total += export_file(pa, pq, path, out, schema, base, pf) if n is None else n
         except TraceError as e:
             fail(str(e), 1)
+        except OSError as e:
+            fail("%s: cannot write its events to %s: %s" % (
+                path, a.parquet, e.strerror or e), 1)
+    rows = _read_back(pa, a.parquet, total)
     print("traceprof: %d events of %d files written to %s (Parquet, partitioned by rank and "
-          "window)" % (total, len(files), a.parquet))
+          "window)" % (rows, len(files), a.parquet))
     return 0
+
+
+def _make_out(out, overwrite):
+    """Creates the dataset's folder, or fails in one line: an existing one is
+    kept unless overwrite (as pyarrow's dataset writer and DuckDB's COPY
+    refuse a non-empty target by default)."""
+    if os.path.lexists(out):
+        if not overwrite:
+            fail("%s exists: give --overwrite to replace it, or name a new folder" % out)
+        if not os.path.isdir(out) or os.path.islink(out):
+            fail("%s exists and is not a folder: --overwrite replaces only a dataset's "
+                 "folder; remove it or name a new one" % out)
+        try:
+            shutil.rmtree(out)
+        except OSError as e:
+            fail("%s: cannot remove it for --overwrite: %s" % (out, e.strerror or e))
+    try:
+        os.makedirs(out)
+    except OSError as e:
+        fail("cannot create the dataset's folder %s: %s (name a folder that can be "
+             "created)" % (out, e.strerror or e))
+
+
+def _out_file(out, rank, window, i, path):
+    """The Parquet file of the i-th input: its name starts with i, so that
+    inputs of the same name (from other folders, runs or hosts) never
+    replace one another in rank=R/window_id=W/."""
+    folder = os.path.join(out, "rank=%d" % rank, "window_id=%d" % window)
+    os.makedirs(folder, exist_ok=True)
+    stem = re.sub(r"\.(json|pftrace)(\.gz|\.zst)?$", "", os.path.basename(path))
+    return os.path.join(folder, "%05d-%s.parquet" % (i, stem))
+
+
+def _read_back(pa, out, written):
+    """The rows the dataset at out holds, read back from its files' footers;
+    fails in one line when they are not the rows written."""
+    import pyarrow.dataset as ds
+    try:
+        rows = ds.dataset(out, format="parquet", partitioning="hive").count_rows()
+    except (OSError, pa.ArrowException) as e:
+        fail("%s: cannot read the dataset back: %s" % (out, e), 1)
+    if rows != written:
+        fail("%s: %d events were written but the dataset holds %d rows (something else "
+             "wrote into it meanwhile?)" % (out, written, rows), 1)
+    return rows

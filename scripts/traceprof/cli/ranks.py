@@ -129,7 +129,7 @@ def _footer_host(ft):
     return h if isinstance(h, str) else None
 
 
-def _from_tables(files, steps, comm):
+def _from_tables(files, steps, comm, notes=None):
     """Fills steps and comm from the files' tables; False (and nothing
     kept) when one file has no table or left steps out.  A table that left
     names out (past 4,096) is still read, as --by all's is not: its steps
@@ -137,7 +137,7 @@ def _from_tables(files, steps, comm):
     rendezvous); one line says how many such files there were."""
     cut = []
     for path in files:
-        x = aggtable.aggregate_of(path)
+        x = aggtable.aggregate_of(path, notes)
         t, ft = x if x else (None, None)
         if t is None or t.get("steps_cut") or not isinstance(t.get("rank"), int):
             steps.clear()
@@ -215,8 +215,11 @@ def summary_ranks(a):
     files, _ = merge_inputs(a.files, "summary")
     steps = {}  # rank -> _Steps
     comm = {}   # rank -> CommWait
-    if getattr(a, "from_events", False) or not _from_tables(files, steps, comm):
+    notes = []  # why a table was not used: said once the events were read
+    if getattr(a, "from_events", False) or not _from_tables(files, steps, comm, notes):
         _from_events(files, steps, comm)
+    for n in notes:
+        err(n)
     if not steps:
         err("nothing to show: no ProfilerStep#N events in %s (traceprof_step() was not "
             "called in a recorded step?)" % ", ".join(files))

@@ -52,7 +52,8 @@ def cmd_summary(argv):
     p.add_argument("--from-events", action="store_true",
                    help="read every event, even where the files carry their own summary "
                         "table (traceprof's footer \"aggregate\"; without this option the "
-                        "tables are used when every input has a complete one)")
+                         "tables are used when every input has a complete one that provably "
+                         "belongs to its events: docs/trace-format.md)")
     readopts.add(p)
     a = p.parse_args(argv)
     readopts.apply(p, a)
@@ -73,8 +74,9 @@ def cmd_summary(argv):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
 
+    notes = []  # why a table is not used: said once the events were read
     if not a.from_events and a.by != "comm":
-        tab = aggtable.table_paths([a.file])
+        tab = aggtable.table_paths([a.file], notes)
         if tab is not None:
             t = tab[a.file]
             if a.by == "step":
@@ -108,6 +110,8 @@ def cmd_summary(argv):
         rows = acc.finish()
     except TraceError as e:
         fail(str(e), 1)
+    for n in notes:
+        err(n)
     window = acc.window()
     if a.by == "comm":
         if not comm:

@@ -105,6 +105,12 @@ def scan(path):
                                     out["header"][k] = val
             if out["header"] or out["merged"] or i >= HEADER_SCAN:
                 break
+    except wire.Malformed as e:
+        r._bad(str(e))
+    except (TypeError, AttributeError, OverflowError, KeyError, IndexError,
+            RecursionError) as e:
+        # A field of another wire type than the schema's (a damaged file).
+        r._bad("a field of an unexpected type: %s" % e)
     finally:
         r.f.close()
     return out

@@ -13,11 +13,18 @@ from .wire import Malformed, fields, int64
 PFTRACE_RE = re.compile(r"\.pftrace(\.gz|\.zst)?$")
 
 
+_DA_BYTES = (L.PF_DA_NAME, L.PF_DA_STRING, L.PF_DA_DICT, L.PF_DA_ARRAY)
+
+
 def annotation(b):
     """(name, value) of a DebugAnnotation with an inline name (as the
     writer's documents have them); dicts and arrays as dicts and lists."""
     name, val, d, arr = None, None, None, None
-    for f, _, v in fields(b):
+    for f, wt, v in fields(b):
+        # Each field's value has the wire type its kind needs: bytes for
+        # names, strings, dicts and arrays, 8 bytes for a double.
+        if f in _DA_BYTES and not isinstance(v, bytes) or f == L.PF_DA_DOUBLE and wt != 1:
+            raise Malformed("a debug annotation's field %d has wire type %d" % (f, wt))
         if f == L.PF_DA_NAME:
             name = v.decode("utf-8", "replace")
         elif f == L.PF_DA_INT:
@@ -112,10 +119,14 @@ class PftraceReader:
         self.f = open_binary(path)
         self.at = 0
 
+    # At most this much is asked of the file at once: a damaged length
+    # (up to 2^64) must fail as a packet cut short, not allocate its size.
+    READ_MAX = 1 << 24
+
     def _read(self, n):
-        d = self.f.read(n)
+        d = self.f.read(min(n, self.READ_MAX))
         while len(d) < n:
-            more = self.f.read(n - len(d))
+            more = self.f.read(min(n - len(d), self.READ_MAX))
             if not more:
                 raise TraceError("%s: truncated at byte %d: a packet is cut short"
                                  % (self.path, self.at + len(d)))
@@ -249,6 +260,17 @@ class PftraceReader:
                               "args": {"name": name.decode("utf-8", "replace")}})
 
     def items(self):
+        """The events and documents, as TraceReader.items(); a packet whose
+        fields do not have the types the schema gives (a damaged file)
+        fails as TraceError, never with a Python error."""
+        try:
+            yield from self._items()
+        except (TypeError, AttributeError, OverflowError, KeyError, IndexError,
+                RecursionError) as e:
+            raise TraceError("%s: not a Perfetto trace: a packet before byte %d does not "
+                             "have the schema's types (%s)" % (self.path, self.at, e))
+
+    def _items(self):
         seqs = {}          # trusted_packet_sequence_id -> its _Sequence
         open_slices = {}   # track uuid -> [(name, cat, ts)]
         where = {}         # track uuid -> (pid, tid) of a thread's or process's track
