@@ -63,6 +63,15 @@ int tp_sink_close_at(struct tp_sink *s, char *path, size_t size, struct tp_fd *d
 /* Removes the temporary file and frees s. */
 void tp_sink_abort(struct tp_sink *s);
 
+/* At _exit() (preload/exit.c), from any thread: removes the temporary
+ * files of this process's open sinks, whose windows cannot be saved any
+ * more; and any such file created from now on.  No lock, no allocation. */
+void tp_sink_live_drop(void);
+
+/* In a forked child (one thread): forgets the parent's temporary files,
+ * which the child neither closes nor removes. */
+void tp_sink_live_forget(void);
+
 /* Bytes written to the file so far (after compression). */
 uint64_t tp_sink_bytes_out(const struct tp_sink *s);
 
