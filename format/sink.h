@@ -49,6 +49,10 @@ int tp_sink_zstd_threads(struct tp_sink *s, int n);
 /* Appends bytes (compressing them when asked).  Returns 0 or -errno. */
 int tp_sink_write(struct tp_sink *s, const void *p, size_t n);
 
+/* Puts everything written so far into the temporary file, decodable by a
+ * reader that stops there (the compressor's block ends: a cut file is then a
+ * trace up to this point, collector/parts.c).  Returns 0 or -errno. */
+int tp_sink_flush(struct tp_sink *s);
 /* Finishes the stream, closes the file and renames it to its final name.  On
  * success copies the final path into path (size bytes) and returns 0; on any
  * error removes the temporary file and returns -errno.  Frees s either way. */
@@ -63,13 +67,16 @@ int tp_sink_close_at(struct tp_sink *s, char *path, size_t size, struct tp_fd *d
 /* Removes the temporary file and frees s. */
 void tp_sink_abort(struct tp_sink *s);
 
-/* At _exit() (preload/exit.c), from any thread: removes the temporary
- * files of this process's open sinks, whose windows cannot be saved any
- * more; and any such file created from now on.  No lock, no allocation. */
+/* At _exit() (preload/exit.c), from any thread: in a forked child (after
+ * tp_sink_live_forget()), removes the temporary files of its open sinks,
+ * whose windows cannot be saved any more, and any created from now on; in
+ * the program itself does nothing (its cut window is for recover).  No
+ * lock, no allocation. */
 void tp_sink_live_drop(void);
 
 /* In a forked child (one thread): forgets the parent's temporary files,
- * which the child neither closes nor removes. */
+ * which the child neither closes nor removes, and marks the process as a
+ * forked child for tp_sink_live_drop(). */
 void tp_sink_live_forget(void);
 
 /* Bytes written to the file so far (after compression). */

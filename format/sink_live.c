@@ -1,9 +1,13 @@
-/* The temporary files this process has open, so that an _exit() can remove
- * them (preload/exit.c; issue 41 item 8).  A process that ends with _exit()
- * runs no saving code: its open window is lost (docs/guarantees.md), and
- * its hidden temporary file used to stay behind.  A DataLoader worker ends
- * so (multiprocessing calls os._exit()), and with --pytorch ops each one
- * left a ".pid<N>.rank0.step0.trace.json.tmp.<N>.1" per run.
+/* The temporary files this process has open, so that a forked child's
+ * _exit() can remove them (preload/exit.c; issue 41 item 8).  A process
+ * that ends with _exit() runs no saving code, and its hidden temporary file
+ * stays behind.  For the program itself that is what `traceprof run` and
+ * `traceprof recover` finish as a cut window (docs/guarantees.md).  But a
+ * DataLoader worker is a forked child that multiprocessing ends with
+ * os._exit() every time: with --pytorch ops each one left a
+ * ".pid<N>.rank0.step0.trace.json.tmp.<N>.1" per run, and README promises
+ * workers write nothing.  So only a forked child that never exec'd
+ * (sl_forked, set by tp_sink_live_forget()) removes its files at _exit().
  *
  * Slots, not a list: the exiting thread may be any thread, running while
  * the flush thread opens or closes sinks, and must neither lock nor
@@ -40,6 +44,9 @@ struct sl_slot {
 
 static struct sl_slot sl_slots[SL_SLOTS];
 static atomic_int sl_dying; /* the pid of the process in _exit(), or 0 */
+/* 1 in a forked child (exec starts a new image at 0).  Relaxed: written
+ * while the child has one thread, before any thread it starts. */
+static atomic_int sl_forked;
 
 int tp_sink_live_add(const char *dir, const char *name)
 {
@@ -84,6 +91,8 @@ void tp_sink_live_del(int i)
 
 void tp_sink_live_drop(void)
 {
+	if (!atomic_load_explicit(&sl_forked, memory_order_relaxed))
+		return; /* the program itself: its cut window is for recover */
 	int me = (int)getpid();
 	atomic_store_explicit(&sl_dying, me, memory_order_seq_cst);
 	for (int i = 0; i < SL_SLOTS; i++) {
@@ -112,4 +121,5 @@ void tp_sink_live_forget(void)
 		if (atomic_load_explicit(&sl_slots[i].pid, memory_order_relaxed) != me)
 			atomic_store_explicit(&sl_slots[i].state, SL_FREE, memory_order_relaxed);
 	atomic_store_explicit(&sl_dying, 0, memory_order_relaxed);
+	atomic_store_explicit(&sl_forked, 1, memory_order_relaxed);
 }

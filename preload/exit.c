@@ -1,10 +1,10 @@
-/* _exit() and _Exit(), interposed: a process that ends with them runs no
- * saving code and its open window is lost, but it no longer leaves the
+/* _exit() and _Exit(), interposed: a forked child that ends with them runs
+ * no saving code and its open window is lost, but it no longer leaves the
  * window's hidden temporary file behind (format/sink_live.c; issue 41 item
- * 8).  DataLoader workers end so (multiprocessing's os._exit()), as do
- * forked children that exec nothing and the children of vfork() whose exec
- * failed (those remove nothing: the files listed are their parent's, told
- * apart by pid).  Then the real _exit(): the next one in the lookup order
+ * 8).  DataLoader workers end so (multiprocessing's os._exit()).  The
+ * program itself keeps its file (a cut window, for recover), and so does
+ * the parent of a vfork() child whose exec failed (told apart by pid).
+ * Then the real _exit(): the next one in the lookup order
  * (a sanitizer runtime's interceptor comes before this library and reaches
  * us through its own RTLD_NEXT; libc's comes after). */
 #include <dlfcn.h>
