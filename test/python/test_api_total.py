@@ -11,6 +11,8 @@ arguments that reach C are checked too: bytes and a float) and with no
 library.  test/integration/python_api_total.sh runs the same calls against
 the real library, from threads and at interpreter finalization."""
 
+import os
+import tempfile
 import threading
 
 import pytest
@@ -20,6 +22,11 @@ import traceprof
 hypothesis = pytest.importorskip("hypothesis", reason="no hypothesis (scripts/install-deps "
                                  "--with-optional installs it in the torch venv)")
 from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
+
+# Hypothesis keeps caches in ./.hypothesis: not in the source tree.
+set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(),
+                                     "traceprof-hypothesis-%d" % os.getuid()))
 
 from test_marker_api import FakeLib  # noqa: E402
 
@@ -118,7 +125,7 @@ def check_calls(lib):
 ARGS = st.tuples(anything, anything, anything, anything, anything, anything)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, database=None)
 @given(args=ARGS, method=st.sampled_from(METHODS), values=anything)
 def test_total_with_library(args, method, values):
     lib = FakeLib()
@@ -131,7 +138,7 @@ def test_total_with_library(args, method, values):
     check_calls(lib)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(args=ARGS, method=st.sampled_from(METHODS), values=anything)
 def test_total_without_library(args, method, values):
     saved = traceprof._Lazy.fns, traceprof._Lazy.looked
@@ -142,7 +149,7 @@ def test_total_without_library(args, method, values):
         traceprof._Lazy.fns, traceprof._Lazy.looked = saved
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, database=None)
 @given(err=st.sampled_from(ERRORS), where=st.sampled_from(["start", "counter", "active",
                                                              "instant_cat", "step"]))
 def test_library_call_that_raises(err, where):
