@@ -463,6 +463,7 @@ void tp_flush_after_fork_child(int follow)
 	tp_threads_after_fork_child();
 	tp_store_after_fork_child();
 	tp_rotate_forget();
+	tp_sink_live_forget();
 	atomic_store_explicit(&F.finish_req, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.saved, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.stopped, 0, memory_order_relaxed);

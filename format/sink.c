@@ -89,6 +89,7 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 		return -ENOMEM;
 	s->file.fd = -1;
 	s->dir.fd = -1;
+	s->live = -1;
 	s->compress = compress;
 	s->overwrite = overwrite;
 	tp_digest_init(&s->digest);
@@ -132,6 +133,10 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 			s->tmp[0] = '\0';
 		goto fail;
 	}
+	/* Listed for _exit(), which removes it (sink_live.c); without the
+	 * folder's absolute path (no /proc) it is not, and stays as before. */
+	if (s->dir_abs)
+		s->live = tp_sink_live_add(s->dir_abs, s->tmp);
 	/* From now on the folder is reached by its path (tp_sink_in_dir()). */
 	if (s->dir_abs)
 		tp_fd_close(&s->dir);
@@ -193,6 +198,7 @@ void tp_sink_abort(struct tp_sink *s)
 	if (!s)
 		return;
 	tp_fd_close(&s->file);
+	tp_sink_live_del(s->live);
 	if (s->tmp[0])
 		tp_sink_in_dir(s, s->tmp, NULL, sk_unlink_at, NULL);
 	tp_sink_codec_free(s);

@@ -72,6 +72,18 @@ struct tp_digest;
  * (format/digest.h): what a footer's table covers. */
 const struct tp_digest *tp_sink_digest(const struct tp_sink *s);
 
+/* At _exit() (preload/exit.c), from any thread: in a forked child (after
+ * tp_sink_live_forget()), removes the temporary files of its open sinks,
+ * whose windows cannot be saved any more, and any created from now on; in
+ * the program itself does nothing (its cut window is for recover).  No
+ * lock, no allocation. */
+void tp_sink_live_drop(void);
+
+/* In a forked child (one thread): forgets the parent's temporary files,
+ * which the child neither closes nor removes, and marks the process as a
+ * forked child for tp_sink_live_drop(). */
+void tp_sink_live_forget(void);
+
 /* Bytes written to the file so far (after compression). */
 uint64_t tp_sink_bytes_out(const struct tp_sink *s);
 

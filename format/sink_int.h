@@ -7,6 +7,7 @@
  *   format/sink_fd.c       the sink's descriptors kept from the program:
  *                          names in its folder reached by descriptor or by
  *                          path, the temporary file checked and reopened
+ *   format/sink_live.c     the temporary files open, for _exit() to remove
  *   format/sink_codec.c    the streamed compression: zstd, gzip, or none
  *   format/sink.c          one trace file's life: open, write, name, abort
  *   format/sink_publish.c  the atomic publish: finishing the stream and
@@ -55,6 +56,7 @@ struct tp_sink {
 	/* Samples of the bytes written, before compression: what the
 	 * footer's table says it covers (format/digest.h). */
 	struct tp_digest digest;
+	int live; /* its slot in sink_live.c's list, or -1 */
 };
 
 /* ---- sink_anchor.c ---- */
@@ -95,6 +97,16 @@ int tp_sink_open_dir_at(int dfd, const char *rel, void *arg);
 /* Writes n bytes to the file (its descriptor checked, reopened by name
  * when the program took its number).  Returns 0 or -errno. */
 int tp_sink_out(struct tp_sink *s, const void *p, size_t n);
+
+/* ---- sink_live.c ---- */
+
+/* Lists the temporary file dir/name (dir absolute) as open.  Returns its
+ * slot, or -1 when not listed (no slot, too long).  When the process is
+ * already in tp_sink_live_drop(), removes the file. */
+int tp_sink_live_add(const char *dir, const char *name);
+
+/* Takes slot i (-1: none) off the list. */
+void tp_sink_live_del(int i);
 
 /* ---- sink_codec.c ---- */
 

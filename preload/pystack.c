@@ -71,6 +71,9 @@ int tp_pystack_init(void)
 	    tp_py_sym(&tp_py.thread_state, "PyThreadState_Get") |
 	    tp_py_sym(&tp_py.this_thread_state, "PyGILState_GetThisThreadState"))
 		tp_py.set_profile = NULL;
+	/* Optional (NULL when missing): pystack_profile.c does without. */
+	(void)tp_py_sym(&tp_py.call, "PyObject_CallObject");
+	(void)tp_py_sym(&tp_py.add_audit_hook, "PySys_AddAuditHook");
 	if (bad) {
 		/* Not a Python program (or one older than 3.9): nothing to add. */
 		tp_debug("TRACEPROF_PYTHON_STACK: no CPython 3.9+ in this process; no Python stacks");

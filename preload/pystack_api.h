@@ -29,6 +29,11 @@ struct tp_py_api {
 	void (*set_profile)(tp_py_tracefunc, py_obj *);
 	void *(*thread_state)(void);	  /* PyThreadState_Get: GIL held */
 	void *(*this_thread_state)(void); /* PyGILState_GetThisThreadState */
+	/* For a thread's first call (traceprof_pystack_thread) and for
+	 * noticing a profile function of the program's (an audit hook); may
+	 * be NULL, then threads are not followed / the loss is not told. */
+	py_obj *(*call)(py_obj *, py_obj *);			  /* PyObject_CallObject */
+	int (*add_audit_hook)(int (*)(const char *, py_obj *, void *), void *);
 };
 
 extern struct tp_py_api tp_py;

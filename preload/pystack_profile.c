@@ -147,6 +147,46 @@ static int ps_profile(py_obj *obj, py_obj *frame, int what, py_obj *arg)
 	return 0;
 }
 
+/* Set while traceprof_pystack_install() sets profile functions of its own,
+ * which CPython reports to the audit hook too.  Read and written with the
+ * GIL held only (the install runs under it, and CPython calls audit hooks
+ * from the thread that holds it): no atomic needed. */
+static int ps_installing;
+
+/* Whether the one line about a profile function of the program's was said.
+ * Relaxed: a flag for one message; two threads racing print it twice at
+ * worst (and cannot, under the GIL). */
+static atomic_int ps_told;
+
+/* An audit hook (PySys_AddAuditHook), added by the first install: CPython
+ * raises "sys.setprofile" whenever a profile function is set or removed in
+ * a thread (sys.setprofile, threading.setprofile's threads, cProfile on
+ * 3.9-3.11, a debugger), before it replaces ours, and
+ * "sys._setprofileallthreads" for threading.setprofile_all_threads (3.12).
+ * The program's function wins, as without traceprof; this says once what is
+ * lost.  Not a CUDA hook: a Python thread with the GIL, free to log. */
+static int ps_audit(const char *event, py_obj *args, void *data)
+{
+	(void)args;
+	(void)data;
+	if (event[0] != 's' || ps_installing)
+		return 0;
+	int all = !strcmp(event, "sys._setprofileallthreads");
+	if (!all && strcmp(event, "sys.setprofile"))
+		return 0;
+	struct ps_shadow *s = ps_tls;
+	if ((all || (s && s->on)) &&
+	    !atomic_exchange_explicit(&ps_told, 1, memory_order_relaxed)) {
+		int saved = errno;
+		tp_warn("TRACEPROF_PYTHON_STACK: the program set a profile function of its own "
+			"(sys.setprofile, cProfile, a debugger); it keeps it, and the threads it "
+			"replaced traceprof's in lose their Python stacks on CUDA calls made without "
+			"the GIL (calls made with the GIL keep theirs)");
+		errno = saved;
+	}
+	return 0;
+}
+
 static long ps_find_offset(void)
 {
 	char *ts = tp_py.thread_state();
@@ -179,6 +219,8 @@ static long ps_find_offset(void)
  * out (the caller's own).  Returns 0, or -1 when this process has no Python
  * stacks (option off, no CPython 3.9+) or the profile function could not be
  * checked, in which case it is not installed. */
+static int ps_install(int skip);
+
 TP_EXPORT int traceprof_pystack_install(int skip);
 TP_EXPORT int traceprof_pystack_install(int skip)
 {
@@ -186,6 +228,33 @@ TP_EXPORT int traceprof_pystack_install(int skip)
 		return -1;
 	if (!tp_py.is_initialized() || !tp_py.gil_check())
 		return -1;
+	ps_installing = 1;
+	int rc = ps_install(skip);
+	ps_installing = 0;
+	return rc;
+}
+
+/* A thread's first call (scripts/traceprof/pyboot, through ctypes.PyDLL,
+ * so with the GIL held): installs the shadow on this new thread, then runs
+ * fn() (threading's Thread._bootstrap).  Being C, it adds no Python frame
+ * under the thread's own, and the threading module's profile hook
+ * (threading.getprofile()) stays the program's.  Returns 0, or -1 with fn's
+ * exception set (ctypes.PyDLL raises it). */
+TP_EXPORT int traceprof_pystack_thread(py_obj *fn);
+TP_EXPORT int traceprof_pystack_thread(py_obj *fn)
+{
+	if (!tp_py.call)
+		return -1; /* never reached: pyboot checks traceprof_pystack_install */
+	(void)traceprof_pystack_install(0);
+	py_obj *r = tp_py.call(fn, NULL);
+	if (!r)
+		return -1;
+	tp_py.decref(r);
+	return 0;
+}
+
+static int ps_install(int skip)
+{
 	int saved = errno;
 	if (ps_func_off < 0)
 		ps_func_off = ps_find_offset();
@@ -243,6 +312,17 @@ TP_EXPORT int traceprof_pystack_install(int skip)
 		ps_push(s, frames[i]);
 	tp_py.set_profile(ps_profile, NULL);
 	s->on = 1;
+	/* Once, with the GIL held (which serializes installs).  Raises
+	 * "sys.addaudithook" to the program's own hooks, which may refuse it:
+	 * then the loss goes untold, nothing else changes. */
+	static int audit_added;
+	if (!audit_added && tp_py.add_audit_hook) {
+		audit_added = 1;
+		py_obj *et, *ev, *etb;
+		tp_py.err_fetch(&et, &ev, &etb);
+		(void)tp_py.add_audit_hook(ps_audit, NULL);
+		tp_py.err_restore(et, ev, etb);
+	}
 	errno = saved;
 	return 0;
 }

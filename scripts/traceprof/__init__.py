@@ -82,18 +82,57 @@ class _Lazy:
 
 def _get():
     if not _Lazy.looked:
-        _Lazy.fns = _lookup()
+        try:
+            fns = _lookup()
+        except BaseException:  # noqa: BLE001  (ctypes unimportable, e.g. at finalization)
+            return None  # not cached: a later call may find it
+        _Lazy.fns = fns
         _Lazy.looked = True
     return _Lazy.fns
 
 
-def _b(s):
-    if isinstance(s, bytes):
-        return s
+# Every public call runs its body inside _total(): without the library the
+# calls are no-ops that raise nothing, so with it they raise nothing either
+# (issue 41 item 3): not what an argument's __float__, __str__, __repr__ or
+# __hash__ raises, not a ctypes error, not a closed or missing sys.stderr at
+# finalization.  KeyboardInterrupt alone goes through: it is the program's
+# ^C arriving while this code runs, which the no-op would have seen at its
+# next bytecode just the same.
+def _total(fn, *args):
     try:
-        return str(s).encode("utf-8", "replace")
-    except Exception:  # noqa: BLE001  (a __str__ that raises: never ours to raise)
+        return fn(*args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001
+        return None
+
+
+def _b(s):
+    """s as the library takes a name: bytes (exactly bytes: a subclass may
+    override anything); C reads it up to its first NUL."""
+    try:
+        if not isinstance(s, bytes):
+            s = str(s)
+            # A str subclass may override encode(): the plain one encodes.
+            s = str.encode(s, "utf-8", "replace") if isinstance(s, str) else b"?"
+        s = bytes(s) if type(s) is not bytes else s
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  (a __str__ that raises: never ours to raise)
         return b"?"
+    return s
+
+
+def _show(x, n=60):
+    """repr(x) cut to n characters for a message; never raises."""
+    try:
+        r = repr(x)
+        r = str.__str__(r) if isinstance(r, str) else "?"
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001
+        r = "<%s>" % type(x).__name__
+    return r if len(r) <= n else r[:n - 3] + "..."
 
 
 def enabled():
@@ -101,34 +140,40 @@ def enabled():
     process and profiling is on (not TRACEPROF_ENABLE=0, no configuration
     error, no internal failure).  Whether the current step falls in a
     recording window of TRACEPROF_SCHEDULE is not part of the answer."""
-    if _get() is None:
+    f = _get()
+    if f is None:
         return False
-    return bool(_get()["active"]()) if _get()["active"] else True
+    return bool(_total(f["active"])) if f["active"] else True
 
 
 _warned = set()
+_WARN_KEYS = 256  # kinds of mistakes remembered: a loop of new names cannot grow it
 
 
 def _warn_once(key, what, detail):
-    # The no-op version never raises: neither does this one.  A bad value is
-    # dropped with one line per kind of mistake, like the library's own;
-    # silently when nothing is recorded anyway.
-    if _get()["active"] and not _get()["active"]():
+    # A bad value is dropped with one line per kind of mistake, like the
+    # library's own; silently when nothing is recorded anyway.  key is made
+    # of bytes and classes only: always hashable.
+    f = _get()
+    if f and f["active"] and not f["active"]():
         return
-    if key not in _warned:
-        _warned.add(key)
-        try:
-            sys.stderr.write("traceprof: %s (%s); dropped\n" % (what, detail))
-        except (OSError, ValueError):
-            pass
+    if key in _warned or len(_warned) >= _WARN_KEYS:
+        return
+    _warned.add(key)
+    sys.stderr.write("traceprof: %s (%s); dropped\n" % (what, detail))
 
 
 def step():
     """The next step starts (torch.profiler.profile.step()).  Under
     TRACEPROF_STEP=torch the optimizer makes the steps, and this is a no-op
     (else a script that also calls it would count each step twice)."""
-    if _get() and not _optimizer_steps():
-        _get()["step"]()
+    _total(_step)
+
+
+def _step():
+    f = _get()
+    if f and not _optimizer_steps():
+        f["step"]()
 
 
 def _optimizer_steps():
@@ -141,23 +186,41 @@ def _optimizer_steps():
 
 def instant(name):
     """An instant event named `name` on the calling thread."""
-    if _get():
-        _get()["instant"](_b(name))
+    _total(_instant, name)
+
+
+def _instant(name):
+    f = _get()
+    if f:
+        f["instant"](_b(name))
 
 
 def counter(name, key, value):
     """Series `key` of counter `name` takes `value` (a number)."""
-    if _get():
-        try:
-            v = float(value)
-        except (TypeError, ValueError, OverflowError) as e:
-            _warn_once((name, e.__class__), "counter %r: value %.40r is not a number"
-                       % (name, value), e.__class__.__name__)
-            return
-        try:
-            _get()["counter"](_b(name), _b(key), v)
-        except Exception as e:  # noqa: BLE001  (e.g. a NUL in a name)
-            _warn_once((name, "call"), "counter %r: cannot be recorded" % (name,), e)
+    _total(_counter, name, key, value)
+
+
+def _counter(name, key, value):
+    f = _get()
+    if not f:
+        return
+    bname = _b(name)
+    try:
+        v = float(value)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001  (any __float__: a meta tensor's RuntimeError)
+        cls = type(e)
+        _total(_warn_once, (bname, cls), "counter %s: value %s is not a number"
+               % (_show(name), _show(value, 40)), cls.__name__)
+        return
+    try:
+        f["counter"](bname, _b(key), v)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001  (a ctypes error)
+        _warn_once((bname, "call"), "counter %s: cannot be recorded" % _show(name),
+                   type(e).__name__)
 
 
 def _cats(categories):
@@ -168,10 +231,12 @@ def _cats(categories):
     if isinstance(categories, (str, bytes)):
         categories = [categories]
     try:
-        parts = [c.decode("utf-8", "replace") if isinstance(c, bytes) else str(c)
-                 for c in categories]
-    except Exception:  # noqa: BLE001  (not iterable, a __str__ that raises)
-        parts = [str(categories)] if not isinstance(categories, type) else []
+        parts = [bytes.decode(_b(c), "utf-8", "replace") for c in categories]
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  (not iterable, an __iter__ that raises)
+        parts = [bytes.decode(_b(categories), "utf-8", "replace")] \
+            if not isinstance(categories, type) else []
     joined = ",".join(p for p in parts if p)
     return _b(joined.replace("\0", "")) if joined else None
 
@@ -191,14 +256,23 @@ class Marker:
     def __init__(self, name, categories=None, record_instant_on_start=False,
                  record_instant_on_finish=False):
         self.name = name
-        self.categories = tuple(categories) if isinstance(categories, (list, tuple)) \
-            else categories
-        self.record_instant_on_start = bool(record_instant_on_start)
-        self.record_instant_on_finish = bool(record_instant_on_finish)
+        self.categories = categories
+        self.record_instant_on_start = self.record_instant_on_finish = False
+        self._bname, self._bcats = b"?", None
+        _total(self._setup, name, categories, record_instant_on_start, record_instant_on_finish)
+
+    def _setup(self, name, categories, on_start, on_finish):
+        if isinstance(categories, (list, tuple)):
+            self.categories = tuple(categories)
         self._bname = _b(name)
         self._bcats = _cats(categories)
+        self.record_instant_on_start = bool(on_start)
+        self.record_instant_on_finish = bool(on_finish)
 
     def _call(self, plain, with_cats=None):
+        _total(self._call_lib, plain, with_cats)
+
+    def _call_lib(self, plain, with_cats):
         f = _get()
         if not f:
             return
@@ -207,8 +281,11 @@ class Marker:
                 f[with_cats](self._bname, self._bcats)
             else:
                 f[plain](self._bname)
-        except Exception as e:  # noqa: BLE001  (e.g. a NUL in the name)
-            _warn_once((self.name, "call"), "marker %r: cannot be recorded" % (self.name,), e)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001  (a ctypes error)
+            _warn_once((self._bname, "call"), "marker %s: cannot be recorded"
+                       % _show(self.name), type(e).__name__)
 
     def start(self):
         self._call("start", "start_cat")
@@ -227,14 +304,26 @@ class Marker:
         """Composer's Marker.counter({"key": value, ...}): one counter
         event per key, named after the marker (categories are not
         recorded on counters)."""
+        _total(self._counter, values)
+
+    def _counter(self, values):
+        if not _get():
+            return
         try:
             items = list(values.items())
-        except Exception as e:  # noqa: BLE001  (not a mapping)
-            if _get():
-                _warn_once((self.name, "values"), "marker %r: counter values %.40r are not "
-                           "a mapping" % (self.name, values), e.__class__.__name__)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001  (not a mapping)
+            _warn_once((self._bname, "values"), "marker %s: counter values %s are not "
+                       "a mapping" % (_show(self.name), _show(values, 40)), type(e).__name__)
             return
-        for k, v in items:
+        for kv in items:
+            try:
+                k, v = kv
+            except KeyboardInterrupt:
+                raise
+            except BaseException:  # noqa: BLE001  (an items() that yields no pairs)
+                continue
             counter(self.name, k, v)
 
     def __enter__(self):
@@ -246,11 +335,15 @@ class Marker:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self:
                 return fn(*args, **kwargs)
-        return wrapper
+        # fn's name and doc, when its attributes can be read.
+        return _total(_wraps, fn, wrapper) or wrapper
+
+
+def _wraps(fn, wrapper):
+    return functools.wraps(fn)(wrapper)
 
 
 def marker(name, categories=None, record_instant_on_start=False, record_instant_on_finish=False):
@@ -259,3 +352,33 @@ def marker(name, categories=None, record_instant_on_start=False, record_instant_
     m = traceprof.marker("x", categories=["train"]); m.start() ...
     m.finish()."""
     return Marker(name, categories, record_instant_on_start, record_instant_on_finish)
+
+
+def _own_namespace():
+    """At interpreter exit CPython sets the globals of every module still
+    alive to None, this one's before those of the modules imported earlier
+    (the program's __main__ among them).  A Marker or a function the program
+    holds would then raise TypeError ('NoneType' object is not callable)
+    from a __del__ or an atexit handler of its own.  So every function here
+    runs on a copy of the module's namespace, which nothing clears: the
+    objects in it (_Lazy, _warned) are the module's own, so state is shared."""
+    import types
+    ns = dict(globals())
+
+    def rebuilt(f):
+        g = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
+        g.__kwdefaults__ = f.__kwdefaults__
+        g.__doc__, g.__qualname__, g.__module__ = f.__doc__, f.__qualname__, f.__module__
+        return g
+
+    for k, v in list(ns.items()):
+        if isinstance(v, types.FunctionType) and v.__module__ == __name__:
+            ns[k] = rebuilt(v)
+    for k, v in list(vars(Marker).items()):
+        if isinstance(v, types.FunctionType):
+            setattr(Marker, k, rebuilt(v))
+    globals().update((k, v) for k, v in ns.items() if isinstance(v, types.FunctionType))
+
+
+_own_namespace()
+del _own_namespace

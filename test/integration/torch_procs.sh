@@ -7,6 +7,8 @@
 #     process's (the workers record nothing: a spawned worker's `import
 #     torch`, whose ~44,000 CUDA registration calls are nvcc's plumbing, not
 #     recorded by default, no longer gives each worker a 21 MB file);
+#   - --pytorch ops with fork: the workers record their ops but end with
+#     os._exit(), and leave no file, not even a hidden temporary one;
 #   - torch.compile (inductor on the CPU, its caches in $TP_TMP) in the
 #     loop: its compiler children (the compile workers, gcc) run as without
 #     traceprof and write no file, the steps are right (ProfilerStep#0-#3),
@@ -27,6 +29,18 @@ for m in fork spawn; do
 	[ "$files" = "./rank0.step4.trace.json " ] || die "$m: want the training process's file only, got: $files"
 	echo "$m: $(echo "$out" | tr '\n' ' '); files: $files"
 done
+
+# --pytorch ops without a schedule: a forked worker records its own ops
+# (the Dataset's), and its flush thread creates its window's temporary file;
+# multiprocessing ends it with os._exit(), which saves nothing.  It used to
+# leave a 0-byte ".pid<N>.rank0.step0.trace.json.tmp.<N>.1" per worker
+# (issue 41 item 8); find lists hidden files too.
+out=$("$T" run -q --folder "$PWD/ops" --pytorch ops -- "$py" "$prog" fork 4 2>ops.err) ||
+	die "ops: the script failed under traceprof: $(cat ops.err)"
+[ "$out" = "$plain" ] || die "ops: output changed under traceprof: '$plain' vs '$out'"
+files=$(cd ops && find . -type f | tr '\n' ' ')
+[ "$files" = "./rank0.step0.trace.json " ] || die "ops: want the training process's file only, got: $files"
+echo "ops (fork): files: $files"
 
 # torch.compile: separate caches, so that both runs compile.
 out=$(TORCHINDUCTOR_CACHE_DIR="$TP_TMP/ind1" TRITON_CACHE_DIR="$TP_TMP/tri1" "$T" run -q \

@@ -42,8 +42,10 @@ def main(argv):
         # The library `run` would preload (TRACEPROF_LIB, the package's
         # lib/, beside the launcher, ...), for C programs started without
         # the command: LD_PRELOAD=$(traceprof --lib) ./train.
-        from .runenv import find_library
-        print(find_library())
+        # A path LD_PRELOAD can carry: through a link when the install's
+        # path has spaces or colons (cli/linkpath.py).
+        from .runenv import find_library, preload_safe
+        print(preload_safe(find_library()))
         return 0
     cmd, rest = argv[0], argv[1:]
     # Each command imports its own modules only: `run` starts the program

@@ -12,8 +12,8 @@ import time
 
 from . import sigmask
 from .options import RUN_OPTIONS
-from .runenv import (check_library_version, find_library, is_traceprof_library, python_boot,
-                     sanitizer_runtime)
+from .runenv import (check_library_version, find_library, is_traceprof_library, preload_safe,
+                     python_boot, sanitizer_runtime)
 from .runfiles import launcher_vars, report_files, run_name, snapshot, template_glob
 from .sigmask import RUN_SIGNALS
 from ..util import err, fail, version
@@ -155,7 +155,7 @@ def cmd_run(argv):
             % (", ".join(others), lib))
         parts = [x for x in parts if x not in others]
     rt = sanitizer_runtime(lib)
-    env["LD_PRELOAD"] = ":".join(([rt] if rt else []) + [lib] + parts)
+    env["LD_PRELOAD"] = ":".join(([rt] if rt else []) + [preload_safe(lib)] + parts)
 
     # Where the files will be: the folder template with what we know.
     known = launcher_vars(env)

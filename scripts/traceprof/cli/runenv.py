@@ -6,6 +6,7 @@ import os
 import re
 
 from ..util import PKG_DIR, err, fail, script_dir
+from .linkpath import carried
 
 
 def library_candidates():
@@ -121,5 +122,19 @@ def python_boot(env):
             "in %s; PyTorch steps and events are off (reinstall traceprof)" % PKG_DIR)
         return
     parts = [x for x in env.get("PYTHONPATH", "").split(os.pathsep)
-             if x and os.path.realpath(x) != boot]
-    env["PYTHONPATH"] = os.pathsep.join([boot] + parts)
+             if x and os.path.realpath(x) != os.path.realpath(boot)]
+    env["PYTHONPATH"] = os.pathsep.join([preload_safe(boot, "dir")] + parts)
+
+
+def preload_safe(path, kind="lib"):
+    """path as LD_PRELOAD (kind "lib") or PYTHONPATH (kind "dir") can carry
+    it: itself, or through a link when it holds a space or a colon
+    (cli/linkpath.py); stops with one line when no link can be made."""
+    out = carried(path, kind)
+    if out is None:
+        fail("%s holds a space or a colon, which %s cannot carry, and no private folder "
+             "for a link to it could be made (tried $XDG_RUNTIME_DIR/traceprof, "
+             "$TMPDIR/traceprof-UID, /tmp/traceprof-UID); set TMPDIR to a folder of "
+             "yours without spaces or colons, or install traceprof in one"
+             % (path, "LD_PRELOAD" if kind == "lib" else "PYTHONPATH"))
+    return out

@@ -12,10 +12,11 @@ step).  It then:
     imports torch (torch is never imported here: a program that does not
     use torch runs as before);
   - with TRACEPROF_PYTHON_STACK=1, installs libtraceprof's C profile
-    function in the main thread and, through threading.setprofile, in each
-    thread the threading module starts: it keeps a shadow of the Python
-    stack that CUDA calls made without the GIL (ctypes.CDLL, extension
-    modules) can read (preload/pystack_profile.c);
+    function in the main thread and, through the threading module's thread
+    start (not threading.setprofile, which the program would see), in each
+    thread that module starts: it keeps a shadow of the Python stack that
+    CUDA calls made without the GIL (ctypes.CDLL, extension modules) can
+    read (preload/pystack_profile.c);
   - imports the next sitecustomize on the path (the user's, or the
     distribution's), exactly as Python would have; usercustomize is never
     shadowed (there is none here).
@@ -66,14 +67,38 @@ def _traceprof_python_stack():
     install.restype = ctypes.c_int
     if install(0) != 0:
         return  # the library said why, or the option is off there
+    try:
+        entry = ctypes.PyDLL(None).traceprof_pystack_thread
+    except AttributeError:
+        return  # an older library: the main thread only
+    entry.argtypes = [ctypes.py_object]
+    entry.restype = ctypes.c_int
 
-    def _traceprof_thread_start(_frame, _event, _arg):
-        # Called once, as the new thread's first profile event: replaces
-        # itself with the C profile function.  1: leave out this frame.
-        install(1)
-
+    # Each thread the threading module starts runs entry(bootstrap) first:
+    # the library's C function installs the shadow on the new thread and
+    # then calls threading's own bootstrap.  Neither adds a Python frame
+    # under the thread's (functools.partial and ctypes are C), and the
+    # threading module's profile hook stays None: threading.getprofile()
+    # and sys.getprofile() answer as without traceprof (issue 41 item 6).
+    # A hook the program sets with threading.setprofile still runs in its
+    # threads, after ours, and replaces it there (the library says so once).
+    import functools
     import threading
-    threading.setprofile(_traceprof_thread_start)
+    if hasattr(threading, "_start_joinable_thread"):  # 3.13
+        name = "_start_joinable_thread"
+
+        def start(function, *args, **kwargs):
+            return real(functools.partial(entry, function), *args, **kwargs)
+    elif hasattr(threading, "_start_new_thread"):  # 3.9-3.12
+        name = "_start_new_thread"
+
+        def start(function, args=(), kwargs=None):
+            fn = functools.partial(function, *args, **(kwargs or {}))
+            return real(functools.partial(entry, fn), ())
+    else:
+        return  # an unknown threading module: the main thread only
+    real = getattr(threading, name)
+    setattr(threading, name, start)
 
 
 _traceprof_boot()
