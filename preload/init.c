@@ -245,6 +245,15 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		tp_error("%s; profiling is disabled for this process", err);
 		goto out;
 	}
+	/* torchrun's agent (composer, accelerate launch) starts the workers,
+	 * which load the library and record the job; its own few CUDA calls
+	 * are none of the job's, and a file of them would be named rank 0
+	 * beside the real rank 0 (issue 42 item 1). */
+	if (vars.is_agent) {
+		tp_info("this process is the launcher (%s); it records nothing, its workers do",
+			vars.run_name);
+		goto out;
+	}
 	if (tp_template_check(cfg.folder, err, sizeof(err)) < 0) {
 		tp_error("TRACEPROF_FOLDER: '%s': %s; profiling is disabled for this process",
 			 cfg.folder, err);

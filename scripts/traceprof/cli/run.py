@@ -76,14 +76,15 @@ def program_name(argv):
     """The default {run_name}: the program's basename, or for a Python
     interpreter the script's name without ".py" (train for `python3
     train.py`) or the module of -m; the interpreter's own name for -c, - and
-    no program; for torchrun and Composer's launcher, the name of their
-    script.  format/template.c's tpl_program_name() is the same rule
+    no program; for torchrun, Composer's launcher and `accelerate launch`,
+    the name of their script.  format/template.c's tpl_program_name() is the same rule
     (the library applies it in each process it is loaded in)."""
     name = os.path.basename(argv[0])
     rest = argv[1:]
     if re.fullmatch(r"python[0-9.]*", name):
         name, rest = _python_target(name, rest)
-    if name in ("torchrun", "torch.distributed.run", "composer"):
+    if name in ("torchrun", "torch.distributed.run", "composer") or \
+            name == "accelerate" and rest[:1] == ["launch"]:
         # Its script's name, shared by the launcher and its workers.
         for a in rest:
             if not a.startswith("-") and a.endswith(".py") and len(a) > 3:
@@ -163,7 +164,10 @@ def cmd_run(argv):
     known["run_name"] = rn
     known["hostname"] = socket.gethostname()
     folder = env.get("TRACEPROF_FOLDER") or "traceprof_traces/{run_name}"
-    folder_glob = template_glob(folder, known)
+    # Looked at with only the host known: the workers' run name and ranks
+    # are theirs (a torchrun --rdzv-id, a Slurm step's variables), not
+    # this command's, and their files are listed wherever they landed.
+    folder_glob = template_glob(folder, {"hostname": known["hostname"]})
     before = snapshot(folder_glob)
 
     # Signals: block the ones we forward and SIGCHLD, and take them with

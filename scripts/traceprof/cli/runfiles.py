@@ -4,6 +4,7 @@ program starts), and the list of files written, printed at the end."""
 
 import glob
 import os
+import re
 import sys
 
 from ..layout import LAUNCHERS, RUN_NAME_PLACEHOLDER, RUN_NAME_VARS, TEMPLATE_VARS
@@ -33,13 +34,24 @@ def launcher_vars(env):
     return v
 
 
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                      r"[0-9a-fA-F]{12}")
+
+
+def placeholder(value):
+    """Whether a run-name variable's value names nothing stable: torchrun's
+    "none", or a UUID made for one launch (common/launcher.c:
+    tp_launcher_placeholder, scripts/layout.spec)."""
+    return value == RUN_NAME_PLACEHOLDER or bool(_UUID_RE.fullmatch(value))
+
+
 def run_name(env, fallback):
     """{run_name} as the library chooses it (common/launcher.c): the
     override TRACEPROF_RUN_NAME, else the first of scripts/layout.spec's
-    RUN_NAME_VARS that is set and is not torchrun's placeholder, else
-    fallback (the program's name)."""
+    RUN_NAME_VARS that is set and is not a placeholder, else fallback (the
+    program's name)."""
     return env.get("TRACEPROF_RUN_NAME") or next(
-        (env[v] for v in RUN_NAME_VARS if env.get(v) and env[v] != RUN_NAME_PLACEHOLDER),
+        (env[v] for v in RUN_NAME_VARS if env.get(v) and not placeholder(env[v])),
         None) or fallback
 
 
