@@ -8,7 +8,7 @@ import sys
 
 from ..traces import aggtable
 from ..traces.events import STEP_RE
-from .inputs import regular
+from .inputs import regular, summary_file, summary_folders
 from ..layout import STEP_PREFIX
 from ..traces.pftrace import PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
@@ -30,7 +30,9 @@ def cmd_summary(argv):
                     "file) and prints one row per rank, naming the straggler.  --by comm "
                     "prints NCCL's collectives (its NVTX ranges): calls, time and bytes.")
     p.add_argument("files", nargs="+", metavar="FILE",
-                   help="a trace; with --by rank also several, or a folder")
+                   help="a trace, or a run's folder holding one (or the folder of runs "
+                        "holding one run); with --by rank also several, a run's folder, "
+                        "or the folder of runs holding one run")
     p.add_argument("--by", choices=["all", "api", "kernel", "marker", "step", "rank", "comm"],
                    default="all",
                    help="events to group: all (default; every complete event but "
@@ -55,10 +57,11 @@ def cmd_summary(argv):
     except (AttributeError, ValueError):
         pass
     if a.by == "rank":
+        a.files = summary_folders(a.files)
         return summary_ranks(a)
     if len(a.files) > 1:
         p.error("one FILE (several only with --by rank)")
-    a.file = a.files[0]
+    a.file = summary_file(a.files[0], a.by)
     if os.path.exists(a.file) and not os.path.isdir(a.file) and not regular(a.file):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
