@@ -253,8 +253,10 @@ static void pt_save(const struct tp_fl_parts_ctx *pc, const struct tp_win *win,
 			tp_warn("%llu events were dropped in %s: a signal handler recorded while "
 				"the thread it interrupted was recording (not a buffer size issue)",
 				(unsigned long long)interrupted, path);
-		if (i == w->nparts - 1)
+		if (i == w->nparts - 1) {
 			tp_fl_warn_lost(path);
+			tp_fl.files_saved++;
+		}
 		/* By window: all parts of a window stay or go together. */
 		tp_rotate_saved(path, &dir, fname, win->id, tp_fl.cfg.num_traces_to_keep);
 		tp_fl_plugins_saved(path);

@@ -14,7 +14,8 @@ from . import sigmask
 from .options import RUN_OPTIONS
 from .runenv import (check_library_version, find_library, is_traceprof_library, python_boot,
                      sanitizer_runtime)
-from .runfiles import launcher_vars, report_files, run_name, snapshot, template_glob
+from .runfiles import (launcher_vars, report_files, run_name, snapshot, template_glob,
+                       why_nothing)
 from .sigmask import RUN_SIGNALS
 from ..util import err, fail, version
 
@@ -242,7 +243,8 @@ def cmd_run(argv):
 
     if not a.quiet:
         report_files(before, snapshot(folder_glob), template_glob(folder, known, True) or folder,
-                     env.get("TRACEPROF_NUM_TRACES_TO_KEEP", "").strip() == "0")
+                     env.get("TRACEPROF_NUM_TRACES_TO_KEEP", "").strip() == "0",
+                     why_nothing(env))
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         sys.stderr.flush()

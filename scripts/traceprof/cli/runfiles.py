@@ -114,7 +114,31 @@ def snapshot(folder_glob):
     return files
 
 
-def report_files(before, after, folder, keep0=False):
+def why_nothing(env):
+    """Why a run may have written nothing, from its configuration, with the
+    fix: the library says more from inside the program (its "no trace
+    file:" line, preload/init.c), but only in a process that stepped or
+    started CUDA; this covers the rest.  "" when the configuration explains
+    nothing."""
+    sched = env.get("TRACEPROF_SCHEDULE", "").strip()
+    step = env.get("TRACEPROF_STEP", "").strip()
+    if env.get("TRACEPROF_CAPTURE", "none").strip() not in ("", "none"):
+        return ("--capture records only between cudaProfilerStart() and cudaProfilerStop(); "
+                "the program called neither, or exited between them")
+    if env.get("TRACEPROF_TRIGGER", "none").strip() not in ("", "none"):
+        return "--trigger records only after the signal: send it to a rank (kill -%s PID)" % (
+            env["TRACEPROF_TRIGGER"].strip().upper().replace("SIG", ""))
+    if sched and step in ("", "api"):
+        return ("the schedule counts steps, and nothing marks them unless the program calls "
+                "traceprof_step(): for PyTorch, add --step torch; otherwise --step "
+                "nvtx:NAME, call:FUNCTION or time:MS")
+    if sched:
+        return ("the program may have ended before the schedule's window opened "
+                "(--schedule %s); see the \"no trace file:\" line above" % sched)
+    return ""
+
+
+def report_files(before, after, folder, keep0=False, why=""):
     # Natural order (rank1 before rank10, step7 before step11), not by time:
     # files of one save can share a timestamp, and ranks finish in any order.
     new = sorted((p for p, s in after.items() if before.get(p) != s), key=natural_key)
@@ -123,7 +147,7 @@ def report_files(before, after, folder, keep0=False):
             err("no trace file left in %s (--keep 0 deletes each file once saved and "
                 "uploaded)" % folder)
         else:
-            err("no trace file written in %s" % folder)
+            err("no trace file written in %s%s" % (folder, ": " + why if why else ""))
         return
     err("%d trace file%s written:" % (len(new), "" if len(new) == 1 else "s"))
     total_drops = total_intr = 0
