@@ -184,7 +184,7 @@ static void fl_stop_recording(void)
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	if (s & TP_STATE_RECORDING)
 		tp_control_emit_step(s >> TP_STATE_STEP_SHIFT, tp_control_step_start(),
-				     tp_clock_now());
+				     tp_clock_now(), 1);
 	tp_control_disable();
 }
 

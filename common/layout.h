@@ -38,6 +38,17 @@
  * user_annotation slice; readers match STEP_PREFIX followed by digits. */
 #define TP_STEP_PREFIX "ProfilerStep#"
 
+/* A step that is not one iteration carries args.STEP_PHASE_ARG: the first,
+ * from the library's start to the first step call (import, set-up: the
+ * start-up), the last, from the last step call to the exit (teardown), or,
+ * with no step call at all, the whole run.  summary's step statistics leave
+ * them out (collector/convert.c writes it, format/aggregate.c keeps them out
+ * of its "steps" rows and lists them in "edge_steps"; cli/summary.py). */
+#define TP_STEP_PHASE_ARG "phase"
+#define TP_STEP_PHASE_STARTUP "start-up"
+#define TP_STEP_PHASE_TEARDOWN "teardown"
+#define TP_STEP_PHASE_WHOLE "whole run"
+
 /* ---- The documents: top-level members of the JSON file; in a Perfetto file
  * the instants on the header process's track that carry them ---- */
 
