@@ -78,8 +78,8 @@ def program_name(argv):
     interpreter the script's name without ".py" (train for `python3
     train.py`) or the module of -m; the interpreter's own name for -c, - and
     no program; for torchrun, Composer's launcher and `accelerate launch`,
-    the name of their script.  format/template.c's tpl_program_name() is the same rule
-    (the library applies it in each process it is loaded in)."""
+    the name of their script.  common/launcher.c's lch_program_name() is the
+    same rule (the library applies it in each process it is loaded in)."""
     name = os.path.basename(argv[0])
     rest = argv[1:]
     if re.fullmatch(r"python[0-9.]*", name):
