@@ -59,6 +59,7 @@ static struct {
 	 * acquire load in tp_flush_sync(). */
 	_Atomic uint64_t passes_done;
 	uint64_t last_recal_ns;
+	uint64_t last_disk_ns; /* the last tp_fl_windows_flush() */
 } F;
 
 enum { FL_NONE, FL_STARTING, FL_RUNNING, FL_FAILED };
@@ -160,6 +161,10 @@ static int fl_run_pass(void)
 	/* Drain first: records advance the windows as they come, so the
 	 * windows of short steps are still open when their records arrive. */
 	int backlog = tp_fl_drain_pass();
+	if (now - F.last_disk_ns >= TP_FL_DISK_NS) {
+		tp_fl_windows_flush(&tp_fl.wsm);
+		F.last_disk_ns = now;
+	}
 	tp_wsm_advance(&tp_fl.wsm, tp_control_current_step());
 	/* With a backlog, records of a closed window may still be in the store:
 	 * windows wait for the pass that converts everything. */

@@ -13,6 +13,7 @@
 #include "collector/rotate.h"
 #include "common/clock.h"
 #include "common/fd.h"
+#include "common/layout.h"
 #include "common/log.h"
 #include "format/sink.h"
 
@@ -42,6 +43,39 @@ static int pt_expand(const char *tmpl, uint64_t step, char *out, size_t outlen)
 		tp_error("%s", err);
 		return -1;
 	}
+	return 0;
+}
+
+/* The final name of a window's file with its step left open, as
+ * TP_WINDOW_STEP_FIELD: the template with {step} and {batch} turned into
+ * the escaped text "{{step}}" before the expansion.  Written into the
+ * file's header, so that `traceprof recover` can name a file cut by the
+ * process's death after the last step it holds.  Returns 0 or -1. */
+static int pt_pattern(const char *tmpl, char *out, size_t outlen)
+{
+	char esc[1024];
+	size_t n = 0;
+	for (const char *p = tmpl; *p;) {
+		const char *put = NULL;
+		size_t skip = 1;
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+			skip = 2;
+		} else if (!strncmp(p, "{step}", 6) || !strncmp(p, "{batch}", 7)) {
+			put = "{" TP_WINDOW_STEP_FIELD "}";
+			skip = p[1] == 's' ? 6 : 7;
+		}
+		size_t len = put ? strlen(put) : skip;
+		if (n + len >= sizeof(esc))
+			return -1;
+		memcpy(esc + n, put ? put : p, len);
+		n += len;
+		p += skip;
+	}
+	esc[n] = '\0';
+	struct tp_template_vars v = tp_fl.vars;
+	char err[600];
+	if (tp_template_expand(esc, &v, out, outlen, err, sizeof(err)) < 0)
+		return -1;
 	return 0;
 }
 
@@ -98,6 +132,10 @@ static int pt_open(const struct tp_win *win, struct pt_files *w)
 	if (pt_expand(tp_fl.cfg.filename, win->first_step, name, sizeof(name)))
 		return -1;
 	pt_set_ext(name, sizeof(name));
+	char pattern[NAME_MAX + 1];
+	int have_pattern = pt_pattern(tp_fl.cfg.filename, pattern, sizeof(pattern)) == 0;
+	if (have_pattern)
+		pt_set_ext(pattern, sizeof(pattern));
 	if ((rc = tp_sink_mkdirs(w->folder)) < 0 ||
 	    (rc = tp_sink_open(&pt->sink, w->folder, name, tp_fl.cfg.compress,
 			       tp_fl.cfg.zstd_level, tp_fl.cfg.overwrite)) < 0) {
@@ -123,6 +161,10 @@ static int pt_open(const struct tp_win *win, struct pt_files *w)
 		.node_rank = tp_fl.vars.node_rank,
 		.launcher = tp_fl.vars.launcher,
 		.devices = tp_fl_plugins_devices(),
+		.window_name = have_pattern ? pattern : NULL,
+		.window_part = w->nparts + 1,
+		.window_first_step = (int64_t)win->first_step,
+		.hostname = tp_fl.vars.hostname,
 	};
 	pt->w = tp_writer_open(tp_fl.ops, pt->sink, &h);
 	if (!pt->w) {
@@ -132,6 +174,19 @@ static int pt_open(const struct tp_win *win, struct pt_files *w)
 	w->nparts++;
 	w->cur = pt->w;
 	return 0;
+}
+
+void tp_fl_windows_flush(const struct tp_wsm *m)
+{
+	for (int i = 0; i < m->nwin; i++) {
+		struct pt_files *w = m->win[i].data;
+		if (!w || w->failed)
+			continue;
+		/* An error stays in the writer: the window's save reports it. */
+		for (int k = 0; k < w->nparts; k++)
+			if (w->parts[k].w)
+				tp_writer_flush(w->parts[k].w);
+	}
 }
 
 int tp_fl_window_opened(void *ctx, struct tp_win *win)

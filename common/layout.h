@@ -82,6 +82,22 @@
 #define TP_HEADER_LAUNCHER "launcher"
 #define TP_HEADER_WALL_OFFSET "wall_offset_ns"
 
+/* JSON only, before traceEvents: what a window's file needs to be finished
+ * by `traceprof recover` when its process dies before the window ends (a cut
+ * file, collector/parts.c, scripts/traceprof/cli/recover.py): the final
+ * name with the step left as WINDOW_STEP_FIELD (replaced by the last step
+ * the file holds), the part number, the first step, the host and the pid. */
+#define TP_DOC_WINDOW "traceprofWindow"
+#define TP_WINDOW_NAME "name"
+#define TP_WINDOW_PART "part"
+#define TP_WINDOW_FIRST_STEP "first_step"
+#define TP_WINDOW_HOST "hostname"
+#define TP_WINDOW_PID "pid"
+#define TP_WINDOW_STEP_FIELD "{step}"
+
+/* The footer member of a cut file: why, when, and what may be missing. */
+#define TP_FOOTER_CUT "cut"
+
 /* A merged Perfetto file's first track (traceprof merge). */
 #define TP_DOC_MERGE_TRACK "traceprof merge"
 

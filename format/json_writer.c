@@ -8,6 +8,7 @@
 
 #include "common/layout.h"
 #include "format/json.h"
+#include "format/sink.h"
 #include "format/trace.h"
 #include "format/writer.h"
 
@@ -414,6 +415,10 @@ static struct tp_writer *jw_open(struct tp_sink *sink, const struct tp_writer_he
 		.node_rank = h->node_rank,
 		.launcher = h->launcher,
 		.device_properties_json = devices,
+		.window_name = h->window_name,
+		.window_part = h->window_part,
+		.window_first_step = h->window_first_step,
+		.hostname = h->hostname,
 	};
 	tp_trace_begin(&jw->t, &th);
 	jw->devices_done = devices != NULL;
@@ -515,6 +520,13 @@ static void jw_discard(struct tp_writer *w)
 	jw_free((struct jw *)w);
 }
 
+static int jw_flush(struct tp_writer *w)
+{
+	struct tp_json *j = &((struct jw *)w)->t.j;
+	int rc = tp_json_flush(j);
+	return rc ? rc : j->sink ? tp_sink_flush(j->sink) : 0;
+}
+
 static uint64_t jw_bytes(const struct tp_writer *w)
 {
 	const struct jw *jw = (const struct jw *)w;
@@ -536,6 +548,7 @@ const struct tp_writer_ops tp_json_writer = {
 	.frame = jw_frame,
 	.close = jw_close,
 	.discard = jw_discard,
+	.flush = jw_flush,
 	.bytes = jw_bytes,
 	.error = jw_error,
 };

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "format/perfetto_internal.h"
+#include "format/sink.h"
 
 /* ---- events ---- */
 static void pw_event(struct tp_writer *w, const struct tp_event *e)
@@ -325,6 +326,15 @@ static void pw_discard(struct tp_writer *w)
 	pw_free((struct tp_pf *)w);
 }
 
+static int pw_flush(struct tp_writer *w)
+{
+	struct tp_pb *pb = &((struct tp_pf *)w)->pb;
+	/* Between events, so between top-level packets: the buffer ends on
+	 * a whole one. */
+	int rc = tp_pb_flush(pb);
+	return rc ? rc : pb->sink ? tp_sink_flush(pb->sink) : 0;
+}
+
 static uint64_t pw_bytes(const struct tp_writer *w)
 {
 	return tp_pb_bytes(&((const struct tp_pf *)w)->pb);
@@ -345,6 +355,7 @@ const struct tp_writer_ops tp_perfetto_writer = {
 	.frame = pw_frame,
 	.close = pw_close,
 	.discard = pw_discard,
+	.flush = pw_flush,
 	.bytes = pw_bytes,
 	.error = pw_error,
 };

@@ -159,6 +159,16 @@ int tp_sink_write(struct tp_sink *s, const void *p, size_t n)
 	return rc;
 }
 
+int tp_sink_flush(struct tp_sink *s)
+{
+	if (s->error)
+		return s->error;
+	int rc = tp_sink_codec_flush(s);
+	if (rc)
+		s->error = rc;
+	return rc;
+}
+
 uint64_t tp_sink_bytes_out(const struct tp_sink *s)
 {
 	return s->bytes_out;

@@ -49,6 +49,10 @@ int tp_sink_zstd_threads(struct tp_sink *s, int n);
 /* Appends bytes (compressing them when asked).  Returns 0 or -errno. */
 int tp_sink_write(struct tp_sink *s, const void *p, size_t n);
 
+/* Puts everything written so far into the temporary file, decodable by a
+ * reader that stops there (the compressor's block ends: a cut file is then a
+ * trace up to this point, collector/parts.c).  Returns 0 or -errno. */
+int tp_sink_flush(struct tp_sink *s);
 /* Finishes the stream, closes the file and renames it to its final name.  On
  * success copies the final path into path (size bytes) and returns 0; on any
  * error removes the temporary file and returns -errno.  Frees s either way. */

@@ -127,6 +127,18 @@ int tp_sink_codec_write(struct tp_sink *s, const void *p, size_t n)
 	return tp_sink_out(s, p, n);
 }
 
+/* Everything written so far, compressed and in the file, decodable by a
+ * reader that stops there: zstd ends its block (ZSTD_e_flush), gzip writes
+ * a sync point (Z_SYNC_FLUSH).  Costs a little compression each time. */
+int tp_sink_codec_flush(struct tp_sink *s)
+{
+	if (s->compress == TP_SINK_ZSTD)
+		return sk_zstd(s, NULL, 0, ZSTD_e_flush);
+	if (s->compress == TP_SINK_GZIP)
+		return sk_gzip(s, NULL, 0, Z_SYNC_FLUSH);
+	return 0;
+}
+
 int tp_sink_codec_end(struct tp_sink *s)
 {
 	if (s->compress == TP_SINK_ZSTD)

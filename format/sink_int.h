@@ -101,6 +101,10 @@ int tp_sink_codec_init(struct tp_sink *s, int zstd_level);
  * -errno. */
 int tp_sink_codec_write(struct tp_sink *s, const void *p, size_t n);
 
+/* Puts what the codec holds into the file, decodable up to there (a zstd
+ * block end, a gzip sync point); the stream goes on.  Returns 0 or -errno. */
+int tp_sink_codec_flush(struct tp_sink *s);
+
 /* Ends the stream: what the codec still holds, and its trailer.  Returns 0
  * or -errno. */
 int tp_sink_codec_end(struct tp_sink *s);

@@ -55,6 +55,19 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 		tp_json_lit(j, h->device_properties_json);
 		tp_json_lit(j, ",\n  ");
 	}
+	if (h->window_name) {
+		tp_json_lit(j, TR_KEY(TP_DOC_WINDOW) "{" TR_KEY(TP_WINDOW_NAME));
+		tp_json_str(j, h->window_name);
+		tp_json_lit(j, ", " TR_KEY(TP_WINDOW_PART));
+		tp_json_i64(j, h->window_part);
+		tp_json_lit(j, ", " TR_KEY(TP_WINDOW_FIRST_STEP));
+		tp_json_i64(j, h->window_first_step);
+		tp_json_lit(j, ", " TR_KEY(TP_WINDOW_HOST));
+		tp_json_str(j, h->hostname);
+		tp_json_lit(j, ", " TR_KEY(TP_WINDOW_PID));
+		tp_json_i64(j, h->pid);
+		tp_json_lit(j, "},\n  ");
+	}
 	tp_json_lit(j, TR_KEY(TP_DOC_TRACE_EVENTS) "[\n");
 }
 

@@ -71,6 +71,11 @@ struct tp_trace_header {
 	 * the window began): then tp_trace_device_properties() writes it after
 	 * the events. */
 	const char *device_properties_json;
+	/* A window's file: DOC_WINDOW's members, for finishing the file
+	 * should the process die before it ends (NULL: not written). */
+	const char *window_name; /* the final name, the step as WINDOW_STEP_FIELD */
+	int64_t window_part, window_first_step;
+	const char *hostname;
 };
 
 /* Floors a wall-clock time to Kineto's shared base: every rank of a job that

@@ -37,6 +37,10 @@ struct tp_writer_header {
 	 * yet (no successful cuInit before the file began): then the
 	 * trailer's. */
 	const struct tp_doc *devices;
+	/* A window's file (format/trace.h's window_* members); NULL: none. */
+	const char *window_name;
+	int64_t window_part, window_first_step;
+	const char *hostname;
 };
 
 /* What a file says after its events. */
@@ -68,6 +72,10 @@ struct tp_writer_ops {
 	 * closed: the caller names and closes it).  Frees w.  0 or -errno. */
 	int (*close)(struct tp_writer *w, const struct tp_writer_trailer *t);
 	void (*discard)(struct tp_writer *w);
+	/* Hands everything buffered so far to the sink and flushes it into
+	 * the file, between two events: a reader of the temporary file sees
+	 * whole events up to here.  0 or -errno. */
+	int (*flush)(struct tp_writer *w);
 	/* Bytes produced so far (before compression), flushed or not. */
 	uint64_t (*bytes)(const struct tp_writer *w);
 	/* The first write error (-errno), or 0. */
@@ -118,6 +126,10 @@ static inline void tp_writer_frame(struct tp_writer *w, uint32_t id, uint32_t pa
 /* The trailer's footer gets the aggregate table as its last member. */
 int tp_writer_close(struct tp_writer *w, const struct tp_writer_trailer *t);
 void tp_writer_discard(struct tp_writer *w);
+static inline int tp_writer_flush(struct tp_writer *w)
+{
+	return w->ops->flush(w);
+}
 static inline uint64_t tp_writer_bytes(const struct tp_writer *w)
 {
 	return w->ops->bytes(w);

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collector/control.h"
@@ -38,6 +39,7 @@
 #include "preload/cuda_pack.h"
 #include "preload/copies.h"
 #include "preload/cupti.h"
+#include "preload/export.h"
 #include "preload/hook.h"
 #include "preload/nvtx.h"
 #include "preload/sources.h"
@@ -166,6 +168,65 @@ static void install_signal(int sig, struct sigaction *old)
 	sigaddset(&sa.sa_mask, SIGTERM);
 	*old = cur;
 	sigaction(sig, &sa, NULL);
+}
+
+/* ---- a process that signals itself -------------------------------------- */
+
+/* Whether the default action of SIG ends the process (as opposed to
+ * ignoring it or stopping the process). */
+static int default_ends(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return 0;
+	}
+	return sig > 0 && sig < NSIG;
+}
+
+/* Whether kill(PID, SIG) from this thread ends this process at once: a
+ * signal to ourselves (or our group) whose disposition is the default, a
+ * fatal one, and that this thread does not block (SIGKILL always).  Not
+ * certain in every case (another thread could change the disposition
+ * between this test and the signal), and so it errs one way only: where it
+ * answers 1 the process was about to die by the program's own choice. */
+static int kill_ends_self(pid_t pid, int sig)
+{
+	if (pid != 0 && pid != getpid())
+		return 0;
+	if (sig == SIGKILL)
+		return 1;
+	if (!default_ends(sig))
+		return 0;
+	struct sigaction cur;
+	if (sigaction(sig, NULL, &cur) < 0 || (cur.sa_flags & SA_SIGINFO) ||
+	    cur.sa_handler != SIG_DFL)
+		return 0;
+	sigset_t mask;
+	return pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0 && !sigismember(&mask, sig);
+}
+
+/* CPython ends a script whose KeyboardInterrupt nobody caught (Ctrl-C) by
+ * finalizing, restoring SIGINT's default action and sending SIGINT to
+ * itself with kill(getpid(), SIGINT) (Modules/main.c, exit_sigint), so
+ * that its exit status says so.  The exit handlers, ours included, never
+ * run.  Here, and only when the signal is about to end the process, the
+ * open window is saved whole first (the same save as
+ * TRACEPROF_SAVE_ON_SIGNAL's handler: the flush thread writes it, this
+ * thread waits; async-signal-safe, as kill() is, for a program that
+ * re-sends a signal to itself from its own handler).  Nothing about the
+ * program's signals changes: the signal is sent as the program asked, by
+ * the same system call as glibc's kill(). */
+TP_EXPORT int kill(pid_t pid, int sig);
+TP_EXPORT int kill(pid_t pid, int sig)
+{
+	int saved = errno;
+	if (atomic_load_explicit(&active, memory_order_relaxed) && kill_ends_self(pid, sig)) {
+		tp_flush_finish_from_signal(10000);
+		atomic_store_explicit(&active, 0, memory_order_relaxed);
+	}
+	errno = saved;
+	return (int)syscall(SYS_kill, pid, sig);
 }
 
 /* ---- trigger ----------------------------------------------------------- */

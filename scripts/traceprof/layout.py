@@ -79,6 +79,22 @@ DI_NODE_RANK = "node_rank"
 HEADER_LAUNCHER = "launcher"
 HEADER_WALL_OFFSET = "wall_offset_ns"
 
+# JSON only, before traceEvents: what a window's file needs to be finished
+# by `traceprof recover` when its process dies before the window ends (a cut
+# file, collector/parts.c, scripts/traceprof/cli/recover.py): the final
+# name with the step left as WINDOW_STEP_FIELD (replaced by the last step
+# the file holds), the part number, the first step, the host and the pid.
+DOC_WINDOW = "traceprofWindow"
+WINDOW_NAME = "name"
+WINDOW_PART = "part"
+WINDOW_FIRST_STEP = "first_step"
+WINDOW_HOST = "hostname"
+WINDOW_PID = "pid"
+WINDOW_STEP_FIELD = "{step}"
+
+# The footer member of a cut file: why, when, and what may be missing.
+FOOTER_CUT = "cut"
+
 # A merged Perfetto file's first track (traceprof merge).
 DOC_MERGE_TRACK = "traceprof merge"
 

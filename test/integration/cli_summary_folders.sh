@@ -43,6 +43,9 @@ echo "a run's folder and the folder of one run: read"
 one_error runs --by rank traceprof_traces
 grep -q "folder of 2 runs (demo, other): name one, e.g. traceprof summary --by rank traceprof_traces/demo" runs.err ||
 	die "runs: no hint: $(cat runs.err)"
+"$T" summary --by rank --all-runs traceprof_traces >all.out 2>all.err ||
+	die "--all-runs of the folder of runs failed: $(cat all.err)"
+grep -q "reading its 2 runs together (--all-runs)" all.err || die "--all-runs: $(cat all.err)"
 one_error runs_step --by step traceprof_traces
 grep -q "summary --by step traceprof_traces/demo" runs_step.err || die "runs_step: no hint: $(cat runs_step.err)"
 

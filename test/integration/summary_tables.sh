@@ -5,7 +5,8 @@
 # program's nested ranges and second thread), JSON and Perfetto:
 #   - summary --by all|api|marker|step and --by rank print the same table from
 #     the tables as from the events (--from-events), to within the JSON's
-#     ns rounding (test/lib/sumcmp.py);
+#     ns rounding (test/lib/sumcmp.py); --by rank also on two ranks of NCCL-like
+#     NVTX ranges (prog_nvtx_payload), their time in collectives included;
 #   - the tables are what is read: with the events region overwritten the
 #     summary still prints, --from-events fails;
 #   - a wrong table is caught by the comparison (a row's self time doubled).
@@ -54,6 +55,24 @@ PY
 	compare job-$fmt rank
 	n=$((n + 1))
 done
+# --by rank's collectives (issue 42 item 4): NCCL's NVTX ranges
+# (prog_nvtx_payload's ncclAllReduce, ncclSend, ...) in each rank's table
+# and events, comm_us_per_step the same from both.
+if [ -x "$BUILD/test/prog_nvtx_payload" ]; then
+	for fmt in json perfetto; do
+		for r in 0 1; do
+			RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r TRACEPROF_FORMAT=$fmt TRACEPROF_FOLDER=nccl-$fmt \
+				traced "$BUILD/test/prog_nvtx_payload" 3 >run.out 2>&1 ||
+				die "prog_nvtx_payload rank $r ($fmt) failed: $(cat run.out)"
+		done
+		compare nccl-$fmt rank
+		n=$((n + 1))
+		cut -d, -f11 fast.csv | grep -qE '^[0-9]+\.[0-9]{3}$' ||
+			die "nccl-$fmt: no time in collectives: $(cat fast.csv)"
+	done
+else
+	echo "prog_nvtx_payload not built: --by rank's collectives not compared"
+fi
 echo "ok: $n tables equal from the aggregates and from the events"
 
 # The tables are what is read: the events overwritten (same length) leave the

@@ -185,7 +185,8 @@ def test_job_median_without_one_list():
         steps = {}
         for r in range(rnd.randint(1, 6)):
             st = ranks._Steps()
-            st.extend((rnd.choice([rnd.random(), 1.0, 2.0]), i) for i in range(rnd.randint(0, 9)))
+            st.extend(((rnd.choice([rnd.random(), 1.0, 2.0]), i) for i in range(rnd.randint(0, 9))),
+                      None, r, "rank%d.json" % r)
             steps[r] = st
         every = [d for lst in steps.values() for d, _ in lst]
         want = ranks._median(every) if every else 0.0

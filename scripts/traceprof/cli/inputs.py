@@ -117,10 +117,11 @@ def subfolder_hint(folder):
     return "; it is a folder of runs (%s): name one, e.g. %s" % (shown, subs[0])
 
 
-def summary_folders(paths, by="rank"):
+def summary_folders(paths, by="rank", all_runs=False):
     """--by rank's inputs with a folder of runs replaced by its one run
-    folder (said on stderr); a folder of several runs is refused with the
-    list, as their ranks would mix.  Files and run folders are kept."""
+    folder (said on stderr), or with all_runs (--all-runs) by every run
+    folder; otherwise a folder of several runs is refused with the list, as
+    their ranks would mix.  Files and run folders are kept."""
     out = []
     for p in paths:
         if os.path.isdir(p) and not _traces_in(p):
@@ -128,11 +129,16 @@ def summary_folders(paths, by="rank"):
             if len(subs) == 1:
                 err("%s: reading its one run, %s" % (p, subs[0]))
                 p = subs[0]
+            elif subs and all_runs:
+                err("%s: reading its %d runs together (--all-runs)" % (p, len(subs)))
+                out.extend(subs)
+                continue
             elif subs:
                 fail("%s: no trace files here; it is a folder of %d runs (%s): name one, e.g. "
-                     "traceprof summary --by %s %s" % (
+                     "traceprof summary --by %s %s%s" % (
                          p, len(subs), ", ".join(os.path.basename(x) for x in subs[:5]) +
-                         (", ..." if len(subs) > 5 else ""), by, subs[0]))
+                         (", ..." if len(subs) > 5 else ""), by, subs[0],
+                         ", or pass --all-runs to count them together" if by == "rank" else ""))
         out.append(p)
     return out
 

@@ -20,6 +20,8 @@ commands:
   summary FILES... | FOLDER --by rank   step times per rank; names the straggler
   export --parquet OUT FILES... | FOLDER
                                         every event as a Parquet dataset (pyarrow)
+  recover [FOLDER...]                   finish the windows of processes that died
+                                        (killed, crashed) into cut traces
   --lib                                 print the library `run` preloads, for
                                         LD_PRELOAD=$(traceprof --lib) PROGRAM
   --version                             print the version
@@ -58,6 +60,9 @@ def main(argv):
     if cmd == "export":
         from .export import cmd_export
         return cmd_export(rest)
+    if cmd == "recover":
+        from .recover import cmd_recover
+        return cmd_recover(rest)
     sys.stderr.write(USAGE)
     fail("unknown command '%s'" % cmd)
 

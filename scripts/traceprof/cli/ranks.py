@@ -1,7 +1,8 @@
 """`traceprof summary --by rank`: the step times of each rank of a job,
-and the straggler."""
+their time in collectives, and the straggler."""
 
 import heapq
+import os
 import re
 import sys
 from array import array
@@ -13,6 +14,7 @@ from .inputs import merge_inputs, rank_of
 from ..traces.pfmerge import meta_of, scan
 from ..traces.pftrace import PFTRACE_RE, PftraceReader
 from ..traces.reader import TraceError, TraceReader
+from .summary_comm import CommWait
 from .table import fmt_time, print_table, write_csv
 from ..traces.tail import load_meta
 from ..util import err, fail
@@ -25,6 +27,20 @@ def _median(xs):
     xs = sorted(xs)
     n = len(xs)
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2.0
+
+
+def robust(durs):
+    """(median, trimmed mean, median absolute deviation) of a rank's step
+    durations: a quarter of the steps (at least one from each end when
+    there are 3 or more) left out at each end of the trimmed mean, so that
+    one slow step (start-up in step 0, a checkpoint) cannot move any of
+    the three far."""
+    xs = sorted(durs)
+    n = len(xs)
+    med = _median(xs)
+    k = max(1, n // 4) if n >= 3 else 0
+    mid = xs[k:n - k]
+    return med, sum(mid) / len(mid), _median([abs(x - med) for x in xs])
 
 
 def _job_median(steps):
@@ -46,15 +62,18 @@ def _job_median(steps):
 
 class _Steps:
     """One rank's (duration, step number) pairs, unboxed: a job of 1,000
-    ranks of a few hundred steps keeps 16 bytes a step, not 130."""
+    ranks of a few hundred steps keeps 16 bytes a step, not 130.  procs:
+    the processes that recorded them, (host, pid) -> the files."""
 
     def __init__(self):
         self.durs, self.nums = array("d"), array("q")
+        self.procs = {}
 
-    def extend(self, pairs):
+    def extend(self, pairs, host, pid, path):
         for d, n in pairs:
             self.durs.append(d)
             self.nums.append(n)
+        self.procs.setdefault((host, str(pid)), []).append(path)
 
     def __iter__(self):
         return zip(self.durs, self.nums)
@@ -63,31 +82,93 @@ class _Steps:
         return len(self.durs)
 
 
-def summary_ranks(a):
-    """--by rank: the step times of each rank of a job, from its per-rank
-    files (or their folder) or from a merged file, where each process's
-    name starts with "rank N" (traceprof merge); JSON or .pftrace.
-    Streams: only the steps' durations are kept."""
-    files, _ = merge_inputs(a.files, "summary")
-    steps = {}  # rank -> [(duration, step number)]
-    # Every file carries its table: only the files' ends are read, one file
-    # at a time (only the steps' durations are kept).
-    fast = not getattr(a, "from_events", False)
-    for path in files if fast else ():
+def _processes(procs):
+    """procs ((host, pid) -> files) with a file of unknown host (a merged
+    file keeps its ranks' pids, not their hosts) counted with the known
+    host of the same pid."""
+    out = {}
+    for (host, pid), files in procs.items():
+        if host is None:
+            host = next((h for h, p in procs if p == pid and h is not None), None)
+        out.setdefault((host, pid), []).extend(files)
+    return out
+
+
+def mixed_runs(steps):
+    """None, or one line saying which runs a job's files mix: a rank whose
+    steps come from several processes (a (host, pid) each: two runs, or a
+    restarted worker), or that has a step number twice (the same pid in
+    two runs, as in containers)."""
+    bad = []
+    for rank in sorted(steps):
+        s = steps[rank]
+        dup = len(set(s.nums)) != len(s.nums)
+        if len(_processes(s.procs)) > 1 or dup:
+            bad.append(rank)
+    if not bad:
+        return None
+    s = steps[bad[0]]
+    procs = sorted(_processes(s.procs).items(), key=lambda kv: min(kv[1]))
+    shown = "; ".join("pid %s%s: %s" % (
+        pid, " on %s" % host if host else "",
+        ", ".join(os.path.basename(f) for f in sorted(set(files))[:3]) +
+        (", ..." if len(set(files)) > 3 else "")) for (host, pid), files in procs[:4])
+    if len(procs) > 4:
+        shown += "; and %d more" % (len(procs) - 4)
+    what = ("%d processes (%s)" % (len(procs), shown) if len(procs) > 1 else
+            "one process, its step numbers twice (%s: the same steps read twice, as a "
+            "merged file beside its inputs, or two runs with the same pid)" % shown)
+    more = "" if len(bad) == 1 else " (and %d more ranks alike)" % (len(bad) - 1)
+    return ("these files mix runs: rank %d was recorded by %s%s; name the files of one run, "
+            "record each run in its own folder (traceprof run --run-name NAME, or "
+            "--folder), or pass --all-runs to count them together" % (bad[0], what, more))
+
+
+def _footer_host(ft):
+    h = ft.get("hostname") if isinstance(ft, dict) else None
+    return h if isinstance(h, str) else None
+
+
+def _from_tables(files, steps, comm):
+    """Fills steps and comm from the files' tables; False (and nothing
+    kept) when one file has no table or left steps out.  A table that left
+    names out (past 4,096) is still read, as --by all's is not: its steps
+    are all there, and the collectives are named early (set-up's first
+    rendezvous); one line says how many such files there were."""
+    cut = []
+    for path in files:
         x = aggtable.aggregate_of(path)
-        t = x[0] if x else None
+        t, ft = x if x else (None, None)
         if t is None or t.get("steps_cut") or not isinstance(t.get("rank"), int):
-            fast = False
-            steps = {}
-            break
-        steps.setdefault(t["rank"], _Steps()).extend((dur / 1e3, n) for n, dur, _ in t["steps"])
-    for i, path in enumerate(() if fast else files):
+            steps.clear()
+            comm.clear()
+            return False
+        if t.get("names_cut") or t.get("calls_cut"):
+            cut.append(path)
+        host, by_pid = _footer_host(ft), {}
+        for n, dur, pid in t["steps"]:
+            by_pid.setdefault(pid, []).append((dur / 1e3, n))
+        for pid, lst in by_pid.items():
+            steps.setdefault(t["rank"], _Steps()).extend(lst, host, pid, path)
+        comm.setdefault(t["rank"], CommWait()).add_table(t["rows"])
+    if cut:
+        err("note: %d file%s (%s%s) left names out of %s table (more than 4,096 names): the "
+            "time in collectives counts the names kept; --from-events reads every event" % (
+                len(cut), "s" if len(cut) > 1 else "", os.path.basename(cut[0]),
+                ", ..." if len(cut) > 1 else "", "their" if len(cut) > 1 else "its"))
+    return True
+
+
+def _from_events(files, steps, comm):
+    for i, path in enumerate(files):
         try:
             pf = PFTRACE_RE.search(path)
             rank, _ = rank_of(meta_of(scan(path)) if pf else load_meta(path), path, i)
-            by_pid, pid_rank = {}, {}
-            for kind, batch, _ in (PftraceReader(path) if pf else TraceReader(path)).items():
+            by_pid, pid_rank, waits, meta = {}, {}, {}, {}
+            for kind, batch, b in (PftraceReader(path) if pf else TraceReader(path)).items():
                 if kind != "events":
+                    if kind == "meta":
+                        meta[batch] = b
                     continue
                 for ev in batch:
                     if not isinstance(ev, dict):
@@ -102,48 +183,116 @@ def summary_ranks(a):
                         continue
                     if ev.get("ph") != "X" or not isinstance(name, str):
                         continue
-                    m = STEP_RE.match(name)
                     dur = finite_num(ev.get("dur"))
-                    if m and dur is not None and dur >= 0:
+                    if dur is None or dur < 0:
+                        continue
+                    m = STEP_RE.match(name)
+                    if m:
                         by_pid.setdefault(str(ev.get("pid")), []).append((dur, int(m.group(1))))
+                    elif finite_num(ev.get("ts")) is not None:
+                        w = waits.get(str(ev.get("pid")))
+                        if w is None:
+                            w = waits[str(ev.get("pid"))] = CommWait()
+                        w.add_event(name, ev.get("cat"), dur)
         except TraceError as e:
             fail(str(e), 1)
+        host = _footer_host(meta.get("traceprof"))
         for pid, lst in by_pid.items():
-            steps.setdefault(pid_rank.get(pid, rank), _Steps()).extend(lst)
+            steps.setdefault(pid_rank.get(pid, rank), _Steps()).extend(lst, host, pid, path)
+        for pid, w in waits.items():
+            c = comm.setdefault(pid_rank.get(pid, rank), CommWait())
+            for (name, cat), r in w.rows.items():
+                c.add(name, cat, *r)
+
+
+def summary_ranks(a):
+    """--by rank: the step times of each rank of a job, from its per-rank
+    files (or their folder) or from a merged file, where each process's
+    name starts with "rank N" (traceprof merge); JSON or .pftrace.
+    Streams: only the steps' durations and the collectives' sums are kept.
+    The tables (each file's footer) when every file has a complete one,
+    else the events: the same rows either way."""
+    files, _ = merge_inputs(a.files, "summary")
+    steps = {}  # rank -> _Steps
+    comm = {}   # rank -> CommWait
+    if getattr(a, "from_events", False) or not _from_tables(files, steps, comm):
+        _from_events(files, steps, comm)
     if not steps:
         err("nothing to show: no ProfilerStep#N events in %s (traceprof_step() was not "
             "called in a recorded step?)" % ", ".join(files))
+        return 1
+    mix = mixed_runs(steps)
+    if mix and not getattr(a, "all_runs", False):
+        err(mix)
         return 1
     median = _job_median(steps)
     rows = []
     for rank in sorted(steps):
         lst = steps[rank]
-        durs = [d for d, _ in lst]
+        durs = lst.durs
         worst = max(lst)
-        rows.append((rank, len(durs), sum(durs) / len(durs), min(durs), worst[0], worst[1]))
-    slow = max(rows, key=lambda r: (r[2], -r[0]))
-    mean_med = _median([r[2] for r in rows])
+        med, trim, mad = robust(durs)
+        c = comm.get(rank)
+        wait = c.wait() / len(durs) if c is not None and c.calls() else None
+        rows.append((rank, len(durs), sum(durs) / len(durs), min(durs), worst[0], worst[1],
+                     med, trim, mad, wait))
+    _report(a, rows, median)
+    return 0
 
+
+def verdict(rows):
+    """(rank, why) of the rank holding the job back.  rows: (rank, steps,
+    mean, min, max, slowest step, its number, median, trimmed mean, MAD,
+    time in collectives a step or None).  Where every rank has collectives
+    and the ranks differ more in their time there than in their median
+    steps, they wait for each other there and their steps last about as
+    long as the slowest's: the rank that waits least is the one the others
+    wait for (HTA's and Nsight's straggler analyses look for the rank whose
+    collectives start last).  Otherwise (no collectives, or collectives
+    that wait for nothing: a few ns of enqueueing) the rank with the
+    longest median step."""
+    waits = [r[9] for r in rows]
+    meds = [r[6] for r in rows]
+    if all(w is not None for w in waits) and max(waits) - min(waits) > max(meds) - min(meds):
+        s = min(rows, key=lambda r: (r[9], -r[6], r[0]))
+        return s, "wait"
+    return max(rows, key=lambda r: (r[6], r[7], -r[0])), "step"
+
+
+def _report(a, rows, median):
     def rel(x):
         return x / median if median else 0.0
+    has_comm = any(r[9] is not None for r in rows)
     if a.csv:
         out = [["rank", "steps", "mean_us", "min_us", "max_us", "slowest_step",
-                "slowest_vs_job_median"]]
+                "slowest_vs_job_median", "median_us", "trimmed_mean_us", "mad_us",
+                "comm_us_per_step"]]
         for r in rows:
             out.append([str(r[0]), str(r[1]), "%.3f" % r[2], "%.3f" % r[3], "%.3f" % r[4],
-                        str(r[5]), "%.3f" % rel(r[4])])
+                        str(r[5]), "%.3f" % rel(r[4]), "%.3f" % r[6], "%.3f" % r[7],
+                        "%.3f" % r[8], "" if r[9] is None else "%.3f" % r[9]])
         write_csv(out)
     else:
-        print_table(["Rank", "Steps", "Mean", "Min", "Max", "Slowest step", "vs job median"],
-                    [[str(r[0]), str(r[1]), fmt_time(r[2]), fmt_time(r[3]), fmt_time(r[4]),
-                      "#%d" % r[5], "%.2fx" % rel(r[4])] for r in rows])
+        head = ["Rank", "Steps", "Median", "Trim mean", "MAD", "Min", "Max"] + \
+            (["Collectives/step"] if has_comm else []) + ["Slowest step", "vs job median"]
+        print_table(head, [[str(r[0]), str(r[1]), fmt_time(r[6]), fmt_time(r[7]),
+                            fmt_time(r[8]), fmt_time(r[3]), fmt_time(r[4])] +
+                           ([fmt_time(r[9]) if r[9] is not None else "-"] if has_comm else []) +
+                           ["#%d" % r[5], "%.2fx" % rel(r[4])] for r in rows])
         print("ranks: %d, steps: %d, job median step %s" % (
             len(rows), sum(r[1] for r in rows), fmt_time(median)))
-    if len(rows) > 1:
-        print("straggler: rank %d (mean step %s, %+.1f%% against the median rank's %s; "
-              "slowest step #%d at %s, %.2fx the job median)" % (
-                  slow[0], fmt_time(slow[2]),
-                  100.0 * (slow[2] - mean_med) / mean_med if mean_med else 0.0,
-                  fmt_time(mean_med), slow[5], fmt_time(slow[4]), rel(slow[4])),
-              file=sys.stderr if a.csv else sys.stdout)
-    return 0
+    if len(rows) < 2:
+        return
+    s, how = verdict(rows)
+    if how == "wait":
+        others = _median([r[9] for r in rows if r is not s])
+        line = ("straggler: rank %d (waits %s a step in collectives, the least: the other "
+                "ranks wait a median %s for it; median step %s, the job's %s)" % (
+                    s[0], fmt_time(s[9]), fmt_time(others), fmt_time(s[6]), fmt_time(median)))
+    else:
+        mid = _median([r[6] for r in rows])
+        line = ("straggler: rank %d (median step %s, %+.1f%% against the median rank's %s; "
+                "slowest step #%d at %s, %.2fx the job median)" % (
+                    s[0], fmt_time(s[6]), 100.0 * (s[6] - mid) / mid if mid else 0.0,
+                    fmt_time(mid), s[5], fmt_time(s[4]), rel(s[4])))
+    print(line, file=sys.stderr if a.csv else sys.stdout)

@@ -169,6 +169,8 @@ def cmd_run(argv):
     # are theirs (a torchrun --rdzv-id, a Slurm step's variables), not
     # this command's, and their files are listed wherever they landed.
     folder_glob = template_glob(folder, {"hostname": known["hostname"]})
+    # An earlier run's cut windows: in this run's own folder only.
+    finish_cut_windows(template_glob(folder, known), None, None, earlier=True)
     before = snapshot(folder_glob)
 
     # Signals: block the ones we forward and SIGCHLD, and take them with
@@ -241,6 +243,7 @@ def cmd_run(argv):
             status = st
     sentinel.close()
 
+    finish_cut_windows(folder_glob, pid, status)
     if not a.quiet:
         report_files(before, snapshot(folder_glob), template_glob(folder, known, True) or folder,
                      env.get("TRACEPROF_NUM_TRACES_TO_KEEP", "").strip() == "0",
@@ -261,6 +264,30 @@ def cmd_run(argv):
         sys.exit(128 + sig)
     signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def finish_cut_windows(folder_glob, pid, status, earlier=False):
+    """Finishes the windows that the job's processes (or, earlier=True,
+    those of an earlier run into the same folder) left unfinished when they
+    died: cut traces (recover.py), each reported on one line."""
+    import glob
+    from .recover import describe, recover
+    folders = glob.glob(folder_glob) if folder_glob else []
+    if not folders:
+        return
+
+    def report(r):
+        how = None
+        if r["pid"] == pid and status is not None and os.WIFSIGNALED(status):
+            try:
+                how = signal.Signals(os.WTERMSIG(status)).name
+            except ValueError:
+                how = "signal %d" % os.WTERMSIG(status)
+        err(("an earlier run's " if earlier else "") + describe(r, how))
+    try:
+        recover(folders, report=report)
+    except OSError as e:
+        err("cannot finish the cut windows in %s (%s)" % (", ".join(folders), e))
 
 
 def trigger_signal(text):

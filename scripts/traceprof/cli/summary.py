@@ -27,7 +27,10 @@ def cmd_summary(argv):
                     "thread), average, min, max and percent of the window (first to last "
                     "event).  --by step prints each step's duration and their spread.  "
                     "--by rank takes a job's per-rank files (or their folder, or a merged "
-                    "file) and prints one row per rank, naming the straggler.  --by comm "
+                    "file) and prints one row per rank (median step, trimmed mean, MAD, time "
+                    "in collectives) and names the straggler: the rank that waits least in "
+                    "collectives where every rank has some, else the longest median step; "
+                    "files of several runs are refused without --all-runs.  --by comm "
                     "prints NCCL's collectives (its NVTX ranges): calls, time and bytes.")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="a trace, or a run's folder holding one (or the folder of runs "
@@ -43,6 +46,10 @@ def cmd_summary(argv):
     p.add_argument("--top", type=int, default=30, metavar="N",
                    help="rows to print, by total time (default 30; 0: all)")
     p.add_argument("--csv", action="store_true", help="CSV instead of a text table")
+    p.add_argument("--all-runs", action="store_true",
+                   help="--by rank: count the steps of several runs together (without it, "
+                        "files of more than one run, such as a rank recorded by two "
+                        "processes, are refused with the list of runs)")
     p.add_argument("--from-events", action="store_true",
                    help="read every event, even where the files carry their own summary "
                         "table (traceprof's footer \"aggregate\"; without this option the "
@@ -57,7 +64,7 @@ def cmd_summary(argv):
     except (AttributeError, ValueError):
         pass
     if a.by == "rank":
-        a.files = summary_folders(a.files)
+        a.files = summary_folders(a.files, all_runs=a.all_runs)
         return summary_ranks(a)
     if len(a.files) > 1:
         p.error("one FILE (several only with --by rank)")

@@ -75,3 +75,55 @@ def fmt_bytes(n):
             return ("%d %s" % (n, unit)) if unit == "B" else ("%.1f %s" % (n, unit))
         n /= 1024.0
     return str(n)
+
+
+# ---- The collectives' share of each rank's steps (summary --by rank).
+# Host-side collective calls, told by name alone, so that a file's table
+# (format/aggregate.c keys its rows by name and category, without args)
+# and its events give the same answer: PyTorch's c10d operators (`c10d::`
+# cpu_ops, --pytorch ops), gloo's ranges (`gloo:all_reduce`, on its worker
+# threads: the time a collective waited for its peers) and NCCL's (its
+# NVTX ranges, `ncclAllReduce`; PyTorch's `nccl:` titles).  GPU kernels
+# are left out: host time only, as the steps are.
+COLL_PREFIXES = ("c10d::", "gloo:", "nccl")
+COLL_CATS = ("cpu_op", "user_annotation")
+
+
+def is_collective(name, cat):
+    return cat in COLL_CATS and isinstance(name, str) and name.startswith(COLL_PREFIXES)
+
+
+class CommWait:
+    """One rank's time in collectives, per name and category: calls, total
+    and longest call (us).  wait() leaves each name's longest call out, so
+    that one call (start-up's first rendezvous, a checkpoint's barrier)
+    cannot decide a rank's wait; the table's rows hold the same three."""
+
+    def __init__(self):
+        self.rows = {}  # (name, cat) -> [calls, total, longest]
+
+    def add(self, name, cat, calls, total, longest):
+        r = self.rows.get((name, cat))
+        if r is None:
+            self.rows[(name, cat)] = [calls, total, longest]
+        else:
+            r[0] += calls
+            r[1] += total
+            r[2] = max(r[2], longest)
+
+    def add_table(self, rows):
+        """A file's aggregate rows [name, cat, calls, total, self, min, max] (ns)."""
+        for name, cat, calls, total, _, _, hi in rows:
+            if is_collective(name, cat):
+                self.add(name, cat, calls, total / 1e3, hi / 1e3)
+
+    def add_event(self, name, cat, dur):
+        if is_collective(name, cat):
+            self.add(name, cat, 1, dur, dur)
+
+    def calls(self):
+        return sum(r[0] for r in self.rows.values())
+
+    def wait(self):
+        """The time in collectives (us), each name's longest call left out."""
+        return sum(r[1] - r[2] for r in self.rows.values())

@@ -1,0 +1,356 @@
+"""`traceprof recover [FOLDER...]`: finishes the windows of processes that
+died before their window ended (SIGKILL, the OOM killer, abort(), a crash)
+into traces every reader opens: cut files.
+
+While a window records, the library's flush thread puts what it has
+written into the window's hidden temporary file every half second
+(collector/parts.c, TP_FL_DISK_NS): whole events, each on its own line,
+and for .zst/.gz a compressed stream decodable up to there.  The file's
+header names the window (layout.DOC_WINDOW: its final name with the step
+left open, the part, the first step, the host and the pid).  A process
+that dies leaves that file behind; this command keeps every whole event
+in it, closes the JSON, adds a footer whose `cut` member says why, when
+and what may be missing, and puts it in place under the name the window
+would have had, after the last step it holds.  The temporary file is then
+removed.
+
+A temporary file is left alone while its process may still run: its pid
+is alive on this host, or it was written on another host (--any-host
+takes those too, for a job whose nodes are all gone).  Perfetto files
+(.pftrace) are not finished yet: they are listed and left as they are."""
+
+import datetime
+import gzip
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import zlib
+
+from .. import layout as L
+from ..util import err, fail, human_bytes, version
+
+USAGE = """usage: traceprof recover [--any-host] [--keep] [FOLDER...]
+
+Finishes the trace windows of processes that died (killed, crashed, out of
+memory) into cut traces: every whole event the window's hidden temporary
+file holds, a footer that says it was cut, named as the window would have
+been after its last step.  FOLDER (default traceprof_traces) is searched
+with its subfolders.
+
+  --any-host   also finish files written on other hosts (their processes
+               cannot be looked up from here: use it once the job is over)
+  --keep       keep the temporary files after finishing them
+"""
+
+TEMP_RE = re.compile(r"^\.(?P<final>.+)\.tmp\.(?P<pid>\d+)\.(?P<n>\d+)$")
+STEP_RE = re.compile(r'"name":"' + re.escape(L.STEP_PREFIX) + r'(\d+)"')
+
+
+def temp_files(folders):
+    """(path, final name, pid) of every hidden temporary trace file under
+    the folders, in name order."""
+    out = []
+    for top in folders:
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames.sort()
+            for name in sorted(filenames):
+                m = TEMP_RE.match(name)
+                if m:
+                    out.append((os.path.join(dirpath, name), m.group("final"), int(m.group("pid"))))
+    return out
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Lines:
+    """The decompressed lines of a possibly cut file: plain, gzip (up to
+    the last sync point) or zstd (up to the last whole block).  A cut
+    stream ends the lines; it is no error."""
+
+    def __init__(self, path, final):
+        """final: the file's final name, whose extension says the codec."""
+        self.proc = None
+        self.gz = final.endswith(".gz")
+        if final.endswith(".zst"):
+            self.proc = subprocess.Popen(["zstd", "-dcq", "--", path], stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL)
+            self.f = self.proc.stdout
+        else:
+            self.f = open(path, "rb")
+
+    def __iter__(self):
+        if not self.gz:
+            yield from self.f
+            return
+        # gzip by hand: the gzip module raises at a stream without its end
+        # before handing over what it decoded.
+        d = zlib.decompressobj(31)
+        rest = b""
+        while True:
+            chunk = self.f.read(1 << 20)
+            if not chunk:
+                break
+            try:
+                data = d.decompress(chunk)
+            except zlib.error:
+                break
+            lines = (rest + data).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                yield line + b"\n"
+        if rest:
+            yield rest
+
+    def close(self):
+        self.f.close()
+        if self.proc:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _open_out(path, final):
+    """A writer into path, compressed as final's extension says."""
+    if final.endswith(".zst"):
+        f = open(path, "wb")
+        proc = subprocess.Popen(["zstd", "-q", "-c"], stdin=subprocess.PIPE, stdout=f)
+        return proc.stdin, lambda: (proc.stdin.close(), proc.wait(), f.close())
+    if final.endswith(".gz"):
+        g = gzip.open(path, "wb")
+        return g, g.close
+    f = open(path, "wb")
+    return f, f.close
+
+
+def _unique(folder, name):
+    """name, or name with ".1", ".2", ... before its ".json" when taken, as
+    the library names a file whose final name exists."""
+    if not os.path.exists(os.path.join(folder, name)):
+        return name
+    i = name.find(".json")
+    head, tail = (name[:i], name[i:]) if i >= 0 else (name, "")
+    k = 1
+    while os.path.exists(os.path.join(folder, "%s.%d%s" % (head, k, tail))):
+        k += 1
+    return "%s.%d%s" % (head, k, tail)
+
+
+def finish(path, final, pid, keep=False):
+    """Finishes one temporary file into a cut trace.  Returns a dict (out,
+    events, first_step, last_step, rank, pid), or None with a message when
+    the file holds no whole header (nothing to keep)."""
+    folder = os.path.dirname(path)
+    mtime = os.stat(path).st_mtime
+    lines = _Lines(path, final)
+    header = []
+    window = {}
+    rank = None
+    it = iter(lines)
+    for line in it:
+        header.append(line)
+        text = line.decode("utf-8", "replace").strip()
+        if text.startswith('"%s"' % L.DOC_WINDOW):
+            try:
+                window = json.loads("{" + text.rstrip(",") + "}")[L.DOC_WINDOW]
+            except ValueError:
+                window = {}
+        if text.startswith('"%s"' % L.DOC_DISTRIBUTED_INFO):
+            m = re.search(r'"%s":\s*(-?\d+)' % L.DI_RANK, text)
+            rank = int(m.group(1)) if m else None
+        if text.startswith('"%s"' % L.DOC_TRACE_EVENTS):
+            break
+    else:
+        lines.close()
+        return None
+    if not isinstance(window, dict):
+        window = {}
+    name_pattern = window.get(L.WINDOW_NAME)
+    first_step = window.get(L.WINDOW_FIRST_STEP)
+    tmp_out = os.path.join(folder, ".%s.recover.%d" % (final, os.getpid()))
+    out, close_out = _open_out(tmp_out, final)
+    events = 0
+    last_step = None
+    last_us = None
+    devices_in_header = any(('"%s"' % L.DOC_DEVICE_PROPERTIES).encode() in h for h in header)
+    try:
+        out.writelines(header)
+        sep = b""
+        for line in it:
+            body = line.rstrip(b"\n").rstrip(b",")
+            if not body.startswith(b"{"):
+                break  # not an event line: the writer's end, never in a cut file
+            if not line.endswith(b"\n"):
+                # The writer puts the separator before an event: a line
+                # without its newline is the file's last, whole only when
+                # the process died at a flush, not in a write.
+                try:
+                    ev = json.loads(body)
+                except ValueError:
+                    break
+                if isinstance(ev, dict) and isinstance(ev.get("ts"), (int, float)):
+                    last_us = ev["ts"] + (ev.get("dur") or 0)
+            out.write(sep + body)
+            sep = b",\n"
+            events += 1
+            m = STEP_RE.search(body.decode("utf-8", "replace"))
+            if m:
+                last_step = int(m.group(1))
+        out.write(b"\n")
+        if last_step is None:
+            last_step = first_step if isinstance(first_step, int) else 0
+        part = window.get(L.WINDOW_PART, 1)
+        if name_pattern and isinstance(name_pattern, str):
+            name = name_pattern.replace(L.WINDOW_STEP_FIELD, str(last_step))
+            if isinstance(part, int) and part > 1:
+                i = name.find(".json")
+                name = (name[:i] + ".part%d" % part + name[i:]) if i >= 0 else name + ".part%d" % part
+            for ext in (".zst", ".gz"):
+                if final.endswith(ext) and not name.endswith(ext):
+                    name += ext
+        else:
+            name = final
+        name = _unique(folder, name)
+        cut = {
+            "reason": "the process (pid %d) ended before the window did" % pid,
+            "last_write": datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc)
+                          .isoformat(timespec="milliseconds"),
+            "events_missing": None,
+            "missing": "the events recorded after the file's last flush (every %g s) and "
+                       "the GPU records not yet handed over; not counted" % 0.5,
+            "recovered_by": "traceprof recover %s" % version(),
+        }
+        if last_us is not None:
+            cut["last_event_end_us"] = last_us
+        footer = {
+            "version": version(),
+            "part": part if isinstance(part, int) else 1,
+            "parts": part if isinstance(part, int) else 1,
+            "steps": [first_step if isinstance(first_step, int) else last_step, last_step],
+            "events_written": events,
+            L.FOOTER_CUT: cut,
+        }
+        tail = "  ],\n  %s%s" % (json.dumps(L.DOC_FOOTER) + ": ", json.dumps(footer))
+        if not devices_in_header:
+            tail += ',\n  "%s": []' % L.DOC_DEVICE_PROPERTIES
+        shown = re.sub(r"\.(zst|gz)$", "", name)
+        tail += ',\n  "%s": %s\n}\n' % (L.DOC_TRACE_NAME, json.dumps(shown))
+        out.write(tail.encode())
+    finally:
+        lines.close()
+        close_out()
+    os.rename(tmp_out, os.path.join(folder, name))
+    if not keep:
+        os.unlink(path)
+    return {"out": os.path.join(folder, name), "events": events, "rank": rank, "pid": pid,
+            "first_step": first_step, "last_step": last_step,
+            "size": os.path.getsize(os.path.join(folder, name))}
+
+
+def recover(folders, any_host=False, keep=False, pids=None, report=None):
+    """Finishes every dead process's temporary file under the folders;
+    pids: only those (traceprof run's job).  Returns the list of finish()
+    results; report(result) is called for each."""
+    host = socket.gethostname()
+    done = []
+    for path, final, pid in temp_files(folders):
+        if pids is not None and pid not in pids:
+            continue
+        if final.endswith(".pftrace") or ".pftrace." in final:
+            err("%s: a cut Perfetto window is not finished by this version; left as it is" % path)
+            continue
+        if path.endswith(".recover.%d" % os.getpid()):
+            continue
+        try:
+            written_on = _window_host(path, final)
+            if written_on not in (None, host) and not any_host:
+                err("%s: written on %s, whose processes cannot be looked up from here; "
+                    "run traceprof recover --any-host once the job is over" % (path, written_on))
+                continue
+            if (written_on in (None, host)) and pid_alive(pid) and pid != os.getpid():
+                continue  # still running: its window is not over
+            r = finish(path, final, pid, keep=keep)
+        except OSError as e:
+            err("%s: cannot finish it (%s)" % (path, e.strerror or e))
+            continue
+        if r is None:
+            err("%s: no whole header in it (the process died as the file began); removed" % path)
+            if not keep:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+            continue
+        done.append(r)
+        if report:
+            report(r)
+    return done
+
+
+def _window_host(path, final):
+    """The host the header names, or None when it has none (older files)."""
+    lines = _Lines(path, final)
+    try:
+        for i, line in enumerate(lines):
+            text = line.decode("utf-8", "replace").strip()
+            if text.startswith('"%s"' % L.DOC_WINDOW):
+                try:
+                    w = json.loads("{" + text.rstrip(",") + "}")[L.DOC_WINDOW]
+                    return w.get(L.WINDOW_HOST) if isinstance(w, dict) else None
+                except ValueError:
+                    return None
+            if text.startswith('"%s"' % L.DOC_TRACE_EVENTS) or i > 20:
+                return None
+    finally:
+        lines.close()
+    return None
+
+
+def describe(r, how=None):
+    """One line for a finished cut window; how: what ended the process
+    ("SIGKILL"), when known."""
+    who = "rank %s (pid %d)" % (r["rank"], r["pid"]) if r["rank"] is not None else "pid %d" % r["pid"]
+    steps = ("steps %s-%s" % (r["first_step"], r["last_step"])
+             if r["first_step"] is not None and r["first_step"] != r["last_step"]
+             else "step %s" % r["last_step"])
+    return "%s: window %s cut %s; saved %d events in %s (%s)" % (
+        who, steps, "by " + how if how else "when the process ended", r["events"], r["out"],
+        human_bytes(r["size"]))
+
+
+def cmd_recover(argv):
+    any_host = keep = False
+    folders = []
+    for a in argv:
+        if a in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 0
+        if a == "--any-host":
+            any_host = True
+        elif a == "--keep":
+            keep = True
+        elif a.startswith("-"):
+            sys.stderr.write(USAGE)
+            fail("recover: unknown option '%s'" % a)
+        else:
+            folders.append(a)
+    if not folders:
+        folders = ["traceprof_traces"]
+    for f in folders:
+        if not os.path.isdir(f):
+            fail("recover: '%s' is not a folder; give the trace folder (traceprof run's "
+                 "--folder, TRACEPROF_FOLDER)" % f)
+    done = recover(folders, any_host=any_host, keep=keep,
+                   report=lambda r: err(describe(r)))
+    if not done:
+        err("no cut window to finish in %s" % ", ".join(folders))
+    return 0
