@@ -241,6 +241,10 @@ static void on_trigger(int sig)
 
 static void atfork_child(void)
 {
+	/* A forked child (a DataLoader worker, a pool process) shares the
+	 * parent's steps and CUDA state but is not the job's process that
+	 * explains a missing file: the parent says it, once. */
+	speaks = 0;
 	if (!atomic_load_explicit(&active, memory_order_relaxed))
 		return;
 	tp_flush_after_fork_child(cfg.follow_fork);

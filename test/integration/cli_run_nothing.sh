@@ -8,8 +8,9 @@
 #   - with a step source that saw none: "exited before its first step";
 #   - a program that ended before the window: "exited after 1 step, before
 #     the schedule's window opened at step 4";
-#   - a process that neither stepped nor started CUDA (a shell) prints no
-#     library line, and the command's line still names the fix;
+#   - a process that neither stepped nor started CUDA (a shell), or a
+#     forked child, prints no library line, and the command's line still
+#     names the fix;
 #   - a run that writes its file prints none of these.
 . "$TP_TOP/test/lib/common.sh"
 T="$BUILD/traceprof"
@@ -45,6 +46,20 @@ one nofirst "^traceprof: no trace file written in traceprof_traces/nofirst: the 
 "$T" run --run-name early --schedule $sched -- "$prog" 1 >/dev/null 2>early.err ||
 	die "early: the run failed: $(cat early.err)"
 one early "^traceprof: no trace file: the program exited after 1 step, before the schedule's window opened at step 4 (TRACEPROF_SCHEDULE=$sched); lower skip_first, wait or warmup, or run more steps"
+
+# A forked child that exits normally (its destructors run) shares the
+# parent's CUDA state and steps, but only the parent speaks: one line.
+cat >cuda_fork.py <<'PY'
+import ctypes, os, sys
+ctypes.CDLL("libcuda.so.1").cuInit(0)
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)
+os.waitpid(pid, 0)
+PY
+"$T" run --run-name forked --schedule $sched -- "$PYTHON" cuda_fork.py >/dev/null 2>forked.err ||
+	die "forked: the run failed: $(cat forked.err)"
+one forked "^traceprof: no trace file: no step was seen"
 
 # A shell: no CUDA, no step: the library is silent, the command is not.
 "$T" run --run-name shell --schedule $sched -- sh -c 'exit 0' >/dev/null 2>shell.err ||
