@@ -218,7 +218,7 @@ static uint64_t advance(int user, uint64_t *now_state)
 	if (tp_schedule_transition(prev_action, cur_action) & TP_TR_WARN)
 		atomic_fetch_or_explicit(&tp_control_warnings, 1u, memory_order_relaxed);
 	if (old & TP_STATE_RECORDING)
-		tp_control_emit_step(step, start, now);
+		tp_control_emit_step(step, start, now, 0);
 	*now_state = next;
 	return old;
 }
@@ -263,7 +263,7 @@ uint64_t tp_control_display_step(uint64_t step)
 	return capture_mode ? tp_capture_display_step(step) : step;
 }
 
-void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end)
+void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end, int at_exit)
 {
 	struct tp_thread *t = tp_emit_self();
 	if (!t)
@@ -274,6 +274,10 @@ void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end)
 	r.end = end;
 	r.step = (uint32_t)step;
 	r.arg[0] = tp_control_display_step(step);
+	/* Bit 0: begun at the library's start (step 0; in capture mode step 0
+	 * is the time before the first range, never written); bit 1: ended by
+	 * the exit.  collector/convert.c names the phase. */
+	r.arg[1] = (step == 0 && !capture_mode ? 1u : 0u) | (at_exit ? 2u : 0u);
 	tp_emit(t, &r, NULL, 0);
 }
 

@@ -130,8 +130,10 @@ static inline uint64_t tp_control_current_step(void)
 }
 
 /* Writes the ProfilerStep#N record of `step` (start..end, clock ticks) on
- * the calling thread. */
-void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end);
+ * the calling thread.  at_exit: the step is ended by the exit, not by a
+ * step call (its phase is teardown; step 0 outside capture mode is the
+ * start-up: TP_STEP_PHASE_* in scripts/layout.spec). */
+void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end, int at_exit);
 
 /* Clock ticks at which the current step started. */
 uint64_t tp_control_step_start(void);

@@ -137,7 +137,7 @@ static void marker_push(struct tp_thread *t, const struct tp_record *r)
  * ended. */
 static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, int64_t pid,
 			  int64_t tid, uint64_t start_ns, uint64_t end_ns,
-			  const struct tp_record *stack, int unfinished)
+			  const struct tp_record *stack, int unfinished, const char *phase)
 {
 	struct tp_stack_args buf;
 	struct tp_arg args[4];
@@ -148,6 +148,8 @@ static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, i
 		cv_name(stack, &(size_t){ 0 }, &cats, &clen);
 	if (unfinished)
 		args[n++] = TP_ARG(bool, "unfinished", 1);
+	if (phase)
+		args[n++] = TP_ARG(str, TP_STEP_PHASE_ARG, phase, strlen(phase), 1);
 	if (clen)
 		args[n++] = TP_ARG(str, "categories", cats, clen, 0);
 	struct tp_event e = {
@@ -185,7 +187,7 @@ static void marker_finish(struct tp_writer *out, struct tp_thread *t, const stru
 		if (mlen != len || memcmp(mname, name, len))
 			continue;
 		cv_anno_slice(out, name, len, pid, t->tid, tp_clock_to_ns(m->rec[0].start),
-			      tp_clock_to_ns(r->start), m->rec, 0);
+			      tp_clock_to_ns(r->start), m->rec, 0, NULL);
 		memmove(m, m + 1, (s->n - i - 1) * sizeof(*m));
 		s->n--;
 		return;
@@ -217,7 +219,7 @@ void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_
 		size_t len, clen;
 		const char *cats;
 		const char *name = cv_name(m->rec, &len, &cats, &clen);
-		cv_anno_slice(out, name, len, pid, t->tid, start, end_ns, m->rec, 1);
+		cv_anno_slice(out, name, len, pid, t->tid, start, end_ns, m->rec, 1, NULL);
 	}
 	if (s)
 		s->n = k;
@@ -238,8 +240,11 @@ static void write_step(struct tp_writer *out, struct tp_thread *t, const struct 
 	size_t len = sizeof(TP_STEP_PREFIX) - 1;
 	while (n)
 		name[len++] = digits[--n];
+	/* The start-up and teardown are no iteration (scripts/layout.spec). */
+	static const char *const phases[] = { NULL, TP_STEP_PHASE_STARTUP, TP_STEP_PHASE_TEARDOWN,
+					      TP_STEP_PHASE_WHOLE };
 	cv_anno_slice(out, name, len, pid, t->tid, tp_clock_to_ns(r->start), tp_clock_to_ns(r->end),
-		      NULL, 0);
+		      NULL, 0, phases[r->arg[1] & 3]);
 }
 
 static void write_counter(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,

@@ -189,7 +189,7 @@ static void fl_stop_recording(void)
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	if (s & TP_STATE_RECORDING)
 		tp_control_emit_step(s >> TP_STATE_STEP_SHIFT, tp_control_step_start(),
-				     tp_clock_now());
+				     tp_clock_now(), 1);
 	tp_control_disable();
 }
 
@@ -433,6 +433,13 @@ void tp_flush_finish(void)
 		 (unsigned long long)tp_fl.cfg.exit_timeout_s);
 }
 
+uint64_t tp_flush_files_saved(void)
+{
+	/* Plain read: the acquire load of F.saved in fl_wait_saved() (or the
+	 * save on this very thread) came after the flush thread's count. */
+	return tp_fl.files_saved;
+}
+
 int tp_flush_finish_from_signal(int timeout_ms)
 {
 	if (!fl_own_process())
@@ -469,6 +476,7 @@ void tp_flush_after_fork_child(int follow)
 	atomic_store_explicit(&F.stopped, 0, memory_order_relaxed);
 	atomic_store_explicit(&tp_fl.cut_ns, 0, memory_order_relaxed);
 	tp_fl.cut_total = 0;
+	tp_fl.files_saved = 0;
 	if (!follow || atomic_load_explicit(&F.finished, memory_order_relaxed)) {
 		tp_control_disable();
 		return;

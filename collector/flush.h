@@ -67,6 +67,11 @@ void tp_flush_need(void);
  * writes the files.  Idempotent. */
 void tp_flush_finish(void);
 
+/* How many windows this process saved to files; after tp_flush_finish()
+ * (whose wait for the save orders the flush thread's count before this
+ * read), for the exit's "no trace file" line (preload/init.c). */
+uint64_t tp_flush_files_saved(void);
+
 /* Asks the flush thread for one whole pass (drain, convert) and waits for it,
  * at most timeout_ms.  For an exit handler that runs before the CUDA
  * runtime's own teardown (preload/init.c): kernel names and other answers

@@ -49,6 +49,9 @@ struct tp_fl {
 	 * comes with is ordered. */
 	_Atomic uint64_t cut_ns;
 	uint64_t cut_total; /* records emptied that way; written in the footer */
+	/* Windows this process saved (parts.c, on the flush thread or in the
+	 * final save); read once tp_flush_finish() has waited for the save. */
+	uint64_t files_saved;
 };
 
 extern struct tp_fl tp_fl;

@@ -93,13 +93,16 @@ static void pt_set_ext(char *name, size_t size)
 	tp_format(name + n, (int)(size - n), "%s%s", tp_fl.ops->ext, tail);
 }
 
-/* "rank0.step3.trace.json" -> "rank0.step3.trace.part2.json" (before the
- * first writer's extension: ".json", ".pftrace"), or NAME.partK when there
- * is none. */
+/* "rank0.step3.trace.json" -> "rank0.step3.trace.part2.json": before the
+ * readers' tail (tp_sink_name_cut(): "r.4.pt.trace.json" ->
+ * "r.4.part2.pt.trace.json", which TensorBoard still reads), else before
+ * the first writer's extension (".json", ".pftrace"), or NAME.partK when
+ * there is none. */
 static void pt_part_name(char *name, size_t size, int part)
 {
 	char tail[NAME_MAX + 1];
-	char *ext = strstr(name, tp_fl.ops->ext);
+	size_t cut = tp_sink_name_cut(name);
+	char *ext = cut < strlen(name) ? name + cut : strstr(name, tp_fl.ops->ext);
 	char suffix[32];
 	tp_format(suffix, sizeof(suffix), ".part%d", part);
 	if (ext) {
@@ -305,8 +308,10 @@ static void pt_save(const struct tp_fl_parts_ctx *pc, const struct tp_win *win,
 			tp_warn("%llu events were dropped in %s: a signal handler recorded while "
 				"the thread it interrupted was recording (not a buffer size issue)",
 				(unsigned long long)interrupted, path);
-		if (i == w->nparts - 1)
+		if (i == w->nparts - 1) {
 			tp_fl_warn_lost(path);
+			tp_fl.files_saved++;
+		}
 		/* By window: all parts of a window stay or go together. */
 		tp_rotate_saved(path, &dir, fname, win->id, tp_fl.cfg.num_traces_to_keep);
 		tp_fl_plugins_saved(path);

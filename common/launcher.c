@@ -120,13 +120,16 @@ static const char *lch_torchrun_script(const char *a, const char *end, size_t *l
 	return NULL;
 }
 
-/* torchrun, python -m torch.distributed.run, and Composer's launcher
- * (`composer -n 2 train.py`, whose workers are `python -u train.py`). */
+/* torchrun, python -m torch.distributed.run, Composer's launcher
+ * (`composer -n 2 train.py`, whose workers are `python -u train.py`) and
+ * Accelerate's (`accelerate launch train.py`, a Python script named
+ * accelerate; the caller checks the "launch"). */
 static int lch_is_torchrun(const char *name, size_t len)
 {
 	return (len == 8 && strncmp(name, "torchrun", 8) == 0) ||
 	       (len == 21 && strncmp(name, "torch.distributed.run", 21) == 0) ||
-	       (len == 8 && strncmp(name, "composer", 8) == 0);
+	       (len == 8 && strncmp(name, "composer", 8) == 0) ||
+	       (len == 10 && strncmp(name, "accelerate", 10) == 0);
 }
 
 /* The program's name: the basename of argv[0] as the kernel recorded it, so
@@ -135,8 +138,9 @@ static int lch_is_torchrun(const char *name, size_t len)
  * `python3 train.py`) or the module of -m: the interpreter's name says
  * nothing about the run (a torchrun worker is `python -u train.py`); for
  * torchrun, its script's (lch_torchrun_script()).
- * scripts/tpcli/run.py's program_name() is the same rule. */
-static void lch_program_name(char *dst, size_t size)
+ * scripts/traceprof/cli/run.py's program_name() is the same rule.  *agent: 1
+ * when the process is one of those launchers. */
+static void lch_program_name(char *dst, size_t size, int *agent)
 {
 	char buf[4096];
 	const char *name = NULL;
@@ -153,9 +157,14 @@ static void lch_program_name(char *dst, size_t size)
 				l = tl;
 			}
 		}
-		if (lch_is_torchrun(name, l)) {
+		/* accelerate only as `accelerate launch`: its other commands
+		 * (config, env) start no workers. */
+		const char *next = name + strlen(name) + 1;
+		if (lch_is_torchrun(name, l) &&
+		    (l != 10 || (next < buf + n && strcmp(next, "launch") == 0))) {
+			*agent = 1;
 			size_t sl;
-			const char *sc = lch_torchrun_script(name + strlen(name) + 1, buf + n, &sl);
+			const char *sc = lch_torchrun_script(next, buf + n, &sl);
 			if (sc && sl) {
 				name = sc;
 				l = sl;
@@ -174,6 +183,32 @@ static void lch_program_name(char *dst, size_t size)
 		l = size - 1;
 	memcpy(dst, name, l);
 	dst[l] = '\0';
+}
+
+static int lch_hex(const char *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+		      (s[i] >= 'A' && s[i] <= 'F')))
+			return 0;
+	return 1;
+}
+
+int tp_launcher_placeholder(const char *value)
+{
+	if (strcmp(value, TP_RUN_NAME_PLACEHOLDER) == 0)
+		return 1;
+	/* 8-4-4-4-12 hex digits, as uuid.uuid4() prints one. */
+	static const int groups[] = { 8, 4, 4, 4, 12 };
+	const char *p = value;
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		if (strlen(p) < (size_t)groups[g] || !lch_hex(p, groups[g]))
+			return 0;
+		p += groups[g];
+		if (g + 1 < sizeof(groups) / sizeof(groups[0]) && *p++ != '-')
+			return 0;
+	}
+	return *p == '\0';
 }
 
 static void lch_copy(char *dst, size_t size, const char *src)
@@ -234,23 +269,25 @@ int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override,
 	}
 
 	/* The run name: the override, else the first of scripts/layout.spec's
-	 * RUN_NAME_VARS that is set and is not torchrun's placeholder (given
-	 * when no --rdzv-id was: useless as a name and shared by unrelated
-	 * runs), else the program's name.  traceprof run (cli/run.py) reads
-	 * the same list to say where the files will be. */
+	 * RUN_NAME_VARS that is set and is not a placeholder (torchrun's
+	 * "none" when no --rdzv-id was given, shared by unrelated runs, or a
+	 * UUID made for one launch and given to its workers only), else the
+	 * program's name, which torchrun's agent and its workers share.
+	 * traceprof run (cli/runfiles.py) applies the same rule to say where
+	 * the files will be. */
 #define LCH_NAME(id, name) name,
 	static const char *const rn_vars[TP_RUN_NAME_VARS_N] = { TP_RUN_NAME_VARS(LCH_NAME) };
 #undef LCH_NAME
 	const char *rn = run_name_override && run_name_override[0] ? run_name_override : NULL;
 	for (size_t i = 0; !rn && i < TP_RUN_NAME_VARS_N; i++) {
 		const char *x = lch_env(rn_vars[i]);
-		if (x && strcmp(x, TP_RUN_NAME_PLACEHOLDER))
+		if (x && !tp_launcher_placeholder(x))
 			rn = x;
 	}
-	if (rn)
-		lch_copy(v->run_name, sizeof(v->run_name), rn);
-	else
-		lch_program_name(v->run_name, sizeof(v->run_name));
+	/* Read in every case: it also says whether this is a launcher. */
+	char prog[sizeof(v->run_name)];
+	lch_program_name(prog, sizeof(prog), &v->is_agent);
+	lch_copy(v->run_name, sizeof(v->run_name), rn ? rn : prog);
 
 	if (gethostname(v->hostname, sizeof(v->hostname) - 1) != 0)
 		lch_copy(v->hostname, sizeof(v->hostname), "localhost");

@@ -14,6 +14,10 @@ struct tp_template_vars {
 	char hostname[256];
 	int64_t step; /* {step} and {batch}: the last step of the window */
 	const char *launcher; /* "torchrun", "openmpi", "pmi", "slurm" or "none" */
+	/* 1 in a launcher's own process (torchrun's agent, python -m
+	 * torch.distributed.run, composer, accelerate launch): it starts the
+	 * workers and runs none of the job's work, so it records nothing. */
+	int is_agent;
 };
 
 /* Reads the launcher's variables: torchrun (RANK LOCAL_RANK WORLD_SIZE
@@ -21,8 +25,15 @@ struct tp_template_vars {
  * (PMI_RANK PMI_SIZE), else Slurm (SLURM_PROCID SLURM_LOCALID SLURM_NTASKS
  * SLURM_NODEID), else 0/0/1/1/0.  run_name: TRACEPROF_RUN_NAME (given as
  * run_name_override when not empty), else TORCHELASTIC_RUN_ID, else
- * SLURM_JOB_ID, else the program's basename.  Returns 0, or -1 with a message
+ * SLURM_JOB_ID (each unless empty, "none" or a UUID: tp_launcher_placeholder()),
+ * else the program's basename.  Returns 0, or -1 with a message
  * when a launcher variable is not a number. */
+/* Whether a run-name variable's value names nothing stable: torchrun's
+ * "none", or a UUID (torchrun's --standalone, and torch 2.15's torchrun
+ * without --master_port, make one per launch and give it only to the
+ * workers, so the launcher's process and the next run would differ). */
+int tp_launcher_placeholder(const char *value);
+
 int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override, char *err,
 		     int errlen);
 

@@ -38,6 +38,17 @@
  * user_annotation slice; readers match STEP_PREFIX followed by digits. */
 #define TP_STEP_PREFIX "ProfilerStep#"
 
+/* A step that is not one iteration carries args.STEP_PHASE_ARG: the first,
+ * from the library's start to the first step call (import, set-up: the
+ * start-up), the last, from the last step call to the exit (teardown), or,
+ * with no step call at all, the whole run.  summary's step statistics leave
+ * them out (collector/convert.c writes it, format/aggregate.c keeps them out
+ * of its "steps" rows and lists them in "edge_steps"; cli/summary.py). */
+#define TP_STEP_PHASE_ARG "phase"
+#define TP_STEP_PHASE_STARTUP "start-up"
+#define TP_STEP_PHASE_TEARDOWN "teardown"
+#define TP_STEP_PHASE_WHOLE "whole run"
+
 /* ---- The documents: top-level members of the JSON file; in a Perfetto file
  * the instants on the header process's track that carry them ---- */
 
@@ -181,9 +192,14 @@
 #define TP_LAUNCHER_NONE "none"
 
 /* {run_name}: TRACEPROF_RUN_NAME, else the first of RUN_NAME_VARS that is
- * set and is not RUN_NAME_PLACEHOLDER (torchrun's TORCHELASTIC_RUN_ID when no
- * --rdzv-id was given: shared by unrelated runs), else the program's name
- * (common/launcher.c, scripts/traceprof/cli/run.py). */
+ * set and is not a placeholder, else the program's name (torchrun's and
+ * Accelerate's agent and their workers share the script's).  Placeholders:
+ * RUN_NAME_PLACEHOLDER (torchrun's TORCHELASTIC_RUN_ID when no --rdzv-id was
+ * given: shared by unrelated runs), and a UUID, 8-4-4-4-12 hex digits
+ * (torchrun --standalone's, and torch 2.15's without --master_port: made for
+ * one launch and given to its workers only, so the agent and the next run
+ * would land elsewhere).  Code on each side: common/launcher.c
+ * (tp_launcher_placeholder), scripts/traceprof/cli/runfiles.py (run_name). */
 #define TP_RUN_NAME_VARS_N 2
 #define TP_RUN_NAME_VARS(X) \
 	X(TORCHELASTIC_RUN_ID, "TORCHELASTIC_RUN_ID") \

@@ -130,6 +130,16 @@ struct tp_agg {
 	size_t nthr, thr_cap, thr_kept;
 	struct ag_step *steps;
 	size_t nsteps, steps_cap;
+	/* The start-up and teardown steps (args.phase, scripts/layout.spec):
+	 * in "steps" as every step, and named in "step_phases" with their
+	 * phase, so that readers of "steps" alone (summary --by rank) see
+	 * what the events show.  At most two per process; a merged file's
+	 * further ones are not named. */
+	struct {
+		struct ag_step s;
+		const char *phase;
+	} edges[8];
+	size_t nedges;
 	/* UINT64_MAX, 0: no event yet.  The fast path's slices update
 	 * neither: their ends are their stacks' maxend, and their starts
 	 * come after a slice of theirs that ag_slow counted (or that came
@@ -271,6 +281,7 @@ static int ag_empty(struct tp_agg *a)
 	a->nthr = 0;
 	a->cur = &a->none;
 	a->nsteps = 0;
+	a->nedges = 0;
 	if (a->steps_cap > AG_SPARE_STEPS) {
 		free(a->steps);
 		a->steps = NULL;
@@ -514,6 +525,24 @@ static void ag_step(struct tp_agg *a, uint64_t n, uint64_t dur, int64_t pid)
 	a->steps[a->nsteps++] = (struct ag_step){ .step = n, .dur = dur, .pid = pid };
 }
 
+/* A step's phase (start-up, teardown, whole run: its args.phase), as one
+ * of the layout's constant strings, or NULL for an iteration. */
+static const char *ag_step_phase(const struct tp_event *e)
+{
+	static const char *const known[] = { TP_STEP_PHASE_STARTUP, TP_STEP_PHASE_TEARDOWN,
+					     TP_STEP_PHASE_WHOLE };
+	for (uint16_t i = 0; e->args && i < e->nargs; i++) {
+		const struct tp_arg *x = &e->args[i];
+		if (x->type != TP_VAL_STR || x->klen != sizeof(TP_STEP_PHASE_ARG) - 1 ||
+		    memcmp(x->key, TP_STEP_PHASE_ARG, x->klen))
+			continue;
+		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+			if (x->n == strlen(known[k]) && !memcmp(x->s, known[k], x->n))
+				return known[k];
+	}
+	return NULL;
+}
+
 /* What a child entry takes from a parent that ends at pe. */
 static uint64_t ag_overlap(const struct ag_ent *c, uint64_t pe)
 {
@@ -577,7 +606,11 @@ static __attribute__((noinline)) void ag_slice(struct tp_agg *a, const struct tp
 		 * slices it holds, so that a child written later still (a
 		 * start/end range ended on another thread) would find no
 		 * parent. */
+		const char *phase = ag_step_phase(e);
 		ag_step(a, stepno, dur, e->pid);
+		if (phase && a->nedges < sizeof(a->edges) / sizeof(a->edges[0]))
+			a->edges[a->nedges++] = (typeof(a->edges[0])){
+				{ .step = stepno, .dur = dur, .pid = e->pid }, phase };
 		return;
 	}
 	row = ag_row_of(a, e);
@@ -777,6 +810,16 @@ void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d)
 		tp_doc_u64(d, NULL, a->steps[i].step);
 		tp_doc_u64(d, NULL, a->steps[i].dur);
 		tp_doc_i64(d, NULL, a->steps[i].pid);
+		tp_doc_end(d);
+	}
+	tp_doc_end(d);
+	/* [step, pid, phase]: the steps of "steps" that are no iteration. */
+	tp_doc_array(d, "step_phases");
+	for (size_t i = 0; i < a->nedges; i++) {
+		tp_doc_array(d, NULL);
+		tp_doc_u64(d, NULL, a->edges[i].s.step);
+		tp_doc_i64(d, NULL, a->edges[i].s.pid);
+		tp_doc_str(d, NULL, a->edges[i].phase);
 		tp_doc_end(d);
 	}
 	tp_doc_end(d);

@@ -93,4 +93,12 @@ uint64_t tp_sink_bytes_out(const struct tp_sink *s);
  * known only at the end.  Returns 0 or -errno (-EINVAL for a bad name). */
 int tp_sink_set_name(struct tp_sink *s, const char *name);
 
+/* Where a number or part goes in a file name so that every reader still
+ * finds the file: before the longest reader's tail the name ends with
+ * (".pt.trace.json", TensorBoard's pattern, with ".gz"/".zst"; ".json";
+ * ".pftrace"), so "rank0.4.pt.trace.json" becomes "rank0.4.1.pt.trace.json"
+ * and not "rank0.4.pt.trace.1.json", which TensorBoard ignores.  Returns
+ * the index of that tail, or strlen(name) when it ends with none. */
+size_t tp_sink_name_cut(const char *name);
+
 #endif

@@ -30,24 +30,32 @@
  * traces cannot make close() loop for long. */
 #define SK_MAX_SUFFIX 10000
 
-/* "a.b.json" + k -> "a.b.k.json": the number goes before ".json" (with its
- * ".gz"/".zst"), else before the compression extension, else at the end, so
- * that the file keeps opening in the same tools.  Returns 0 or -ENAMETOOLONG. */
-static int sk_suffixed(char *dst, const struct tp_sink *s, unsigned k)
+size_t tp_sink_name_cut(const char *name)
 {
-	static const char *const tails[] = { ".json", ".json.gz", ".json.zst" };
-	size_t n = strlen(s->final);
-	size_t cut = n;
-	int found = 0;
+	/* Longest first: ".pt.trace.json" wins over ".json". */
+	static const char *const tails[] = {
+		".pt.trace.json.zst", ".pt.trace.json.gz", ".pt.trace.json",
+		".json.zst", ".json.gz", ".json",
+		".pftrace.zst", ".pftrace.gz", ".pftrace",
+	};
+	size_t n = strlen(name);
 	for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
 		size_t tl = strlen(tails[t]);
-		if (n > tl && !strcmp(s->final + n - tl, tails[t])) {
-			cut = n - tl;
-			found = 1;
-			break;
-		}
+		if (n > tl && !strcmp(name + n - tl, tails[t]))
+			return n - tl;
 	}
-	if (!found && s->compress != TP_SINK_PLAIN)
+	return n;
+}
+
+/* "a.b.json" + k -> "a.b.k.json": the number goes before the readers'
+ * tail (tp_sink_name_cut(): "x.pt.trace.json" -> "x.k.pt.trace.json"),
+ * else before the compression extension, else at the end, so that the file
+ * keeps opening in the same tools.  Returns 0 or -ENAMETOOLONG. */
+static int sk_suffixed(char *dst, const struct tp_sink *s, unsigned k)
+{
+	size_t n = strlen(s->final);
+	size_t cut = tp_sink_name_cut(s->final);
+	if (cut == n && s->compress != TP_SINK_PLAIN)
 		cut = n - (s->compress == TP_SINK_ZSTD ? 4 : 3);
 	char num[16];
 	int nl = tp_format(num, sizeof(num), ".%u", k);

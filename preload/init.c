@@ -50,6 +50,12 @@ static struct tp_config cfg;
  * (a stale value only delays a no-op). */
 static _Atomic int active;
 static int initialised;
+/* For the exit's "no trace file" line (say_why_no_file()): the first
+ * successful cuInit (relaxed: read at exit, after the program's threads
+ * are done with it), and whether this process is the one of its node that
+ * speaks (local rank 0), so that eight ranks do not print eight lines. */
+static _Atomic int cuda_up;
+static int speaks;
 
 int tp_preload_active(void)
 {
@@ -80,6 +86,8 @@ static void sync_at_exit(void)
 void tp_preload_on_cuinit(int result)
 {
 	static _Atomic int registered;
+	if (result == 0)
+		atomic_store_explicit(&cuda_up, 1, memory_order_relaxed);
 	if (result == 0 && atomic_load_explicit(&active, memory_order_relaxed) &&
 	    !atomic_exchange_explicit(&registered, 1, memory_order_relaxed))
 		atexit(sync_at_exit);
@@ -233,6 +241,10 @@ static void on_trigger(int sig)
 
 static void atfork_child(void)
 {
+	/* A forked child (a DataLoader worker, a pool process) shares the
+	 * parent's steps and CUDA state but is not the job's process that
+	 * explains a missing file: the parent says it, once. */
+	speaks = 0;
 	if (!atomic_load_explicit(&active, memory_order_relaxed))
 		return;
 	tp_flush_after_fork_child(cfg.follow_fork);
@@ -306,6 +318,15 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		tp_error("%s; profiling is disabled for this process", err);
 		goto out;
 	}
+	/* torchrun's agent (composer, accelerate launch) starts the workers,
+	 * which load the library and record the job; its own few CUDA calls
+	 * are none of the job's, and a file of them would be named rank 0
+	 * beside the real rank 0 (issue 42 item 1). */
+	if (vars.is_agent) {
+		tp_info("this process is the launcher (%s); it records nothing, its workers do",
+			vars.run_name);
+		goto out;
+	}
 	if (tp_template_check(cfg.folder, err, sizeof(err)) < 0) {
 		tp_error("TRACEPROF_FOLDER: '%s': %s; profiling is disabled for this process",
 			 cfg.folder, err);
@@ -339,6 +360,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(cfg.trigger_signal, &sa, NULL);
 	}
+	speaks = vars.local_rank == 0;
 	tp_sources_start(&cfg, &vars);
 	/* Opt-in only: a handler installed at load is the program's business.
 	 * CPython installs its KeyboardInterrupt handler only over a default
@@ -357,10 +379,43 @@ out:
 	errno = saved;
 }
 
+/* A schedule that saved nothing: one line saying why, with the fix (issue 42
+ * item 2), in a process that did the job's work (it stepped or started
+ * CUDA: not a shell, shim or DataLoader worker) and is its node's first.
+ * steps: the step count before the exit's save. */
+static void say_why_no_file(uint64_t steps)
+{
+	const struct tp_schedule *sc = &cfg.schedule;
+	if (!sc->enabled || cfg.trigger_signal || cfg.capture || !speaks ||
+	    tp_flush_files_saved() || (!steps && !atomic_load_explicit(&cuda_up, memory_order_relaxed)))
+		return;
+	uint64_t opens = sc->skip_first + sc->wait + sc->warmup;
+	int source = cfg.step_source != TP_STEP_API || cfg.step_arg[0];
+	if (!steps && !source)
+		tp_warn("no trace file: no step was seen, and the schedule (TRACEPROF_SCHEDULE=%s) "
+			"counts steps; for PyTorch, add `--step torch` (TRACEPROF_STEP=torch); "
+			"otherwise call traceprof_step() each iteration, or use --step "
+			"nvtx:NAME, call:FUNCTION or time:MS",
+			cfg.schedule_text);
+	else if (!steps)
+		tp_warn("no trace file: the program exited before its first step (TRACEPROF_STEP "
+			"saw none); the schedule (TRACEPROF_SCHEDULE=%s) records from step %llu",
+			cfg.schedule_text, (unsigned long long)opens);
+	else if (steps < opens)
+		tp_warn("no trace file: the program exited after %llu step%s, before the "
+			"schedule's window opened at step %llu (TRACEPROF_SCHEDULE=%s); lower "
+			"skip_first, wait or warmup, or run more steps",
+			(unsigned long long)steps, steps == 1 ? "" : "s", (unsigned long long)opens,
+			cfg.schedule_text);
+}
+
 __attribute__((destructor)) static void tp_preload_fini(void)
 {
 	int saved = errno;
-	if (atomic_exchange_explicit(&active, 0, memory_order_relaxed))
+	if (atomic_exchange_explicit(&active, 0, memory_order_relaxed)) {
+		uint64_t steps = tp_control_current_step();
 		tp_flush_finish();
+		say_why_no_file(steps);
+	}
 	errno = saved;
 }

@@ -58,6 +58,33 @@ PY
 grep -qi "straggler.*rank 1" byrank.txt || die "summary --by rank did not name rank 1: $(cat byrank.txt)"
 grep -i straggler byrank.txt
 
+# Issue 42 item 1: no --master_port (torch 2.15's torchrun then gives its
+# workers a UUID for TORCHELASTIC_RUN_ID) and no schedule (the documented
+# default).  The files are the ranks' own, in traceprof_traces/torch_ddp
+# where `traceprof run` says; the agent, whose own CUDA calls would have
+# made a rank0 file labelled "rank 0: torchrun", writes none.  Before the
+# fix: the ranks' files in traceprof_traces/<uuid>/, the agent's
+# rank0.step0 in torch_ddp/, and only that one listed.
+rm -rf traceprof_traces
+SLOW_RANK=-1 "$T" run --step torch -- "$run" --nproc_per_node 2 "$prog" 2 >def.out 2>def.err ||
+	die "torchrun without --master_port failed under traceprof: $(tail -5 def.err)"
+files=$(cd traceprof_traces && find . -type f | sort | tr '\n' ' ')
+case "$files" in
+"./torch_ddp/rank0.step"*".trace.json ./torch_ddp/rank1.step"*".trace.json ") ;;
+*) die "no --master_port, no schedule: want rank0 and rank1 in traceprof_traces/torch_ddp, got: $files" ;;
+esac
+[ "$(echo "$files" | wc -w)" = 2 ] || die "more than the ranks' files: $files"
+grep -q "traceprof: 2 trace files written" def.err || die "traceprof run did not list both: $(grep traceprof: def.err)"
+"$PYTHON" - traceprof_traces/torch_ddp/*.json <<'PY' || die "the files are not the ranks'"
+import json, sys
+for r, path in enumerate(sys.argv[1:]):
+    t = json.load(open(path))
+    assert t["distributedInfo"]["rank"] == r, (path, t["distributedInfo"])
+    names = [e["args"]["name"] for e in t["traceEvents"] if e.get("name") == "process_name"]
+    assert not any("torchrun" in n for n in names), (path, names)
+print("no --master_port, no schedule: rank0 and rank1 in torch_ddp")
+PY
+
 # --nnodes 2 on loopback, one process per node.
 p=$(port)
 for n in 0 1; do

@@ -14,7 +14,7 @@ import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "scripts"))
-from traceprof.cli.summary import print_rows, print_steps  # noqa: E402
+from traceprof.cli.summary import footer_phases, print_rows, print_steps  # noqa: E402
 from traceprof.traces.events import STEP_RE, finite_num, selected  # noqa: E402
 from traceprof.traces.pftrace import DOCS, PFTRACE_RE, PftraceReader  # noqa: E402
 from traceprof.traces.reader import TraceReader  # noqa: E402
@@ -26,10 +26,13 @@ def main():
 
 def table(path, by):
     a = types.SimpleNamespace(by=by, top=0, csv=True, file=path)
-    events = []  # (pid, tid, ts, dur, key or None)
+    events = []  # (pid, tid, ts, dur, key or None, the step's phase or None)
     lo, hi = math.inf, -math.inf
     reader = PftraceReader(path) if PFTRACE_RE.search(path) else TraceReader(path)
-    for kind, batch, _ in reader.items():
+    meta = {}
+    for kind, batch, b in reader.items():
+        if kind == "meta":
+            meta[batch] = b
         if kind != "events":
             continue
         for ev in batch:
@@ -52,10 +55,13 @@ def table(path, by):
             key = name if selected(by, ev.get("cat"), name) else None
             if by != "step" and key is None and STEP_RE.match(name):
                 continue  # steps are outside self time's nesting (since 2026-11-26)
-            events.append((str(ev.get("pid")), str(ev.get("tid")), ts, float(dur), key))
+            args = ev.get("args")
+            phase = args.get("phase") if isinstance(args, dict) else None
+            events.append((str(ev.get("pid")), str(ev.get("tid")), ts, float(dur), key,
+                           phase if isinstance(phase, str) else None))
     window = hi - lo if hi > lo else 0.0
     if by == "step":
-        return print_steps(a, events, window)
+        return print_steps(a, events, window, footer_phases(meta))
     selft = [0.0] * len(events)
     by_thread = {}
     for i, e in enumerate(events):

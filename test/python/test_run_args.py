@@ -91,6 +91,9 @@ def test_cmd_run_without_program(capsys):
     (["python3", "-W", "ignore", "t.py"], "t"),
     (["torchrun", "--nproc-per-node", "2", "train.py"], "train"),
     (["composer", "-n", "8", "x/main.py"], "main"),
+    (["accelerate", "launch", "--num_processes", "2", "train.py"], "train"),
+    (["python3", "/venv/bin/accelerate", "launch", "t.py"], "t"),
+    (["accelerate", "env", "t.py"], "accelerate"),
 ])
 def test_program_name(argv, want):
     assert program_name(argv) == want

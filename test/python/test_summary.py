@@ -89,6 +89,52 @@ def test_steps(capsys, trace):
     assert got["stddev"] == "35.355"
 
 
+def phased(name, ts, dur, phase):
+    e = X(name, "user_annotation", ts, dur)
+    e["args"] = {"phase": phase}
+    return e
+
+
+def test_steps_leave_out_startup_and_teardown(capsys, tmp_path):
+    # Issue 42 item 3: args.phase marks the start-up and teardown steps;
+    # the statistics are the iterations', and the line names the others.
+    p = write_trace(tmp_path / "p.json", [
+        phased("ProfilerStep#0", 0, 5000, "start-up"),
+        X("ProfilerStep#1", "user_annotation", 5000, 100),
+        X("ProfilerStep#2", "user_annotation", 5100, 50),
+        phased("ProfilerStep#3", 5150, 900, "teardown")])
+    rc, out, _ = run(capsys, p, "--by", "step")
+    assert rc == 0
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("steps: 2; mean 75.000us,"), last
+    assert last.endswith("; left out: ProfilerStep#0 (start-up, 5.000ms), "
+                         "ProfilerStep#3 (teardown, 900.000us)"), last
+    rc, out, err = run(capsys, p, "--by", "step", "--csv")
+    got = {r[0]: r[1] for r in csv.reader(io.StringIO(out))}
+    assert "0" not in got and "3" not in got and got["mean"] == "75.000"
+    assert "leave out ProfilerStep#0 (start-up" in err
+
+
+def test_steps_only_the_whole_run(capsys, tmp_path):
+    p = write_trace(tmp_path / "w.json", [phased("ProfilerStep#0", 0, 700, "whole run")])
+    rc, out, _ = run(capsys, p, "--by", "step")
+    assert rc == 0
+    assert out.strip().splitlines()[-1].endswith(
+        "; only the whole run: no whole iteration between two step calls")
+
+
+def test_steps_phases_from_the_footer(capsys, tmp_path):
+    # A file whose events carry no args (a .pftrace's, as summary reads
+    # them) takes the phases from its table's step_phases.
+    p = write_trace(tmp_path / "f.json", [
+        X("ProfilerStep#0", "user_annotation", 0, 5000, pid=9),
+        X("ProfilerStep#1", "user_annotation", 5000, 100, pid=9)],
+        traceprof={"aggregate": {"step_phases": [[0, 9, "start-up"]]}})
+    rc, out, _ = run(capsys, p, "--by", "step", "--from-events")
+    assert rc == 0
+    assert out.strip().splitlines()[-1].startswith("steps: 1; mean 100.000us"), out
+
+
 def test_nothing_to_show(capsys, tmp_path):
     p = write_trace(tmp_path / "e.json", [X("x", "user_annotation", 0, 1)])
     rc, _, err = run(capsys, p, "--by", "kernel")

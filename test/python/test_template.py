@@ -77,3 +77,23 @@ def test_launcher_vars(env, want):
 ])
 def test_run_name(env, want):
     assert run_name(env, "prog") == want
+
+
+@pytest.mark.parametrize("env, want", [
+    ({}, "prog"),
+    ({"TORCHELASTIC_RUN_ID": "job1"}, "job1"),
+    ({"TORCHELASTIC_RUN_ID": "none"}, "prog"),
+    ({"TORCHELASTIC_RUN_ID": ""}, "prog"),
+    # torchrun --standalone's, and torch 2.15's without --master_port: one
+    # per launch, given to the workers only (issue 42 item 1).
+    ({"TORCHELASTIC_RUN_ID": "07a29c41-71d6-4b8e-9f0a-d226471ea2cc"}, "prog"),
+    ({"TORCHELASTIC_RUN_ID": "07A29C41-71D6-4B8E-9F0A-D226471EA2CC"}, "prog"),
+    ({"TORCHELASTIC_RUN_ID": "07a29c41-71d6-4b8e-9f0a-d226471ea2cc-x"},
+     "07a29c41-71d6-4b8e-9f0a-d226471ea2cc-x"),
+    ({"TORCHELASTIC_RUN_ID": "07a29c4171d64b8e9f0ad226471ea2cc"}, "07a29c4171d64b8e9f0ad226471ea2cc"),
+    ({"TORCHELASTIC_RUN_ID": "none", "SLURM_JOB_ID": "881"}, "881"),
+    ({"TORCHELASTIC_RUN_ID": "07a29c41-71d6-4b8e-9f0a-d226471ea2cc", "SLURM_JOB_ID": ""}, "prog"),
+    ({"TRACEPROF_RUN_NAME": "mine", "TORCHELASTIC_RUN_ID": "job1"}, "mine"),
+])
+def test_run_name_skips_placeholders(env, want):
+    assert run_name(env, "prog") == want

@@ -247,6 +247,39 @@ START_TEST(test_env_torchrun)
 }
 END_TEST
 
+/* A UUID run id (torchrun --standalone's, torch 2.15's without
+ * --master_port) is made per launch and given to the workers only: skipped
+ * like "none", so that the agent, its workers and the next run share the
+ * program's name (issue 42 item 1). */
+START_TEST(test_env_uuid_run_id)
+{
+	clear_env();
+	setenv("RANK", "1", 1);
+	setenv("TORCHELASTIC_RUN_ID", "07a29c41-71d6-4b8e-9f0a-d226471ea2cc", 1);
+	struct tp_template_vars v;
+	from_env(&v);
+	ck_assert_str_eq(v.run_name, program_invocation_short_name);
+	ck_assert_int_eq(v.is_agent, 0);
+	setenv("SLURM_JOB_ID", "881", 1);
+	from_env(&v);
+	ck_assert_str_eq(v.run_name, "881");
+	/* Not UUIDs: kept. */
+	static const char *const kept[] = {
+		"07a29c41-71d6-4b8e-9f0a-d226471ea2cc-x", "07a29c4171d64b8e9f0ad226471ea2cc",
+		"07a29c41-71d6-4b8e-9f0a-d226471ea2cg", "07a29c41-71d6-4b8e-9f0a-d226471ea2c",
+	};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		ck_assert_int_eq(tp_launcher_placeholder(kept[i]), 0);
+		setenv("TORCHELASTIC_RUN_ID", kept[i], 1);
+		from_env(&v);
+		ck_assert_str_eq(v.run_name, kept[i]);
+	}
+	ck_assert_int_eq(tp_launcher_placeholder("07A29C41-71D6-4B8E-9F0A-D226471EA2CC"), 1);
+	ck_assert_int_eq(tp_launcher_placeholder("none"), 1);
+	ck_assert_int_eq(tp_launcher_placeholder(""), 0);
+}
+END_TEST
+
 START_TEST(test_env_openmpi)
 {
 	clear_env();
@@ -438,6 +471,7 @@ static Suite *template_suite(void)
 	tcase_add_test(tc, test_env_openmpi);
 	tcase_add_test(tc, test_env_pmi);
 	tcase_add_test(tc, test_env_slurm);
+	tcase_add_test(tc, test_env_uuid_run_id);
 	tcase_add_test(tc, test_env_not_numbers);
 	tcase_add_test(tc, test_env_expand_end_to_end);
 	tcase_add_test(tc, test_shared_table);

@@ -50,7 +50,8 @@ def merge_inputs(args, cmd="merge"):
                     err("skipped: %s: the folder's JSON traces are read; name the Perfetto "
                         "files to %s them" % (f, "merge" if cmd == "merge" else "read"))
             if not found:
-                fail("%s: no .json, .json.gz, .json.zst or .pftrace files in this folder" % a)
+                fail("%s: no .json, .json.gz, .json.zst or .pftrace files in this folder%s"
+                     % (a, subfolder_hint(a)))
             files.extend(found)
         elif regular(a):
             files.append(a)
@@ -76,3 +77,86 @@ def rank_of(meta, path, index):
     if m:
         return int(m.group(1)), True
     return index, False
+
+
+# ---- What `summary` is handed: a file, a run's folder, or the folder of
+# runs (traceprof_traces/, whose subfolders are the runs).  Kept apart from
+# merge_inputs(): these only choose the paths, which merge_inputs() and the
+# readers then take as before.
+
+def _traces_in(folder):
+    """The regular trace files directly in folder, JSON first (as
+    merge_inputs() reads a folder), sorted; [] when it cannot be listed."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    except OSError:
+        return []
+    paths = [os.path.join(folder, n) for n in names if JSON_RE.search(n) or PFTRACE_RE.search(n)]
+    paths = [p for p in paths if regular(p)]
+    js = [p for p in paths if JSON_RE.search(p)]
+    return js or paths
+
+
+def run_subfolders(folder):
+    """The subfolders of folder that hold traces (runs), sorted."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names
+            if os.path.isdir(os.path.join(folder, n)) and _traces_in(os.path.join(folder, n))]
+
+
+def subfolder_hint(folder):
+    """"; the runs are in its subfolders: ..." with the command to use, or
+    "" when folder has no subfolder with traces."""
+    subs = run_subfolders(folder)
+    if not subs:
+        return ""
+    shown = ", ".join(os.path.basename(x) for x in subs[:5]) + (", ..." if len(subs) > 5 else "")
+    return "; it is a folder of runs (%s): name one, e.g. %s" % (shown, subs[0])
+
+
+def summary_folders(paths, by="rank", all_runs=False):
+    """--by rank's inputs with a folder of runs replaced by its one run
+    folder (said on stderr), or with all_runs (--all-runs) by every run
+    folder; otherwise a folder of several runs is refused with the list, as
+    their ranks would mix.  Files and run folders are kept."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p) and not _traces_in(p):
+            subs = run_subfolders(p)
+            if len(subs) == 1:
+                err("%s: reading its one run, %s" % (p, subs[0]))
+                p = subs[0]
+            elif subs and all_runs:
+                err("%s: reading its %d runs together (--all-runs)" % (p, len(subs)))
+                out.extend(subs)
+                continue
+            elif subs:
+                fail("%s: no trace files here; it is a folder of %d runs (%s): name one, e.g. "
+                     "traceprof summary --by %s %s%s" % (
+                         p, len(subs), ", ".join(os.path.basename(x) for x in subs[:5]) +
+                         (", ..." if len(subs) > 5 else ""), by, subs[0],
+                         ", or pass --all-runs to count them together" if by == "rank" else ""))
+        out.append(p)
+    return out
+
+
+def summary_file(path, by):
+    """The one trace file a summary (not --by rank) reads, for a file, a
+    run's folder holding one trace, or a folder of runs holding one;
+    anything else fails with one line saying what to name instead."""
+    if not os.path.isdir(path):
+        return path
+    folder = summary_folders([path], by)[0]
+    traces = _traces_in(folder)
+    if len(traces) == 1:
+        err("%s: reading its one trace, %s" % (path, traces[0]))
+        return traces[0]
+    if not traces:
+        fail("%s: no .json, .json.gz, .json.zst or .pftrace files in this folder%s" % (
+            path, subfolder_hint(folder) or "; name a trace file"))
+    fail("%s: %d trace files here; summary --by %s reads one: name one, e.g. %s, or use "
+         "summary --by rank %s for every rank's steps" % (folder, len(traces), by, traces[0],
+                                                         folder))

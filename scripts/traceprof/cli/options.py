@@ -19,7 +19,7 @@ RUN_OPTIONS = [
     ("--filename", "TRACEPROF_FILENAME", "rank{rank}.step{step}.trace.json", "str",
      "file name template ({step}: last step of the window)"),
     ("--run-name", "TRACEPROF_RUN_NAME",
-     "$TORCHELASTIC_RUN_ID, else $SLURM_JOB_ID, else the program's name", "str",
+     "$TORCHELASTIC_RUN_ID (not \"none\" or a UUID), else $SLURM_JOB_ID, else the program's name", "str",
      "value of {run_name}"),
     ("--keep", "TRACEPROF_NUM_TRACES_TO_KEEP", "-1 (keep all)", "str",
      "windows whose files this process keeps (all parts of a window count as one); older "

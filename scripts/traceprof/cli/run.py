@@ -14,7 +14,8 @@ from . import sigmask
 from .options import RUN_OPTIONS
 from .runenv import (check_library_version, find_library, is_traceprof_library, preload_safe,
                      python_boot, sanitizer_runtime)
-from .runfiles import launcher_vars, report_files, run_name, snapshot, template_glob
+from .runfiles import (launcher_vars, report_files, run_name, snapshot, template_glob,
+                       why_nothing)
 from .sigmask import RUN_SIGNALS
 from ..util import err, fail, version
 
@@ -76,14 +77,15 @@ def program_name(argv):
     """The default {run_name}: the program's basename, or for a Python
     interpreter the script's name without ".py" (train for `python3
     train.py`) or the module of -m; the interpreter's own name for -c, - and
-    no program; for torchrun and Composer's launcher, the name of their
-    script.  format/template.c's tpl_program_name() is the same rule
-    (the library applies it in each process it is loaded in)."""
+    no program; for torchrun, Composer's launcher and `accelerate launch`,
+    the name of their script.  common/launcher.c's lch_program_name() is the
+    same rule (the library applies it in each process it is loaded in)."""
     name = os.path.basename(argv[0])
     rest = argv[1:]
     if re.fullmatch(r"python[0-9.]*", name):
         name, rest = _python_target(name, rest)
-    if name in ("torchrun", "torch.distributed.run", "composer"):
+    if name in ("torchrun", "torch.distributed.run", "composer") or \
+            name == "accelerate" and rest[:1] == ["launch"]:
         # Its script's name, shared by the launcher and its workers.
         for a in rest:
             if not a.startswith("-") and a.endswith(".py") and len(a) > 3:
@@ -163,8 +165,12 @@ def cmd_run(argv):
     known["run_name"] = rn
     known["hostname"] = socket.gethostname()
     folder = env.get("TRACEPROF_FOLDER") or "traceprof_traces/{run_name}"
-    folder_glob = template_glob(folder, known)
-    finish_cut_windows(folder_glob, None, None, earlier=True)
+    # Looked at with only the host known: the workers' run name and ranks
+    # are theirs (a torchrun --rdzv-id, a Slurm step's variables), not
+    # this command's, and their files are listed wherever they landed.
+    folder_glob = template_glob(folder, {"hostname": known["hostname"]})
+    # An earlier run's cut windows: in this run's own folder only.
+    finish_cut_windows(template_glob(folder, known), None, None, earlier=True)
     before = snapshot(folder_glob)
 
     # Signals: block the ones we forward and SIGCHLD, and take them with
@@ -240,7 +246,8 @@ def cmd_run(argv):
     finish_cut_windows(folder_glob, pid, status)
     if not a.quiet:
         report_files(before, snapshot(folder_glob), template_glob(folder, known, True) or folder,
-                     env.get("TRACEPROF_NUM_TRACES_TO_KEEP", "").strip() == "0")
+                     env.get("TRACEPROF_NUM_TRACES_TO_KEEP", "").strip() == "0",
+                     why_nothing(env))
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         sys.stderr.flush()

@@ -4,6 +4,7 @@ program starts), and the list of files written, printed at the end."""
 
 import glob
 import os
+import re
 import sys
 
 from ..layout import LAUNCHERS, RUN_NAME_PLACEHOLDER, RUN_NAME_VARS, TEMPLATE_VARS
@@ -33,13 +34,24 @@ def launcher_vars(env):
     return v
 
 
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                      r"[0-9a-fA-F]{12}")
+
+
+def placeholder(value):
+    """Whether a run-name variable's value names nothing stable: torchrun's
+    "none", or a UUID made for one launch (common/launcher.c:
+    tp_launcher_placeholder, scripts/layout.spec)."""
+    return value == RUN_NAME_PLACEHOLDER or bool(_UUID_RE.fullmatch(value))
+
+
 def run_name(env, fallback):
     """{run_name} as the library chooses it (common/launcher.c): the
     override TRACEPROF_RUN_NAME, else the first of scripts/layout.spec's
-    RUN_NAME_VARS that is set and is not torchrun's placeholder, else
-    fallback (the program's name)."""
+    RUN_NAME_VARS that is set and is not a placeholder, else fallback (the
+    program's name)."""
     return env.get("TRACEPROF_RUN_NAME") or next(
-        (env[v] for v in RUN_NAME_VARS if env.get(v) and env[v] != RUN_NAME_PLACEHOLDER),
+        (env[v] for v in RUN_NAME_VARS if env.get(v) and not placeholder(env[v])),
         None) or fallback
 
 
@@ -102,7 +114,31 @@ def snapshot(folder_glob):
     return files
 
 
-def report_files(before, after, folder, keep0=False):
+def why_nothing(env):
+    """Why a run may have written nothing, from its configuration, with the
+    fix: the library says more from inside the program (its "no trace
+    file:" line, preload/init.c), but only in a process that stepped or
+    started CUDA; this covers the rest.  "" when the configuration explains
+    nothing."""
+    sched = env.get("TRACEPROF_SCHEDULE", "").strip()
+    step = env.get("TRACEPROF_STEP", "").strip()
+    if env.get("TRACEPROF_CAPTURE", "none").strip() not in ("", "none"):
+        return ("--capture records only between cudaProfilerStart() and cudaProfilerStop(); "
+                "the program called neither, or exited between them")
+    if env.get("TRACEPROF_TRIGGER", "none").strip() not in ("", "none"):
+        return "--trigger records only after the signal: send it to a rank (kill -%s PID)" % (
+            env["TRACEPROF_TRIGGER"].strip().upper().replace("SIG", ""))
+    if sched and step in ("", "api"):
+        return ("the schedule counts steps, and nothing marks them unless the program calls "
+                "traceprof_step(): for PyTorch, add --step torch; otherwise --step "
+                "nvtx:NAME, call:FUNCTION or time:MS")
+    if sched:
+        return ("the program may have ended before the schedule's window opened "
+                "(--schedule %s); see the \"no trace file:\" line above" % sched)
+    return ""
+
+
+def report_files(before, after, folder, keep0=False, why=""):
     # Natural order (rank1 before rank10, step7 before step11), not by time:
     # files of one save can share a timestamp, and ranks finish in any order.
     new = sorted((p for p, s in after.items() if before.get(p) != s), key=natural_key)
@@ -111,7 +147,7 @@ def report_files(before, after, folder, keep0=False):
             err("no trace file left in %s (--keep 0 deletes each file once saved and "
                 "uploaded)" % folder)
         else:
-            err("no trace file written in %s" % folder)
+            err("no trace file written in %s%s" % (folder, ": " + why if why else ""))
         return
     err("%d trace file%s written:" % (len(new), "" if len(new) == 1 else "s"))
     total_drops = total_intr = 0

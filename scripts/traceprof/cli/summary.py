@@ -9,8 +9,8 @@ import sys
 from . import readopts
 from ..traces import aggtable
 from ..traces.events import STEP_RE
-from .inputs import regular
-from ..layout import STEP_PREFIX
+from .inputs import regular, summary_file, summary_folders
+from ..layout import DOC_FOOTER, STEP_PREFIX
 from ..traces.pftrace import PFTRACE_RE, PftraceReader
 from .ranks import summary_ranks
 from .summary_comm import comm_batch, print_comm
@@ -34,7 +34,9 @@ def cmd_summary(argv):
                     "files of several runs are refused without --all-runs.  --by comm "
                     "prints NCCL's collectives (its NVTX ranges): calls, time and bytes.")
     p.add_argument("files", nargs="+", metavar="FILE",
-                   help="a trace; with --by rank also several, or a folder")
+                   help="a trace, or a run's folder holding one (or the folder of runs "
+                        "holding one run); with --by rank also several, a run's folder, "
+                        "or the folder of runs holding one run")
     p.add_argument("--by", choices=["all", "api", "kernel", "marker", "step", "rank", "comm"],
                    default="all",
                    help="events to group: all (default; every complete event but "
@@ -66,10 +68,11 @@ def cmd_summary(argv):
     except (AttributeError, ValueError):
         pass
     if a.by == "rank":
+        a.files = summary_folders(a.files, all_runs=a.all_runs)
         return summary_ranks(a)
     if len(a.files) > 1:
         p.error("one FILE (several only with --by rank)")
-    a.file = a.files[0]
+    a.file = summary_file(a.files[0], a.by)
     if os.path.exists(a.file) and not os.path.isdir(a.file) and not regular(a.file):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
@@ -124,7 +127,7 @@ def cmd_summary(argv):
                                                              acc.complete, meta)))
         return 1
     if a.by == "step":
-        return print_steps(a, acc.steps, window)
+        return print_steps(a, acc.steps, window, footer_phases(meta))
     return print_rows(a, rows, window)
 
 
@@ -184,14 +187,46 @@ def empty_reason(by, has_events, complete, meta):
     return "only steps (ProfilerStep#N): --by step shows them"
 
 
-def print_steps(a, events, window):
+def footer_phases(meta):
+    """{(step, pid as text): phase} from the file's own table ("step_phases"
+    of the footer's aggregate): the phases of the start-up and teardown
+    steps where the events do not carry their args (a .pftrace, whose args
+    summary does not read)."""
+    foot = meta.get(DOC_FOOTER)
+    agg = foot.get("aggregate") if isinstance(foot, dict) else None
+    rows = agg.get("step_phases") if isinstance(agg, dict) else None
+    return {(r[0], str(r[1])): r[2] for r in rows or ()
+            if isinstance(r, list) and len(r) == 3 and isinstance(r[2], str)}
+
+
+def print_steps(a, events, window, phases=None):
+    """events: (pid, tid, ts, dur, key[, phase]); phases: footer_phases(),
+    for the events that carry none."""
     steps = []
-    for pid, tid, ts, dur, key in events:
+    edges = []  # the start-up and teardown: no iteration (scripts/layout.spec)
+    for ev in events:
+        pid, key = ev[0], ev[4]
         if key is None:
             continue
         m = STEP_RE.match(key)
-        steps.append((int(m.group(1)), dur, pid))
+        phase = ev[5] if len(ev) > 5 else None
+        if phase is None and phases:
+            phase = phases.get((int(m.group(1)), pid))
+        (edges if phase else steps).append((int(m.group(1)), ev[3], pid, phase))
     steps.sort()
+    edges.sort()
+    left_out = ""
+    if edges and steps:
+        left_out = "; left out: %s" % ", ".join(
+            "%s%d (%s, %s)" % (STEP_PREFIX, s, ph, fmt_time(d)) for s, d, _, ph in edges)
+        csv_note = "the step statistics leave out " + left_out[len("; left out: "):]
+    elif edges:
+        # Nothing but the edges (one step call or none): shown, and said.
+        steps = edges
+        left_out = "; only the %s: no whole iteration between two step calls" % (
+            " and ".join(ph for _, _, _, ph in edges))
+        csv_note = "steps: " + left_out[2:]
+    steps = [(s, d, p) for s, d, p, _ in steps]
     durs = [d for _, d, _ in steps]
     n = len(durs)
     mean = sum(durs) / n
@@ -207,6 +242,8 @@ def print_steps(a, events, window):
         out.append(["min", "%.3f" % min(durs)] + ([""] if multi_pid else []))
         out.append(["max", "%.3f" % max(durs)] + ([""] if multi_pid else []))
         write_csv(out)
+        if left_out:
+            err(csv_note)
         return 0
     head = ["Step", "Duration", "vs mean"] + (["pid"] if multi_pid else [])
     rows = []
@@ -215,8 +252,8 @@ def print_steps(a, events, window):
                      "%+.1f%%" % (100.0 * (d - mean) / mean if mean else 0.0)]
                     + ([p] if multi_pid else []))
     print_table(head, rows)
-    print("steps: %d%s; mean %s, stddev %s (%.1f%%), min %s, max %s" % (
+    print("steps: %d%s; mean %s, stddev %s (%.1f%%), min %s, max %s%s" % (
         n, "" if len(shown) == n else " (first %d shown)" % len(shown), fmt_time(mean),
         fmt_time(sd), 100.0 * sd / mean if mean else 0.0, fmt_time(min(durs)),
-        fmt_time(max(durs))))
+        fmt_time(max(durs)), left_out))
     return 0

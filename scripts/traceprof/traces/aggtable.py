@@ -360,11 +360,18 @@ def summary_rows(a, by):
 
 
 def step_events(a):
-    """The steps as summary's (pid, tid, ts, dur, key) events; None when
-    the table left steps out."""
+    """The steps as summary's (pid, tid, ts, dur, key, phase) events, phase
+    None for an iteration, else the start-up or teardown step's
+    (L.STEP_PHASE_*: the table's "step_phases", [step, pid, phase]); None
+    when the table left steps out."""
     if a.get("steps_cut"):
         return None
-    return [(str(pid), "", 0.0, dur / 1e3, L.STEP_PREFIX + str(n)) for n, dur, pid in a["steps"]]
+    phases = {}
+    for row in a.get("step_phases") or ():
+        if isinstance(row, list) and len(row) == 3:
+            phases[row[0], row[1]] = row[2]
+    return [(str(pid), "", 0.0, dur / 1e3, L.STEP_PREFIX + str(n), phases.get((n, pid)))
+            for n, dur, pid in a["steps"]]
 
 
 def table_paths(paths, notes=None):

@@ -32,6 +32,7 @@ import tempfile
 
 from .events import STEP_RE, finite_num, selected
 from .pftrace import DOCS
+from ..layout import STEP_PHASE_ARG
 from ..util import err
 
 # Complete events sorted in memory at once: about 170 bytes each as Python
@@ -179,7 +180,7 @@ class EventRows:
         self.names = []     # name id -> name
         self.ids = {}       # name -> name id
         self.self_times = SelfTimes() if want_self else None
-        self.steps = []     # (pid, tid, ts, dur, key) of the steps (--by step)
+        self.steps = []     # (pid, tid, ts, dur, key, phase) of the steps (--by step)
         self.lo, self.hi = math.inf, -math.inf
         self.has_events = False
         self.complete = 0   # complete events with a numeric ts
@@ -244,7 +245,10 @@ class EventRows:
             if sel:
                 keyed += 1
                 if by == "step":
-                    self.steps.append((str(ev.get("pid")), str(ev.get("tid")), ts, dur, name))
+                    args = ev.get("args")
+                    phase = args.get(STEP_PHASE_ARG) if args.__class__ is dict else None
+                    self.steps.append((str(ev.get("pid")), str(ev.get("tid")), ts, dur, name,
+                                       phase if phase.__class__ is str else None))
                     continue
                 kid = ids.get(name)
                 if kid is None:
