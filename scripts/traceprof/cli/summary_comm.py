@@ -4,7 +4,7 @@ collective, from the ranges NCCL marks in its NVTX domain "NCCL" (their
 
 import math
 
-from ..layout import CAT_USER_ANNOTATION
+from ..layout import CAT_CPU_OP, CAT_USER_ANNOTATION
 from ..traces.events import finite_num
 from .table import fmt_time, print_table, write_csv
 
@@ -86,7 +86,7 @@ def fmt_bytes(n):
 # NVTX ranges, `ncclAllReduce`; PyTorch's `nccl:` titles).  GPU kernels
 # are left out: host time only, as the steps are.
 COLL_PREFIXES = ("c10d::", "gloo:", "nccl")
-COLL_CATS = ("cpu_op", "user_annotation")
+COLL_CATS = (CAT_CPU_OP, CAT_USER_ANNOTATION)
 
 
 def is_collective(name, cat):

@@ -81,6 +81,22 @@ def _member_at(jd, text, p):
     return key, value, q
 
 
+def _members_after(jd, text, p):
+    """The members of `, "key": value, ... }` from p to the end of text
+    (white space around), as a dict; None when the text is not exactly
+    that.  Each member is parsed once (_member_at)."""
+    meta = {}
+    while True:
+        q = _skip_ws_at(text, p)
+        if text[q:q + 1] == "}" and _skip_ws_at(text, q + 1) == len(text):
+            return meta
+        m = _member_at(jd, text, p)
+        if m is None:
+            return None
+        meta[m[0]] = m[1]
+        p = m[2]
+
+
 def _tail_members(text):
     """The top-level members after the traceEvents array, read with the
     JSON parser: the last ']' after which the rest of the text parses as
