@@ -247,3 +247,29 @@ def test_table_with_names_cut(capsys, tmp_path):
     rc, out, err = run(capsys, str(d), "--by", "rank")
     assert rc == 0, err
     assert err.startswith("traceprof: note: 1 file (rank1.json) left names out of its table"), err
+
+
+def test_startup_and_teardown_steps_left_out(tmp_path, capsys):
+    """The library labels the span before the first step and after the
+    last (args.phase; the table's step_phases): they are no iterations and
+    count in no rank's statistics, from the events and the table alike.
+    Here rank 0's start-up (5 s) and teardown (3 s) would make it the
+    slowest by its max and its mean; its iterations are 10 ms, rank 1's
+    12 ms."""
+    def with_phases(pid, durs):
+        evs = steps(pid, durs)
+        evs[0].setdefault("args", {})["phase"] = "start-up"
+        evs[-1].setdefault("args", {})["phase"] = "teardown"
+        return evs
+    for rank, durs in ((0, [5e6] + [10e3] * 8 + [3e6]), (1, [20e3] + [12e3] * 8 + [20e3])):
+        evs = with_phases(rank + 1, durs)
+        p = write_with_table(tmp_path / ("rank%d.trace.json" % rank), evs, rank)
+        # The table names the edge steps as format/aggregate.c does.
+        text = open(p).read()
+        text = text.replace('"steps": [', '"step_phases": [[0, %d, "start-up"], [%d, %d, '
+                            '"teardown"]], "steps": [' % (rank + 1, len(durs) - 1, rank + 1))
+        open(p, "w").write(text)
+    rows, err = by_rank(capsys, tmp_path)
+    assert rows[0]["steps"] == "8" and rows[1]["steps"] == "8", rows
+    assert float(rows[0]["max_us"]) == 10e3, rows[0]
+    assert "4 start-up and teardown steps" in err, err

@@ -7,7 +7,8 @@ import re
 import sys
 from array import array
 
-from ..layout import META_PROCESS_NAME
+from ..layout import (META_PROCESS_NAME, STEP_PHASE_ARG, STEP_PHASE_STARTUP,
+                      STEP_PHASE_TEARDOWN)
 from ..traces import aggtable
 from ..traces.events import STEP_RE, finite_num
 from .inputs import merge_inputs, rank_of
@@ -129,7 +130,15 @@ def _footer_host(ft):
     return h if isinstance(h, str) else None
 
 
-def _from_tables(files, steps, comm, notes=None):
+# The steps that are not iterations: the span before the program's first
+# step (set-up, `import torch`) and after its last (teardown), as the
+# library labels them (args.phase; the table's "step_phases").  Left out of
+# every rank's statistics, and said so once; a run whose only step is the
+# whole run keeps it (nothing else to judge by).
+_EDGES = (STEP_PHASE_STARTUP, STEP_PHASE_TEARDOWN)
+
+
+def _from_tables(files, steps, comm, notes=None, edges=None):
     """Fills steps and comm from the files' tables; False (and nothing
     kept) when one file has no table or left steps out.  A table that left
     names out (past 4,096) is still read, as --by all's is not: its steps
@@ -146,7 +155,13 @@ def _from_tables(files, steps, comm, notes=None):
         if t.get("names_cut") or t.get("calls_cut"):
             cut.append(path)
         host, by_pid = _footer_host(ft), {}
+        phases = {(r[0], r[1]) for r in t.get("step_phases") or ()
+                  if isinstance(r, list) and len(r) == 3 and r[2] in _EDGES}
         for n, dur, pid in t["steps"]:
+            if (n, pid) in phases:
+                if edges is not None:
+                    edges.append(n)
+                continue
             by_pid.setdefault(pid, []).append((dur / 1e3, n))
         for pid, lst in by_pid.items():
             steps.setdefault(t["rank"], _Steps()).extend(lst, host, pid, path)
@@ -159,7 +174,7 @@ def _from_tables(files, steps, comm, notes=None):
     return True
 
 
-def _from_events(files, steps, comm):
+def _from_events(files, steps, comm, edges=None):
     for i, path in enumerate(files):
         try:
             pf = PFTRACE_RE.search(path)
@@ -188,6 +203,11 @@ def _from_events(files, steps, comm):
                         continue
                     m = STEP_RE.match(name)
                     if m:
+                        args = ev.get("args")
+                        if isinstance(args, dict) and args.get(STEP_PHASE_ARG) in _EDGES:
+                            if edges is not None:
+                                edges.append(int(m.group(1)))
+                            continue
                         by_pid.setdefault(str(ev.get("pid")), []).append((dur, int(m.group(1))))
                     elif finite_num(ev.get("ts")) is not None:
                         w = waits.get(str(ev.get("pid")))
@@ -216,10 +236,16 @@ def summary_ranks(a):
     steps = {}  # rank -> _Steps
     comm = {}   # rank -> CommWait
     notes = []  # why a table was not used: said once the events were read
-    if getattr(a, "from_events", False) or not _from_tables(files, steps, comm, notes):
-        _from_events(files, steps, comm)
+    edges = []  # start-up and teardown steps left out
+    if getattr(a, "from_events", False) or not _from_tables(files, steps, comm, notes, edges):
+        del edges[:]
+        _from_events(files, steps, comm, edges)
     for n in notes:
         err(n)
+    if edges:
+        err("note: %d start-up and teardown step%s (the span before each process's first "
+            "step and after its last) left out of the step statistics" % (
+                len(edges), "" if len(edges) == 1 else "s"))
     if not steps:
         err("nothing to show: no ProfilerStep#N events in %s (traceprof_step() was not "
             "called in a recorded step?)" % ", ".join(files))
