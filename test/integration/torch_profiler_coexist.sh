@@ -18,6 +18,11 @@
 #     up while the program's profiler runs, says so in one "traceprof:"
 #     line, and takes it back after: ops are recorded in the steps outside
 #     the program's profiler, as they are in every step with the observer;
+#   - with the observer, the step both traced holds what the program's own
+#     torch.profiler trace holds (issue 42 item 6): the same ops with the
+#     same "Sequence number", an "External id" on each op, and the same
+#     forward -> backward arrows ("fwdbwd": aten::addmm -> AddmmBackward0,
+#     7 a step), in every step;
 #   - PyTorch's NVTX text becomes what torch.profiler writes: "cpu_op"
 #     slices named aten::addmm (not "aten::addmm, seq = .., op_id = .."),
 #     with "Sequence number", and under shapes "Input Dims" equal to the
@@ -85,6 +90,38 @@ assert bwd and all(e["cat"] == "cpu_op" for e in bwd), "no backward ops"
 if nvtx:
     seq = [e for e in addmm if "Sequence number" in e.get("args", {})]
     assert len(seq) == len(addmm), "addmm without Sequence number"
+if name == "observer":
+    # Parity with torch.profiler (issue 42 item 6) in step 2, which both
+    # recorded: the same ops with the same "Sequence number" (PyTorch's own
+    # numbers: the same RecordFunctions), an "External id" on every op,
+    # and the same forward -> backward arrows ("fwdbwd").
+    mine = [e for e in X if e.get("cat") == "cpu_op" and inside(e, steps[2])]
+    # loss.item() runs after opt.step(): in the program's profiled step, in
+    # the next of traceprof's (--step torch ends a step at opt.step()).
+    ITEM = ("aten::item", "aten::_local_scalar_dense")
+    def seqs(evs):
+        return sorted((e["name"], e["args"]["Sequence number"]) for e in evs
+                      if "Sequence number" in e.get("args", {}) and e["name"] not in ITEM)
+    theirs_ops = [e for e in own if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    assert seqs(mine) and seqs(mine) == seqs(theirs_ops), (seqs(mine)[:8], seqs(theirs_ops)[:8])
+    ext = [e["args"].get("External id") for e in X if e.get("cat") == "cpu_op"]
+    assert all(ext) and len(set(ext)) == len(ext), "External id missing or repeated"
+    def arrows(evs, window):
+        ops = [e for e in evs if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+        at = {}
+        for e in evs:
+            if e.get("cat") == "fwdbwd":
+                hit = [o["name"] for o in ops if o["tid"] == e["tid"] and abs(o["ts"] - e["ts"]) < 0.01
+                       and (window is None or inside(o, window))]
+                if hit:
+                    at.setdefault(e["id"], {})[e["ph"]] = hit[-1]
+        return sorted((v["s"], v["f"]) for v in at.values() if "s" in v and "f" in v)
+    a_mine, a_theirs = arrows(ev, steps[2]), arrows(own, None)
+    assert len(a_theirs) == 7 and a_mine == a_theirs, (a_mine, a_theirs)
+    per_step_arrows = [len(arrows(ev, s)) for s in steps[:8]]
+    assert per_step_arrows == [7] * 8, per_step_arrows
+    print(name, "parity with torch.profiler: %d ops with sequence numbers, arrows %s"
+          % (len(seqs(mine)), a_mine))
 if name == "shapes":
     theirs = {json.dumps(e["args"]["Input Dims"]) for e in own if e.get("name") == "aten::addmm"}
     ours = {json.dumps(e["args"].get("Input Dims")) for e in addmm}
