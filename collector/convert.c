@@ -9,6 +9,7 @@
 #include "collector/gpu.h"
 #include "collector/nvtx_decode.h"
 #include "collector/stacks.h"
+#include "collector/torch_ops_decode.h"
 #include "common/clock.h"
 #include "common/layout.h"
 
@@ -224,6 +225,7 @@ void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_
 	if (s)
 		s->n = k;
 	tp_nvtx_close(out, t, pid, end_ns);
+	tp_ops_close(out, t, pid, end_ns);
 }
 
 static void write_step(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
@@ -334,9 +336,7 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 		break;
 	case TP_REC_OP:
 		/* PyTorch's operators (preload/torch_ops.c), complete when written. */
-		s = tp_record_string(r, &len);
-		tp_writer_slice(out, TP_CAT_CPU_OP, s, len, pid, t->tid, tp_clock_to_ns(r->start),
-				tp_clock_to_ns(r->end), NULL, 0);
+		tp_ops_convert(out, t, r, pid);
 		break;
 	case TP_REC_INSTANT:
 		cv_instant(out, t, r, pid);

@@ -33,6 +33,19 @@ struct tp_fthread {
 	uint64_t filtered;		 /* records outside any window (WARMUP, boundary) */
 	uint64_t late;			 /* records for a window already saved */
 	struct tp_marker_stack *markers; /* open traceprof_marker_start()s */
+	/* The forward PyTorch op whose arrow to its autograd node is not drawn
+	 * yet (collector/torch_ops_decode.c): its sequence number, start
+	 * (ns), RecordFunction thread id; pend_on when there is one.
+	 * op_seq_next: one more than the highest number drawn (0: none). */
+	int64_t op_seq_next, pend_seq;
+	uint64_t pend_ns;
+	uint32_t pend_rf_tid;
+	int pend_on;
+	/* The last autograd node's sequence number, forward thread and start
+	 * (ns): its evaluate_function range, which ends next, takes them. */
+	int64_t node_seq;
+	uint64_t node_ns;
+	uint32_t node_rf_tid;
 	struct tp_fthread_wstat ws[TP_MAX_OPEN_WINDOWS];
 };
 

@@ -192,15 +192,157 @@ static unsigned nv_args(struct tp_arg *args, uint64_t domain, uint32_t category,
 	return n;
 }
 
+/* ---- PyTorch's NVTX emission -------------------------------------------- */
+
+/* PyTorch's NVTX emission (--pytorch shapes, and ops where the library's
+ * observer cannot run: scripts/traceprof/pyboot/traceprof_torch.py) names
+ * each range "NAME[, seq = N][, op_id = N][, sizes = [[..], ..]]
+ * [, input_op_ids = [..]]" (torch/csrc/profiler/util.cpp, getNvtxStr).  As
+ * one name per call, that text defeats every reader's grouping by name, so
+ * it is taken apart here into what torch.profiler writes: the op's name,
+ * "Sequence number" and "Input Dims". */
+struct nv_torch {
+	size_t name_len;
+	int64_t seq;	   /* -1: none */
+	const char *dims;  /* "[[32, 8], [8]]", checked to be a JSON array of
+			    * arrays of integers; NULL: none */
+	size_t dims_len;
+};
+
+/* Whether s[0..n) is "[" then "[ints]" items, ", "-separated, then "]":
+ * the text of PyTorch's shapesToStr, which is then JSON as it stands.  A
+ * name cut at the record's size fails here and loses its dims only. */
+static int nv_dims_ok(const char *s, size_t n)
+{
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '[') {
+			if (++depth > 2)
+				return 0;
+		} else if (c == ']') {
+			if (--depth < 0)
+				return 0;
+			if (!depth)
+				return i == n - 1 && s[0] == '[';
+		} else if (!((c >= '0' && c <= '9') || c == '-' || c == ',' || c == ' ') || !depth) {
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* The value of a "KEY = " field at s[0..n) (up to the next ", " outside
+ * brackets); its length. */
+static size_t nv_field_len(const char *s, size_t n)
+{
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '[')
+			depth++;
+		else if (s[i] == ']')
+			depth--;
+		else if (!depth && s[i] == ',' && i + 1 < n && s[i + 1] == ' ')
+			return i;
+	}
+	return n;
+}
+
+/* 1 when name is PyTorch's NVTX text, with its parts in *o. */
+static int nv_torch_parse(const char *name, size_t len, struct nv_torch *o)
+{
+	static const char *const keys[] = { ", seq = ", ", op_id = ", ", sizes = ",
+					    ", input_op_ids = " };
+	const char *first = NULL;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *f = memmem(name, len, keys[k], strlen(keys[k]));
+		if (f && (!first || f < first))
+			first = f;
+	}
+	if (!first || first == name)
+		return 0;
+	o->name_len = (size_t)(first - name);
+	o->seq = -1;
+	o->dims = NULL;
+	o->dims_len = 0;
+	/* The fields, each ", KEY = VALUE", in any order; anything else: not
+	 * PyTorch's text, and the name stays as it was. */
+	const char *p = first, *end = name + len;
+	while (p < end) {
+		size_t k;
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if ((size_t)(end - p) >= strlen(keys[k]) &&
+			    !memcmp(p, keys[k], strlen(keys[k])))
+				break;
+		if (k == sizeof(keys) / sizeof(keys[0]))
+			return 0;
+		p += strlen(keys[k]);
+		size_t vl = nv_field_len(p, (size_t)(end - p));
+		if (k == 0) {
+			int64_t v = 0;
+			size_t i = 0;
+			for (; i < vl && i < 18 && p[i] >= '0' && p[i] <= '9'; i++)
+				v = v * 10 + (p[i] - '0');
+			if (!i || i != vl)
+				return 0;
+			o->seq = v;
+		} else if (k == 2 && nv_dims_ok(p, vl)) {
+			o->dims = p;
+			o->dims_len = vl;
+		}
+		p += vl;
+	}
+	return 1;
+}
+
+/* Whether an op of PyTorch's NVTX text is an operator or autograd node
+ * (torch.profiler's "cpu_op": "aten::mm", "autograd::engine::...",
+ * "AddmmBackward0") rather than a record_function() range (its
+ * "user_annotation": "my_range", "Optimizer.step#SGD.step"): the text
+ * does not say which RecordScope it came from, the names do. */
+static int nv_torch_is_op(const char *name, size_t len)
+{
+	if (memmem(name, len, "::", 2))
+		return 1;
+	size_t i = len;
+	while (i && name[i - 1] >= '0' && name[i - 1] <= '9')
+		i--;
+	return i < len && i >= 8 && !memcmp(name + i - 8, "Backward", 8);
+}
+
 /* A user_annotation slice, kept for the GPU side's gpu_user_annotation
- * (collector/annos.h). */
+ * (collector/annos.h); or, for PyTorch's NVTX text, the slice
+ * torch.profiler writes for that op. */
 static void nv_slice(struct tp_writer *out, const char *name, size_t len, int64_t pid,
 		     int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t domain,
 		     uint32_t category, int unfinished, const struct tp_nvtx_payload_hdr *hdr,
 		     const unsigned char *pl)
 {
-	struct tp_arg args[NV_ARGS];
-	unsigned n = nv_args(args, domain, category, unfinished, hdr, pl);
+	struct tp_arg args[NV_ARGS + 2];
+	unsigned n = 0;
+	struct nv_torch tor;
+	if (!domain && !hdr && nv_torch_parse(name, len, &tor)) {
+		len = tor.name_len;
+		/* The ProfilerStep#N ranges of a torch.profiler of the program's
+		 * own: readers take that name for traceprof's steps (the
+		 * observer leaves them out too, preload/torch_ops.c). */
+		if (len >= sizeof(TP_STEP_PREFIX) - 1 &&
+		    !memcmp(name, TP_STEP_PREFIX, sizeof(TP_STEP_PREFIX) - 1))
+			return;
+		if (tor.seq >= 0)
+			args[n++] = TP_ARG(i64, "Sequence number", tor.seq);
+		if (tor.dims)
+			args[n++] = TP_ARG(json, "Input Dims", tor.dims, tor.dims_len);
+		if (unfinished)
+			args[n++] = TP_ARG(bool, "unfinished", 1);
+		if (nv_torch_is_op(name, len)) {
+			tp_writer_slice(out, TP_CAT_CPU_OP, name, len, pid, tid, start_ns, end_ns,
+					args, n);
+			return;
+		}
+	} else {
+		n = nv_args(args, domain, category, unfinished, hdr, pl);
+	}
 	tp_writer_slice(out, TP_CAT_USER_ANNOTATION, name, len, pid, tid, start_ns, end_ns, args,
 			n);
 	tp_annos_add(pid, tid, name, len, start_ns, end_ns);

@@ -40,6 +40,9 @@ enum tp_rec_flags {
 	 * separator, the categories ("forward,train"); arg[0] = the name's
 	 * length.  One string, so that a stack still follows its NUL. */
 	TP_RF_CATS = 1u << 6,
+	/* TP_REC_OP: an autograd node run by the backward pass; `result` is
+	 * its forward op's RecordFunction thread id, not its own (below). */
+	TP_RF_OP_BWD = 1u << 7,
 };
 
 struct tp_record {
@@ -61,16 +64,20 @@ _Static_assert(sizeof(struct tp_record) == 64, "a record is one cache line");
 #define TP_REC_MAX_EXTRA 8
 #define TP_REC_EXTRA_BYTES 64
 
-/* A short name kept in the record itself, for records that need neither id,
- * result nor args (TP_REC_OP): the 40 bytes from `id` to the record's end,
+/* TP_REC_OP: what torch.profiler writes beside the name, when the library
+ * could read it (preload/torch_ops.c): `id` the low 32 bits of the
+ * RecordFunction's handle ("External id", 0: none); `result` the
+ * RecordFunction thread id of the op's thread, or with TP_RF_OP_BWD of its
+ * forward op's ("Fwd thread id"); arg[0] the "Sequence number" (-1: none).
+ * A short name is kept in the record itself, in arg[1..3] (24 bytes),
  * NUL-terminated when shorter; no TP_RF_STRING then.  One record instead of
- * two, written in place (tp_emit_reserve1), for PyTorch's operators. */
-#define TP_REC_INLINE_NAME_MAX (sizeof(struct tp_record) - offsetof(struct tp_record, id))
-_Static_assert(TP_REC_INLINE_NAME_MAX == 40, "id, result and arg[] are the record's last 40 bytes");
+ * two, written in place (tp_emit_reserve1), for most operators. */
+#define TP_REC_INLINE_NAME_MAX (sizeof(struct tp_record) - offsetof(struct tp_record, arg[1]))
+_Static_assert(TP_REC_INLINE_NAME_MAX == 24, "arg[1..3] are the record's last 24 bytes");
 
 static inline char *tp_record_inline_name(struct tp_record *r)
 {
-	return (char *)r + offsetof(struct tp_record, id);
+	return (char *)r + offsetof(struct tp_record, arg[1]);
 }
 
 /* The string a record carries in its extras (or "" with len 0): the flush
@@ -79,7 +86,7 @@ static inline char *tp_record_inline_name(struct tp_record *r)
 static inline const char *tp_record_string(const struct tp_record *r, size_t *len)
 {
 	if (!(r->flags & TP_RF_STRING) && r->kind == TP_REC_OP) {
-		const char *in = (const char *)r + offsetof(struct tp_record, id);
+		const char *in = (const char *)r + offsetof(struct tp_record, arg[1]);
 		*len = strnlen(in, TP_REC_INLINE_NAME_MAX);
 		return in;
 	}

@@ -29,6 +29,10 @@
 /* The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category). */
 #define TP_CAT_FLOW "ac2g"
 
+/* PyTorch's forward op -> its backward node arrows, as torch.profiler draws
+ * them (the op's "Sequence number", the node's "Fwd thread id"). */
+#define TP_CAT_FWDBWD "fwdbwd"
+
 /* Counters ("ph":"C": CPU %, resident memory, threads). */
 #define TP_CAT_COUNTER "counter"
 

@@ -39,6 +39,8 @@ enum tp_val_type {
 	TP_VAL_STRS, /* strs[0 .. n-1], NUL-terminated strings (a call stack) */
 	TP_VAL_I64S, /* is[0 .. n-1] */
 	TP_VAL_DIM3, /* v3[0..2] (grid, block) */
+	TP_VAL_JSON, /* s, n bytes of JSON text, checked by its source (PyTorch's
+		      * "Input Dims"); a string where the format has no JSON */
 };
 
 /* One typed argument of an event.  key is a literal of plain characters
@@ -91,6 +93,11 @@ static inline struct tp_arg tp_arg_str(const char *key, size_t klen, const char 
 {
 	return (struct tp_arg){ .key = key, .klen = (uint8_t)klen, .type = TP_VAL_STR,
 				.stable = (uint8_t)(stable != 0), .n = (uint32_t)n, .s = s };
+}
+static inline struct tp_arg tp_arg_json(const char *key, size_t klen, const char *s, size_t n)
+{
+	return (struct tp_arg){ .key = key, .klen = (uint8_t)klen, .type = TP_VAL_JSON,
+				.n = (uint32_t)n, .s = s };
 }
 /* With a literal key: TP_ARG(u64, "bytes", v) -> tp_arg_u64("bytes", 5, v). */
 #define TP_ARG(type, key, ...) tp_arg_##type(key, sizeof(key) - 1, __VA_ARGS__)

@@ -97,6 +97,9 @@ static void jw_write_value_slow(struct tp_json *j, const struct tp_arg *a)
 	case TP_VAL_STR:
 		tp_json_strn(j, a->s, a->n);
 		break;
+	case TP_VAL_JSON:
+		tp_json_raw(j, a->s, a->n);
+		break;
 	case TP_VAL_STRS:
 		tp_json_char(j, '[');
 		for (uint32_t i = 0; i < a->n; i++) {
@@ -238,7 +241,7 @@ static void jw_span(struct jw *jw, const struct tp_event *e)
 				d = c ? tp_json_put_raw(d, c->json, c->len) : tp_json_put_strn(d, a->s, a->n);
 				break;
 			}
-			default: /* doubles and arrays */
+			default: /* doubles, arrays and JSON text */
 				if (!(d = jw_value_slow(j, d, a,
 							(size_t)(n - i - 1) * JW_ARG_MAX + JW_TAIL_ROOM,
 							&lim)))

@@ -22,6 +22,7 @@ size_t tp_pf_arg_room(const struct tp_arg *a)
 	size_t r = 2 * TP_PB_TAG_MAX + 4 + TP_PB_VARINT_MAX + TP_PB_TAG_MAX + TP_PB_VARINT_MAX;
 	switch (a->type) {
 	case TP_VAL_STR:
+	case TP_VAL_JSON:
 		return r + TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(PFA_CUT(a->n, TP_PF_STR_MAX));
 	case TP_VAL_HEX:
 		return r + 20;
@@ -83,6 +84,7 @@ uint8_t *tp_pf_put_value(uint8_t *d, const struct tp_arg *a)
 	case TP_VAL_BOOL:
 		return tp_pb_put_uint(d, TP_PF_DA_BOOL, a->u != 0);
 	case TP_VAL_STR:
+	case TP_VAL_JSON: /* as its text */
 		return tp_pb_put_text(d, TP_PF_DA_STRING, a->s, PFA_CUT(a->n, TP_PF_STR_MAX));
 	case TP_VAL_STRS: {
 		uint32_t n = PFA_CUT(a->n, TP_PF_ELEMS_MAX);

@@ -23,6 +23,14 @@
  *     traceprof's own steps.
  * Global callbacks run on every thread, the autograd engine's included.
  *
+ * Each op also carries what torch.profiler writes beside its name and draws
+ * its forward-to-backward arrows from: its sequence number, its forward
+ * op's thread (autograd nodes) and its handle (External id).  Their
+ * accessors are inline in record_function.h, so they are read at the
+ * offsets of at::RecordFunction's data members, and only where a
+ * RecordFunction built by PyTorch's own constructor shows its defaults at
+ * those offsets (to_probe).
+ *
  * PyTorch runs the callbacks only while a step records (to_follow); they
  * still read tp_state first, for the ops of a step boundary.  The op path
  * does no locking, no allocation (but the stack's, once per thread) and no
@@ -72,14 +80,28 @@ struct to_open {
 	const void *rf; /* the RecordFunction: the same object at its end */
 	uint64_t start;
 	uint32_t step;
+	uint32_t ext;	/* the low 32 bits of its handle_ */
+	int64_t seq;	/* sequence_nr_ */
+	uint64_t fwd;	/* fwd_thread_id_ */
 };
 
 struct to_thread {
 	uint32_t depth;
+	uint32_t rf_tid; /* at::RecordFunction::currentThreadId(), 0 until read */
 	struct to_open open[TO_DEPTH];
 };
 
 static to_name_fn to_name;
+/* Offsets in at::RecordFunction of sequence_nr_, fwd_thread_id_ and
+ * handle_; to_fields is 0 when to_probe did not confirm them (the ops then
+ * carry their names only).  Written before the callbacks are registered,
+ * read-only after (ordered as to_name is, below). */
+static int to_fields;
+#define TO_OFF_SEQ 200
+#define TO_OFF_FWD 304
+#define TO_OFF_HANDLE 312
+typedef uint64_t (*to_tid_fn)(void);
+static to_tid_fn to_current_tid;
 /* at::removeCallback, at::disableCallback, at::reenableCallback. */
 static to_handle_fn to_remove, to_disable, to_enable;
 /* The two callbacks' handles (at::CallbackHandle), 0 when not registered,
@@ -115,6 +137,17 @@ static void **to_op_start(void **ret, const void *rf)
 	struct to_open *o = &t->open[t->depth++];
 	o->rf = rf;
 	o->step = (uint32_t)(s >> TP_STATE_STEP_SHIFT);
+	/* Read at the start, as torch.profiler reads them: an autograd node's
+	 * evaluate_function range has its sequence number only until its end
+	 * runs (PyTorch resets it). */
+	if (to_fields) {
+		const char *b = (const char *)rf;
+		uint64_t handle;
+		memcpy(&o->seq, b + TO_OFF_SEQ, sizeof(o->seq));
+		memcpy(&o->fwd, b + TO_OFF_FWD, sizeof(o->fwd));
+		memcpy(&handle, b + TO_OFF_HANDLE, sizeof(handle));
+		o->ext = (uint32_t)handle;
+	}
 	o->start = tp_clock_now();
 	return ret;
 }
@@ -146,6 +179,23 @@ static void to_op_end(const void *rf, void *ctx)
 	if (!name)
 		name = "";
 	size_t len = strnlen(name, TP_REC_MAX_EXTRA * TP_REC_EXTRA_BYTES);
+	/* What torch.profiler writes beside the name (collector/record.h). */
+	uint32_t ext = 0, flags = 0;
+	int32_t rtid = 0;
+	int64_t seq = -1;
+	if (to_fields) {
+		seq = o->seq;
+		ext = o->ext;
+		if (o->fwd) {
+			flags = TP_RF_OP_BWD;
+			rtid = (int32_t)o->fwd;
+		} else {
+			/* Once per thread: PyTorch's thread_local counter. */
+			if (!t->rf_tid)
+				t->rf_tid = (uint32_t)to_current_tid();
+			rtid = (int32_t)t->rf_tid;
+		}
+	}
 	if (__builtin_expect(len < TP_REC_INLINE_NAME_MAX, 1)) {
 		/* Most names ("aten::_to_copy"): one record, written in place. */
 		uint64_t h;
@@ -156,7 +206,10 @@ static void to_op_end(const void *rf, void *ctx)
 			r->step = o->step;
 			r->kind = TP_REC_OP;
 			r->nextra = 0;
-			r->flags = 0;
+			r->flags = (uint8_t)flags;
+			r->id = ext;
+			r->result = rtid;
+			r->arg[0] = (uint64_t)seq;
 			char *in = tp_record_inline_name(r);
 			memcpy(in, name, len);
 			in[len] = '\0';
@@ -169,6 +222,10 @@ static void to_op_end(const void *rf, void *ctx)
 	r.start = o->start;
 	r.end = end;
 	r.step = o->step;
+	r.flags = (uint8_t)flags;
+	r.id = ext;
+	r.result = rtid;
+	r.arg[0] = (uint64_t)seq;
 	tp_emit_named(th, &r, name, len);
 }
 
@@ -204,6 +261,47 @@ static void to_user_end(const void *rf, void *ctx)
 
 /* ---- registration ------------------------------------------------------- */
 
+/* Whether at::RecordFunction keeps sequence_nr_, fwd_thread_id_ and handle_
+ * at TO_OFF_* (PyTorch 2.x release builds on x86-64, libstdc++): one is
+ * built by PyTorch's own constructor in a buffer of known bytes, which must
+ * then hold its members' defaults at the offsets of the members from
+ * sequence_nr_ to is_nccl_meta_ (sequence_nr_ -1, inputs_ empty, outputs_
+ * empty, fwd_thread_id_ 0, handle_ 0, is_async_ false, debug_handle_ -1,
+ * the two flags false), and is destroyed again.  Called before the
+ * callbacks are registered: the RecordFunction is inactive, so neither
+ * runs any callback. */
+static int to_probe(void *h)
+{
+	void (*ctor)(void *, int) = (void (*)(void *, int))tp_dl_sym(
+		h, "_ZN2at14RecordFunctionC1ENS_11RecordScopeE");
+	void (*dtor)(void *) = (void (*)(void *))tp_dl_sym(h, "_ZN2at14RecordFunctionD1Ev");
+	to_current_tid = (to_tid_fn)tp_dl_sym(h, "_ZN2at14RecordFunction15currentThreadIdEv");
+	if (!ctor || !dtor || !to_current_tid)
+		return 0;
+	/* Static, and far larger than the object (344 bytes in PyTorch 2.15): a layout
+	 * unlike the one expected still stays inside it. */
+	static _Alignas(64) unsigned char buf[4096];
+	memset(buf, 0xa5, sizeof(buf));
+	ctor(buf, 0); /* RecordScope::FUNCTION */
+	static const struct {
+		uint16_t off, len;
+		int fill; /* the byte each of len bytes must hold */
+	} want[] = {
+		{ TO_OFF_SEQ, 8, 0xff },       { TO_OFF_SEQ + 8, 16, 0 },     /* inputs_ */
+		{ TO_OFF_SEQ + 80, 24, 0 },    /* outputs_ */
+		{ TO_OFF_FWD, 8, 0 },	       { TO_OFF_HANDLE, 8, 0 },
+		{ TO_OFF_HANDLE + 8, 1, 0 },   /* is_async_ */
+		{ TO_OFF_HANDLE + 16, 8, 0xff }, /* debug_handle_ */
+		{ TO_OFF_HANDLE + 24, 2, 0 },  /* the two flags */
+	};
+	int ok = 1;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		for (size_t k = 0; k < want[i].len; k++)
+			ok &= buf[want[i].off + k] == (unsigned char)want[i].fill;
+	dtor(buf);
+	return ok;
+}
+
 /* The callbacks run only while a step records (tp_control_on_recording):
  * any callback, even one that returns at once, sends every op down
  * RecordFunction's slow path, so between windows PyTorch runs as without
@@ -232,6 +330,9 @@ static struct to_callback to_make(void *start, void (*end)(const void *, void *)
 	cb.sampling_prob = 1.0;
 	for (int i = 0; i < nscopes; i++)
 		cb.flags[i] = (i == user_scope) == user;
+	/* needs_ids_: PyTorch then gives each RecordFunction a handle (its
+	 * External id), as it does for torch.profiler. */
+	cb.flags[nscopes + 2] = !user && to_fields;
 	return cb;
 }
 
@@ -268,6 +369,7 @@ TP_EXPORT int traceprof_torch_ops_start(const char *libtorch_cpu, int nscopes, i
 		pthread_mutex_unlock(&to_lock);
 		return 1;
 	}
+	to_fields = to_probe(h);
 	/* to_name is written above, before addGlobalCallback publishes the
 	 * callbacks; PyTorch's callback manager takes a mutex to change its
 	 * list and each thread takes it to read the new list, which orders
@@ -280,7 +382,9 @@ TP_EXPORT int traceprof_torch_ops_start(const char *libtorch_cpu, int nscopes, i
 	 * switches them off when the current step does not record. */
 	tp_control_on_recording(to_follow);
 	to_follow();
-	tp_debug("TRACEPROF_PYTORCH=ops: RecordFunction observer registered (%d scopes)", nscopes);
+	tp_debug("TRACEPROF_PYTORCH=ops: RecordFunction observer registered (%d scopes; sequence "
+		 "numbers and External ids %s)",
+		 nscopes, to_fields ? "read" : "not read: RecordFunction's layout is not the one known");
 	return 1;
 #else
 	/* The start callback's hidden result pointer has no C spelling on

@@ -26,6 +26,10 @@ CAT_CPU_OP = "cpu_op"
 # The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category).
 CAT_FLOW = "ac2g"
 
+# PyTorch's forward op -> its backward node arrows, as torch.profiler draws
+# them (the op's "Sequence number", the node's "Fwd thread id").
+CAT_FWDBWD = "fwdbwd"
+
 # Counters ("ph":"C": CPU %, resident memory, threads).
 CAT_COUNTER = "counter"
 

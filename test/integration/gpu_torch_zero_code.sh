@@ -7,7 +7,7 @@
 #   - steps come from the optimizer (PyTorch 2.x: the global step
 #     post-hook; 1.13: Optimizer._optimizer_step_code): ProfilerStep#0..#N;
 #   - ops: ATen operator ranges (emit_nvtx, through traceprof's NVTX
-#     injection) with input shapes, inside the module events that ran them;
+#     injection) with input shapes (args["Input Dims"]), inside the module events that ran them;
 #   - each step holds one event per module call.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
@@ -34,7 +34,8 @@ for s in steps[:5]:
     assert n == 5, (s["name"], n)
 ops = [e for e in ev if e.get("ph") == "X" and e["name"].startswith("aten::")]
 assert ops, "no ATen operator events"
-assert any("sizes = [" in e["name"] for e in ops), "no input shapes on ops"
+assert any(e.get("args", {}).get("Input Dims") for e in ops), "no input shapes on ops"
+assert not [e for e in ops if ", seq = " in e["name"]], "PyTorch's NVTX text as names"
 head = [m for m in mods if m["name"] == "nn.Module: Linear head"]
 inside = [o for o in ops for m in head if m["ts"] <= o["ts"] and o["ts"] + o["dur"] <= m["ts"] + m["dur"]]
 assert inside, "no op inside the head Linear's forward"

@@ -22,8 +22,9 @@
 #     path again, as with no profiler); likewise --pytorch modules' global
 #     forward hooks are registered only while a step records (--step
 #     torch), and each recorded step has its module events.
-# TP_TEST_TORCH_OPS=nvtx forces the NVTX emission: the test fails
-# there (user_annotation "aten::addmm, seq = ..." events).
+# TP_TEST_TORCH_OPS=nvtx forces the NVTX emission: the test fails there
+# (the emission gives the thread's profiler slot to the program's own
+# torch.profiler, so its steps have no op events of traceprof's).
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
 [ "$(uname -m)" = x86_64 ] || skip "the observer is x86-64 only (the NVTX emission is used elsewhere)"

@@ -79,6 +79,8 @@ START_TEST(test_slice_typed_args_and_sf)
 		{ TP_ARG_KEY("sizes"), .type = TP_VAL_I64S, .n = 2, .is = is },
 		{ TP_ARG_KEY("grid"), .type = TP_VAL_DIM3, .v3 = { 1, 2, 3 } },
 		TP_ARG(bool, "no", 0),
+		/* Checked JSON text (PyTorch's Input Dims): written as it is. */
+		TP_ARG(json, "Input Dims", "[[32, 8], []]", 13),
 	};
 	struct tp_event e = { .kind = TP_EV_SLICE, .nargs = sizeof(a) / sizeof(a[0]),
 			      .name_len = 4, .cat = "cpu_op", .name = "op\n1", .pid = 7, .tid = 8,
@@ -92,7 +94,7 @@ START_TEST(test_slice_typed_args_and_sf)
 	    "\"ts\":1.000,\"dur\":1.500,\"args\":{\"u\":18446744073709551615,\"i\":-5,"
 	    "\"h\":\"0xdeadbeef\",\"f\":1.5,\"b\":true,\"s\":\"a\\\"b\",\"k\":\"kernel\","
 	    "\"stack\":[\"f+0x1 (m)\",\"g\\\"q\"],\"sizes\":[-1,2],\"grid\":[1,2,3],"
-	    "\"no\":false},\"sf\":42}");
+	    "\"no\":false,\"Input Dims\":[[32, 8], []]},\"sf\":42}");
 	HAS(",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#3\",\"pid\":7,"
 	    "\"tid\":8,\"ts\":3.000,\"dur\":1.000}");
 }

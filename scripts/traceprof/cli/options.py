@@ -84,7 +84,7 @@ RUN_OPTIONS = [
     ("--pytorch", "TRACEPROF_PYTORCH", "none", "str",
      "PyTorch events with no code change: a comma-separated subset of modules (one event "
      "per nn.Module forward), ops (one cpu_op event per ATen operator and autograd "
-     "node), shapes (ops with input shapes in their names; a CUDA build of PyTorch)"),
+     "node), shapes (ops with their input shapes as Input Dims; a CUDA build of PyTorch)"),
     ("--capture", "TRACEPROF_CAPTURE", "none", ["none", "cudaProfilerApi"],
      "cudaProfilerApi: record only between cudaProfilerStart/Stop (or "
      "cuProfilerStart/Stop), one file per range; not with --schedule"),

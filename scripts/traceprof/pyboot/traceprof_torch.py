@@ -24,9 +24,13 @@ TRACEPROF_PYTORCH=modules[,ops][,shapes]
       (what torch.autograd.profiler.emit_nvtx enters, without its device
       synchronization) started for the run at the first module call, on
       that thread (and the autograd threads it starts); traceprof's NVTX
-      injection records the ranges, named as PyTorch formats them ("aten::mm,
-      seq = 3, sizes = [...]").  It works with no GPU.  A PyTorch built
-      without CUDA has no NVTX emission, which one "traceprof:" line says.
+      injection records the ranges, and the collector takes PyTorch's text
+      ("aten::mm, seq = 3, op_id = 9, sizes = [...]") apart into the
+      op's name, "Sequence number" and "Input Dims" (collector/nvtx_decode.c).
+      It works with no GPU.  A PyTorch built without CUDA has no NVTX
+      emission, which one "traceprof:" line says.  The emission holds the
+      thread's profiler slot: it gives it up while the program's own
+      profiler runs (_give_way).
 
 Nothing here may break the program: every hook catches its own errors,
 reports the first one, and stops itself.
@@ -514,38 +518,18 @@ def _hook_ops(torch, shapes):
 
 
 def _start_nvtx(torch, shapes):
-    """What torch.autograd.profiler.emit_nvtx(record_shapes=shapes).__enter__()
-    does, less its torch.cuda.synchronize(): that call fails in a CUDA build
-    without a driver (the program would see an error it never caused), and on
-    a GPU it would create the CUDA context at a moment the program did not
-    choose.  The ranges need no synchronization: traceprof times them on the
-    CPU, where PyTorch emits them."""
-    ap = torch.autograd.profiler
-    cfg = ap.ProfilerConfig(ap.ProfilerState.NVTX, shapes, False, False, False, False,
-                            ap._ExperimentalConfig())
-    start = getattr(ap, "_run_on_profiler_start", None)
-    if start is not None:
-        start()
-    ap._enable_profiler(cfg, set())
-    # Stopped when the thread ends (the main thread's at interpreter exit):
-    # a thread-local object's finalizer runs on its thread as that thread's
-    # state is cleared.  PyTorch warns of a leaked callback handle on stderr
-    # otherwise.
-    import threading
-    global _nvtx_tls
-    _nvtx_tls = threading.local()
-    _nvtx_tls.stop = _NvtxStop(ap._disable_profiler)
+    """PyTorch's NVTX emission, from traceprof_torch_nvtx.py beside this file
+    (loaded as sitecustomize.py loads this one: this folder is not on
+    sys.path)."""
+    global _nvtx_mod
+    if _nvtx_mod is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "traceprof_torch_nvtx.py")
+        mod = type(sys)("traceprof_torch_nvtx")
+        mod.__file__ = path
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), mod.__dict__)
+        _nvtx_mod = mod
+    _nvtx_mod.start(torch, shapes, _say)
 
 
-_nvtx_tls = None
-
-
-class _NvtxStop:
-    def __init__(self, disable):
-        self.disable = disable
-
-    def __del__(self):
-        try:
-            self.disable()
-        except Exception:
-            pass
+_nvtx_mod = None
