@@ -296,9 +296,9 @@ static int nv_torch_parse(const char *name, size_t len, struct nv_torch *o)
 }
 
 /* Whether an op of PyTorch's NVTX text is an operator or autograd node
- * (torch.profiler's "cpu_op": "aten::mm", "autograd::engine::...",
+ * (torch.profiler's TP_CAT_CPU_OP: "aten::mm", "autograd::engine::...",
  * "AddmmBackward0") rather than a record_function() range (its
- * "user_annotation": "my_range", "Optimizer.step#SGD.step"): the text
+ * TP_CAT_USER_ANNOTATION: "my_range", "Optimizer.step#SGD.step"): the text
  * does not say which RecordScope it came from, the names do. */
 static int nv_torch_is_op(const char *name, size_t len)
 {
