@@ -10,6 +10,14 @@
  * stack.  Where PyTorch has no always_call, or the interpreter runs without
  * a GIL (this file's table relies on it), the Python hooks stay.
  *
+ * always_call runs for an Exception only: a forward that raised a
+ * BaseException (KeyboardInterrupt, SystemExit, GeneratorExit) gets no post
+ * hook, nor do the modules it propagated through.  Each begin therefore
+ * keeps the Python frame that called the pre hook (the module's call), and
+ * the next hook on the thread ends every module whose frame is no longer
+ * among the running ones (tm_unwind); at exit, traceprof_torch_module_unwind()
+ * ends what is left.
+ *
  * A module's event name is computed once, in Python (the namer: its
  * qualified name in the outermost module running on this thread), and kept
  * here by the module's address.  The namer also hangs a weak reference with
@@ -48,6 +56,9 @@ struct tm_method_def {
 struct tm_thread {
 	uint32_t depth;
 	py_obj *stack[TM_DEPTH];
+	/* The frame that called each begin's pre hook (a strong reference, so
+	 * that no other frame can take its address while it is kept). */
+	py_obj *frame[TM_DEPTH];
 };
 
 static struct {
@@ -57,6 +68,8 @@ static struct {
 	py_obj *(*call)(py_obj *, ...);
 	int (*bytes)(py_obj *, char **, intptr_t *);
 	void (*err_clear)(void);
+	py_obj *(*get_frame)(void);	 /* borrowed */
+	py_obj *(*frame_back)(py_obj *); /* new reference */
 	py_obj *none;
 } tm_py;
 
@@ -111,6 +124,47 @@ static py_obj *tm_none(void)
 	return tm_py.none;
 }
 
+/* Whether frame a is f or one of the frames that called it. */
+static int tm_running(py_obj *a, py_obj *f)
+{
+	if (!a || a == f)
+		return 1;
+	py_obj *g = tm_py.frame_back(f);
+	while (g && g != a) {
+		py_obj *up = tm_py.frame_back(g);
+		tm_py.decref(g);
+		g = up;
+	}
+	if (!g) {
+		tm_py.err_clear(); /* a frame object that could not be made */
+		return 0;
+	}
+	tm_py.decref(g);
+	return 1;
+}
+
+/* Ends entry d - 1 of t's stack (its post hook will not come). */
+static void tm_end(struct tm_thread *t, uint32_t d)
+{
+	struct tp_map_slot *s = tp_map_get(&tm_names, (uintptr_t)t->stack[d - 1]);
+	if (s)
+		traceprof_marker_finish((const char *)(uintptr_t)s->val);
+	if (t->frame[d - 1])
+		tm_py.decref(t->frame[d - 1]);
+	t->frame[d - 1] = NULL;
+}
+
+/* Ends the modules on top of t's stack whose call is over: their frame is
+ * no longer running below f (a BaseException went through them).  The
+ * entries below one still running are running too. */
+static void tm_unwind(struct tm_thread *t, py_obj *f)
+{
+	while (t->depth && t->depth <= TM_DEPTH && !tm_running(t->frame[t->depth - 1], f)) {
+		tm_end(t, t->depth);
+		t->depth--;
+	}
+}
+
 /* hook(module, args): the module's begin. */
 static py_obj *tm_pre(py_obj *self, py_obj *const *args, intptr_t nargs)
 {
@@ -119,11 +173,22 @@ static py_obj *tm_pre(py_obj *self, py_obj *const *args, intptr_t nargs)
 	if (tm_failed || nargs < 1 || !(t = tm_thread()))
 		return tm_none();
 	py_obj *m = args[0];
+	/* The caller's frame; NULL (no Python frame, or no memory for its
+	 * object: that error is not the program's) leaves the stack as it is. */
+	py_obj *f = tm_py.get_frame();
+	if (f)
+		tm_unwind(t, f);
+	else
+		tm_py.err_clear();
 	const char *name = tm_name(m, t->depth ? t->stack[0] : m);
 	if (!name)
 		return tm_none();
-	if (t->depth < TM_DEPTH)
+	if (t->depth < TM_DEPTH) {
 		t->stack[t->depth] = m;
+		if (f)
+			tm_py.incref(f);
+		t->frame[t->depth] = f;
+	}
 	t->depth++;
 	traceprof_marker_start(name);
 	return tm_none();
@@ -141,21 +206,24 @@ static py_obj *tm_post(py_obj *self, py_obj *const *args, intptr_t nargs)
 	py_obj *m = args[0];
 	uint32_t d = t->depth;
 	if (d <= TM_DEPTH) {
-		/* Pop to m: entries above it lost their post hook (a hook of
-		 * theirs was removed while they ran); their begins stay open, as
-		 * a call that never returned. */
+		/* Pop to m: the entries above it got no post hook (a
+		 * BaseException went through them, or a hook of theirs was
+		 * removed while they ran): they end here, as m returns. */
 		while (d && t->stack[d - 1] != m)
 			d--;
 		if (!d)
 			return tm_none();
+		while (t->depth > d)
+			tm_end(t, t->depth--);
+		tm_end(t, d);
 		d--;
 	} else {
+		struct tp_map_slot *s = tp_map_get(&tm_names, (uintptr_t)m);
+		if (s)
+			traceprof_marker_finish((const char *)(uintptr_t)s->val);
 		d--;
 	}
 	t->depth = d;
-	struct tp_map_slot *s = tp_map_get(&tm_names, (uintptr_t)m);
-	if (s)
-		traceprof_marker_finish((const char *)(uintptr_t)s->val);
 	return tm_none();
 }
 
@@ -178,6 +246,8 @@ TP_EXPORT py_obj *traceprof_torch_module_hook(py_obj *namer, int which)
 		    tp_py_sym(&tm_py.decref, "Py_DecRef") |
 		    tp_py_sym(&tm_py.call, "PyObject_CallFunctionObjArgs") |
 		    tp_py_sym(&tm_py.bytes, "PyBytes_AsStringAndSize") | tp_py_sym(&tm_py.err_clear, "PyErr_Clear") |
+		    tp_py_sym(&tm_py.get_frame, "PyEval_GetFrame") |
+		    tp_py_sym(&tm_py.frame_back, "PyFrame_GetBack") | /* 3.9+ */
 		    tp_py_sym(&tm_py.none, "_Py_NoneStruct"))
 			return NULL;
 		tm_py.incref(namer);
@@ -193,6 +263,23 @@ TP_EXPORT py_obj *traceprof_torch_module_hook(py_obj *namer, int which)
 	 * one for the caller, ours stays. */
 	tm_py.incref(tm_hooks[which]);
 	return tm_hooks[which];
+}
+
+/* GIL held (ctypes.PyDLL, from an atexit function): ends the calling
+ * thread's module events that are still open (a BaseException such as
+ * SystemExit went through them and the program is ending). */
+TP_EXPORT void traceprof_torch_module_unwind(void);
+TP_EXPORT void traceprof_torch_module_unwind(void)
+{
+	struct tm_thread *t = tm_tls;
+	if (!t || !tm_namer)
+		return;
+	while (t->depth > TM_DEPTH)
+		t->depth--; /* unnamed: past the stack kept */
+	while (t->depth) {
+		tm_end(t, t->depth);
+		t->depth--;
+	}
 }
 
 /* GIL held: the module at this address is being freed (its weak reference's

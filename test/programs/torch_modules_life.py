@@ -10,6 +10,11 @@ hooks are builtin functions, the library's), then, each round:
     freed modules' addresses for the next round's other class;
   - calls a module whose forward raises inside a module that catches it;
   - calls a model on a second thread.
+Then, for each BaseException that is no Exception (KeyboardInterrupt,
+SystemExit, GeneratorExit: PyTorch's always_call hooks do not run for
+them), calls a model whose child raises it, catches it, and calls a fresh
+Alpha (whose names must not be lost).  It ends by raising SystemExit (exit
+status 0) from inside a model.
 Prints the class of every top-level model called, in order, so the test can
 match each event's name against it, and how many addresses held a model of
 each class in turn.
@@ -57,6 +62,25 @@ class Catcher(torch.nn.Module):
         return self.after(x)
 
 
+class Raiser(torch.nn.Module):
+    def __init__(self, exc):
+        super().__init__()
+        self.exc = exc
+
+    def forward(self, x):
+        raise self.exc()
+
+
+class Net(torch.nn.Module):
+    def __init__(self, exc):
+        super().__init__()
+        self.first = torch.nn.Identity()
+        self.raiser = Raiser(exc)
+
+    def forward(self, x):
+        return self.raiser(self.first(x))
+
+
 def once(cls, x):
     m = cls()
     m(x)
@@ -81,10 +105,19 @@ def main():
     t = threading.Thread(target=lambda: Beta()(x), name="side")
     t.start()
     t.join()
+    for exc in (KeyboardInterrupt, SystemExit, GeneratorExit):
+        try:
+            Net(exc)(x)
+        except exc:
+            pass
+        once(Alpha, x)
+        order.append("Alpha")
     print("order", " ".join(order))
     # How many addresses held a model of each class in turn: the test needs
     # one, or stale names could not show.
     print("reused", sum(1 for v in ids.values() if len(v) == 2))
+    sys.stdout.flush()
+    Net(SystemExit)(x)
 
 
 if __name__ == "__main__":

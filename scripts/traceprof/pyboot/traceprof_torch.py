@@ -98,13 +98,17 @@ def install(module):
 
 
 class _TorchFinder:
-    """A meta path finder that finds nothing itself: when "torch" is
-    imported, it asks the other finders for torch's spec and wraps the
-    loader so that _on_torch runs right after torch/__init__.py.  It then
-    leaves sys.meta_path (it acts once)."""
+    """A meta path finder that finds nothing itself: when the module named
+    `name` ("torch" by default) is imported, it asks the other finders for
+    its spec and wraps the loader so that `then` (_on_torch) runs right
+    after the module's code.  It then leaves sys.meta_path (it acts once)."""
+
+    def __init__(self, name="torch", then=None):
+        self.name = name
+        self.then = then or _on_torch
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != self.name:
             return None
         try:
             sys.meta_path.remove(self)
@@ -117,9 +121,11 @@ class _TorchFinder:
             return spec
         real = loader.exec_module
 
+        then = self.then
+
         def exec_module(module):
             real(module)
-            _on_torch(module)
+            then(module)
 
         try:
             loader.exec_module = exec_module
@@ -221,13 +227,29 @@ def _name_of(module, stack):
         return _class_name(module)
 
 
+def _running(a, f):
+    """Whether frame a is f or one of the frames that called it."""
+    while f is not None:
+        if f is a:
+            return True
+        f = f.f_back
+    return False
+
+
 def _pre(module, _inputs):
     try:
         st = getattr(_tls, "stack", None)
         if st is None:
             st = _tls.stack = []
+        # The module's call (the frame that called this hook).  Modules on
+        # the stack whose call is no longer running end here: a
+        # BaseException (KeyboardInterrupt, SystemExit) went through them,
+        # which PyTorch's always_call does not see.
+        f = sys._getframe(1)
+        while st and not _running(st[-1][2], f):
+            _lib[2](st.pop()[1])
         n = _name_of(module, st)
-        st.append((module, n))
+        st.append((module, n, f))
         _lib[1](n)
     except Exception as e:
         _hook_failed(e)
@@ -242,13 +264,17 @@ def _post(module, _inputs, _output):
         # not on the stack (its pre hook did not run) ends nothing.
         for k in range(len(st) - 1, -1, -1):
             if st[k][0] is module:
-                for _m, n in reversed(st[k:]):
+                for _m, n, _f in reversed(st[k:]):
                     _lib[2](n)
                 del st[k:]
                 return
     except Exception as e:
         _hook_failed(e)
 
+
+# The functions PyTorch calls (hooks, the namer, weak reference callbacks):
+# Dynamo must not compile them (_on_dynamo).
+_entries = [_step_done, _pre, _post]
 
 _handles = []
 # The module hooks as (register function, hook, keyword arguments), each
@@ -259,9 +285,25 @@ _handles = []
 # does between torch.profiler's windows.  With other step sources (which
 # run no Python of ours at a step) they stay registered.
 _mod_hooks = []
+# Whether the schedule wants the hooks registered, and how many compiles and
+# compiled-module calls want them out of PyTorch's dicts (traceprof_compile.py).
+# _lock (an RLock) orders changes to these and _handles between threads.
+_want = False
+_hide = 0
+_lock = None
+_unwind_c = None  # the library's traceprof_torch_module_unwind (C hooks only)
 
 
 def _modules_set(on):
+    global _want
+    with _lock:
+        _want = on
+        _modules_apply()
+
+
+def _modules_apply():
+    """Registers or removes the hooks as _want and _hide say (_lock held)."""
+    on = _want and not _hide
     if on == bool(_handles):
         return
     if on:
@@ -290,17 +332,18 @@ def _hook_failed(e):
 
 
 def _hook_modules(torch):
-    global _tls, _names
+    global _tls, _names, _lock
     import threading
     import weakref
     _tls = threading.local()
+    _lock = threading.RLock()
     _names = weakref.WeakKeyDictionary()
     mm = torch.nn.modules.module
     # Test only (test/integration/torch_modules_py.sh, docs/development.md):
     # TP_TEST_TORCH_MODULE_HOOKS=python[-no-always-call] runs the Python
     # hooks below where the C ones would be.
     force = os.environ.get("TP_TEST_TORCH_MODULE_HOOKS", "")
-    if force.startswith("python") or not _hook_modules_c(mm, weakref):
+    if force.startswith("python") or not _sibling("traceprof_modules_c").hook(_self, mm, weakref):
         _mod_hooks.append((mm.register_module_forward_pre_hook, _pre, {}))
         if force != "python-no-always-call" and _always_call(mm):
             # A forward that raised ends when it raised (see _post).
@@ -311,6 +354,24 @@ def _hook_modules(torch):
         _modules_follow()
     else:
         _modules_set(True)
+    import atexit
+    atexit.register(_modules_exit)
+    if "torch._dynamo" in sys.modules:
+        _on_dynamo(sys.modules["torch._dynamo"])
+    else:
+        sys.meta_path.insert(0, _TorchFinder("torch._dynamo", _on_dynamo))
+
+
+def _modules_exit():
+    """At exit, the module events still open here end (a BaseException)."""
+    try:
+        if _unwind_c is not None:
+            _unwind_c()
+        st = getattr(_tls, "stack", None) or []
+        while st:
+            _lib[2](st.pop()[1])
+    except Exception:
+        pass
 
 
 def _always_call(mm):
@@ -323,45 +384,32 @@ def _always_call(mm):
         return False
 
 
-def _hook_modules_c(mm, weakref):
-    """The same events from the library's own hooks
-    (preload/torch_modules.c): PyTorch calls them without running any Python
-    code of ours.  Needs always_call (PyTorch 2.1+: the post hook runs after
-    a forward that raised, so no stack is kept here) and a GIL (the library's
-    table of names relies on it).  False: the Python hooks above are used."""
-    import ctypes
-    if getattr(sys, "_is_gil_enabled", lambda: True)() is False or not _always_call(mm):
-        return False
+def _sibling(name):
+    """NAME.py from this folder (not on sys.path), loaded as this file is."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    mod = type(sys)(name)
+    mod.__file__ = path
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), mod.__dict__)
+    return mod
+
+
+def _hide_hooks(d):
+    """1: the hooks leave PyTorch's dicts until the matching -1."""
+    global _hide
+    with _lock:
+        _hide += d
+        _modules_apply()
+
+
+def _on_dynamo(dynamo):
+    """Runs once torch._dynamo is imported (torch.compile imports it)."""
     try:
-        lib = ctypes.PyDLL(None)
-        get, forget = lib.traceprof_torch_module_hook, lib.traceprof_torch_module_forget
-    except (AttributeError, OSError, TypeError, ValueError):
-        return False
-    get.argtypes = [ctypes.py_object, ctypes.c_int]
-    get.restype = ctypes.py_object
-    forget.argtypes = [ctypes.c_size_t]
-    forget.restype = None
-    refs = {}
-
-    def gone(key):
-        refs.pop(key, None)
-        forget(key)
-
-    def namer(module, root):
-        # The library keeps the name by the module's address until this
-        # weak reference's callback says the module is gone.
-        n = _name_of(module, [(root, None)])
-        key = id(module)
-        refs[key] = weakref.ref(module, lambda _r, k=key: gone(k))
-        return n
-
-    try:
-        pre, post = get(namer, 0), get(namer, 1)
-    except ValueError:  # NULL: not a CPython with the calls the hooks use
-        return False
-    _mod_hooks.append((mm.register_module_forward_pre_hook, pre, {}))
-    _mod_hooks.append((mm.register_module_forward_hook, post, {"always_call": True}))
-    return True
+        _sibling("traceprof_compile").install(_self, dynamo)
+    except Exception as e:
+        _say("compile", "TRACEPROF_PYTORCH=modules: the torch.compile support could not be "
+             "installed (%s: %s); compiled code may see the module hooks"
+             % (type(e).__name__, e))
 
 
 # ---------------------------------------------------------------------------
