@@ -45,7 +45,9 @@ rt = ctypes.CDLL("libcudart.so.13")
 n = ctypes.c_int()
 for _ in range(5):
     rt.cudaGetDeviceCount(ctypes.byref(n))
-print("rank", os.environ["RANK"], "count", n.value)
+# One write(2): the two workers share the terminal (print() writes its
+# pieces one by one, which interleave).
+os.write(1, ("rank %s count %d\n" % (os.environ["RANK"], n.value)).encode())
 PY
 
 uuid=07a29c41-71d6-4b8e-9f0a-d226471ea2cc

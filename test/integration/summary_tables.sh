@@ -142,17 +142,22 @@ data = open(src, "rb").read()
 at = data.rfind(b'"aggregate"')
 head, tail = data[:at], data[at:].decode()
 import re
-m = re.search(r'\["cudaMemcpy","cuda_runtime",(\d+),(\d+),(\d+),', tail)
-assert m, tail[:400]
+# The CUDA call with the largest self time: the stand-in's calls take
+# nanoseconds, and halving one of a few hundred ns hides within the
+# comparison's tolerance (test/lib/sumcmp.py).
+rows = list(re.finditer(r'\["cuda\w+","cuda_runtime",(\d+),(\d+),(\d+),', tail))
+assert rows, tail[:400]
+m = max(rows, key=lambda r: int(r.group(3)))
 tail = tail[:m.start(3)] + str(int(m.group(3)) // 2) + tail[m.end(3):]
 open(dst, "wb").write(head + tail.encode())
+open("halved.txt", "w").write(m.group(0).split('"')[1])
 PY
 "$PYTHON" "$T" summary bad.json --by api --csv --top 0 >fast.csv 2>/dev/null || die "summary of bad.json failed"
 "$PYTHON" "$T" summary bad.json --by api --csv --top 0 --from-events >slow.csv 2>/dev/null || die "summary --from-events of bad.json failed"
 if "$PYTHON" "$C" fast.csv slow.csv >cmp.txt; then
 	die "a halved self time in the table went unnoticed"
 fi
-grep -q "cudaMemcpy self_us" cmp.txt || die "the comparison named another difference: $(cat cmp.txt)"
+grep -q "$(cat halved.txt) self_us" cmp.txt || die "the comparison named another difference: $(cat cmp.txt)"
 echo "ok: a wrong table is caught ($(head -1 cmp.txt))"
 
 # A merge has no table of its own, and its report does not copy the inputs'.

@@ -193,6 +193,8 @@ START_TEST(test_footer_document)
 	    /* The file's summary table, last (format/aggregate.h): no events. */
 	    "\"aggregate\":{\"version\":1,\"rank\":0,\"span_ns\":0,\"names_cut\":0,"
 	    "\"calls_cut\":0,\"steps_cut\":0,\"self_folded\":0,\"rows\":[],\"steps\":[],"
+	    /* The start-up and teardown steps (none here). */
+	    "\"step_phases\":[],"
 	    /* What it covers (format/digest.h): the bytes before the footer,
 	     * whose "\n  ]," is where the footer begins. */
 	    "\"covers\":{\"bytes\":");

@@ -145,9 +145,12 @@ def export_file(pa, pq, path, out_path, schema, base_ns, pf):
             if ev.get("cat") == CAT_KERNEL and not isinstance(kernel, str):
                 kernel = name
             cat = ev.get("cat")
-            cols.add((_int(ev.get("pid")), _int(ev.get("tid")), step, name,
+            # Every integer column within int64 (null past it): a step
+            # number, a time or a duration that big is no real one, and
+            # pyarrow refuses it with an OverflowError.
+            cols.add((_int(ev.get("pid")), _int(ev.get("tid")), _int(step), name,
                       cat if isinstance(cat, str) else None,
-                      base + round(ts * 1000), round(dur * 1000),
+                      _int(base + round(ts * 1000)), _int(round(dur * 1000)),
                       kernel if isinstance(kernel, str) else None,
                       _dim(args.get("grid")), _dim(args.get("block")))
                      + tuple(_int(args.get(a)) for a in INT_ARGS))
@@ -273,7 +276,7 @@ def export_file_lines(pa, pq, path, out_path, schema, base_ns):
     insch = _in_schema(pa)
     try:
         steps, kept = _line_steps(pa, pc, path, insch)
-    except (NotLines, pa.ArrowException):
+    except (NotLines, pa.ArrowException, UnicodeDecodeError, OverflowError):
         return None
     starts = [s[0] for s in steps]
     writer = pq.ParquetWriter(out_path, schema, compression="zstd")
@@ -297,8 +300,9 @@ def export_file_lines(pa, pq, path, out_path, schema, base_ns):
         if npend:
             writer.write_table(pa.concat_tables(pending).combine_chunks())
         ok = True
-    except (NotLines, pa.ArrowException):
-        # A value pyarrow's computing refuses: the per-event reading's turn.
+    except (NotLines, pa.ArrowException, UnicodeDecodeError, OverflowError):
+        # A value pyarrow's computing refuses (or a name that is not UTF-8,
+        # which its JSON reader lets through): the per-event reading's turn.
         return None
     finally:
         writer.close()

@@ -71,6 +71,9 @@ class _Sequence:
 
     def __init__(self):
         self.names, self.cats = {}, {}
+        # Interned debug annotation names and string values: read for the
+        # steps' args only (_step_args).
+        self.keys, self.strs = {}, {}
         self.snap = {}          # clock id -> its value in the first snapshot
         self.incremental = set()
         self.inc = {}           # incremental clock id -> its last value
@@ -184,9 +187,11 @@ class PftraceReader:
             if key >> 3 == L.PF_TRACE_PACKET:
                 yield data
 
-    def _interned(self, b, names, cats):
+    def _interned(self, b, sq):
+        tables = {L.PF_ID_CATEGORIES: sq.cats, L.PF_ID_NAMES: sq.names,
+                  L.PF_ID_ANNOTATION_NAMES: sq.keys, L.PF_ID_STRING_VALUES: sq.strs}
         for f, _, v in self.fields(b):
-            if f in (L.PF_ID_CATEGORIES, L.PF_ID_NAMES) and isinstance(v, bytes):
+            if f in tables and isinstance(v, bytes):
                 iid, name = None, ""
                 for g, _, w in self.fields(v):
                     if g == L.PF_INTERNED_IID:
@@ -194,7 +199,28 @@ class PftraceReader:
                     elif g == L.PF_INTERNED_NAME and isinstance(w, bytes):
                         name = w.decode("utf-8", "replace")
                 if iid is not None:
-                    (cats if f == L.PF_ID_CATEGORIES else names)[iid] = name
+                    tables[f][iid] = name
+
+    def _step_args(self, anns, sq):
+        """A step slice's args (its phase), names and strings interned or
+        inline; ints as they are."""
+        args = {}
+        for a in anns:
+            key = val = None
+            for f, _, v in self.fields(a):
+                if f == L.PF_DA_NAME and isinstance(v, bytes):
+                    key = v.decode("utf-8", "replace")
+                elif f == L.PF_DA_NAME_IID:
+                    key = sq.keys.get(v)
+                elif f == L.PF_DA_STRING and isinstance(v, bytes):
+                    val = v.decode("utf-8", "replace")
+                elif f == L.PF_DA_STRING_IID:
+                    val = sq.strs.get(v)
+                elif f in (L.PF_DA_UINT, L.PF_DA_INT) and isinstance(v, int):
+                    val = v
+            if key is not None:
+                args[key] = val
+        return args
 
     def _snapshot(self, b, sq):
         for g, _, w in self.fields(b):
@@ -308,10 +334,10 @@ class PftraceReader:
                     sq = seqs[seq_id] = _Sequence()
                 names, cats = sq.names, sq.cats
                 if cleared:
-                    names.clear()
-                    cats.clear()
+                    for t in (names, cats, sq.keys, sq.strs):
+                        t.clear()
                 for v in interned:
-                    self._interned(v, names, cats)
+                    self._interned(v, sq)
                 if defaults:
                     for g, _, w in self.fields(defaults):
                         if g == L.PF_DEFAULTS_CLOCK_ID:
@@ -326,7 +352,8 @@ class PftraceReader:
                 for f, _, v in self.fields(te):
                     if f == L.PF_TE_TYPE:
                         etype = v
-                    elif f == L.PF_TE_ANNOTATIONS and etype == L.PF_TYPE_INSTANT:
+                    elif f == L.PF_TE_ANNOTATIONS and etype in (L.PF_TYPE_INSTANT,
+                                                                L.PF_TYPE_SLICE_BEGIN):
                         anns.append(v)
                     elif f == L.PF_TE_NAME_IID:
                         name = names.get(v, "iid %d" % v)
@@ -343,16 +370,24 @@ class PftraceReader:
                 us = ts / 1000.0 if ts is not None else None
                 pid, tid = where.get(track, (track, track))
                 if etype == L.PF_TYPE_SLICE_BEGIN:
-                    open_slices.setdefault(track, []).append((name, cat, us))
+                    # A step's args (its phase: start-up, teardown) are
+                    # read; other slices' are not, as before (speed).
+                    args = None
+                    if anns and name and name.startswith(L.STEP_PREFIX):
+                        args = self._step_args(anns, sq)
+                    open_slices.setdefault(track, []).append((name, cat, us, args))
                 elif etype == L.PF_TYPE_SLICE_END:
                     st = open_slices.get(track)
                     if not st:
                         continue  # an end without its begin (the window began after it)
-                    bname, bcat, bus = st.pop()
+                    bname, bcat, bus, bargs = st.pop()
                     if bus is None or us is None:
                         continue
-                    batch.append({"ph": "X", "cat": bcat, "name": bname or "", "pid": pid,
-                                  "tid": tid, "ts": bus, "dur": us - bus})
+                    ev = {"ph": "X", "cat": bcat, "name": bname or "", "pid": pid,
+                          "tid": tid, "ts": bus, "dur": us - bus}
+                    if bargs:
+                        ev["args"] = bargs
+                    batch.append(ev)
                 elif etype == L.PF_TYPE_INSTANT and us is not None:
                     batch.append({"ph": "i", "cat": cat, "name": name or "", "pid": pid,
                                   "tid": tid, "ts": us})
