@@ -109,7 +109,6 @@ def cases(work, mounts):
     ok.append(("LOG=error", {"TRACEPROF_LOG": "error"}))
     ok.append(("FLUSH_MS=1", {"TRACEPROF_FLUSH_MS": "1"}))
     ok.append(("FLUSH_MS=10000", {"TRACEPROF_FLUSH_MS": "10000"}))
-    ok.append(("never records", {"TRACEPROF_SCHEDULE": "skip_first=999999999999999999,active=1"}))
     ok.append(("schedule repeat", {"TRACEPROF_SCHEDULE": "wait=1,warmup=1,active=1,repeat=1"}))
     ok.append(("schedule open at exit", {"TRACEPROF_SCHEDULE": "skip_first=4,active=100"}))
     ok.append(("schedule huge active", {"TRACEPROF_SCHEDULE": "active=999999999999999999"}))
@@ -144,6 +143,11 @@ def cases(work, mounts):
     ok.append(("on-save empty", {"TRACEPROF_ON_SAVE": ""}))
     for name, env in ok:
         C.append(Case(name, env, "ok"))
+    # A window that never opens: the library says why nothing was written
+    # (issue 42 item 2), and only that.
+    C.append(Case("never records", {"TRACEPROF_SCHEDULE": "skip_first=999999999999999999,active=1"},
+                  "ok", allow=(r"no trace file: the program exited after \d+ steps?, before the "
+                               r"schedule's window opened",)))
     # The largest ring: 2^24 64-byte records, 1 GiB faulted in per recording
     # thread.  The main thread alone records (no worker threads): with the
     # default two workers a step, each of its 13 threads had a ring of its

@@ -335,6 +335,21 @@ def cmd_export(argv):
     pa, pq = _pyarrow()
     files, _ = merge_inputs(a.files, "export")
     _make_out(a.parquet, a.overwrite)
+    try:
+        total = _export_all(a, pa, pq, files)
+    except SystemExit:
+        # A failed export leaves no dataset: half of one would be read as
+        # the whole, and the next run would need --overwrite.
+        shutil.rmtree(a.parquet, ignore_errors=True)
+        raise
+    rows = _read_back(pa, a.parquet, total)
+    print("traceprof: %d events of %d files written to %s (Parquet, partitioned by rank and "
+          "window)" % (rows, len(files), a.parquet))
+    return 0
+
+
+def _export_all(a, pa, pq, files):
+    """Writes every file's events into a.parquet; the rows written."""
     schema = pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("step", pa.int64()),
                         ("name", pa.string()), ("category", pa.string()),
                         ("start_ns", pa.int64()), ("duration_ns", pa.int64()),
@@ -364,10 +379,7 @@ def cmd_export(argv):
         except OSError as e:
             fail("%s: cannot write its events to %s: %s" % (
                 path, a.parquet, e.strerror or e), 1)
-    rows = _read_back(pa, a.parquet, total)
-    print("traceprof: %d events of %d files written to %s (Parquet, partitioned by rank and "
-          "window)" % (rows, len(files), a.parquet))
-    return 0
+    return total
 
 
 def _make_out(out, overwrite):
