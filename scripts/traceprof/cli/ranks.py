@@ -9,6 +9,7 @@ from array import array
 
 from ..layout import META_PROCESS_NAME
 from ..traces import aggtable
+from ..traces.cut import note_cut
 from ..traces.events import STEP_RE, finite_num
 from .inputs import merge_inputs, rank_of
 from ..traces.pfmerge import meta_of, scan
@@ -213,6 +214,8 @@ def summary_ranks(a):
     The tables (each file's footer) when every file has a complete one,
     else the events: the same rows either way."""
     files, _ = merge_inputs(a.files, "summary")
+    for f in files:
+        note_cut(f)
     steps = {}  # rank -> _Steps
     comm = {}   # rank -> CommWait
     if getattr(a, "from_events", False) or not _from_tables(files, steps, comm):

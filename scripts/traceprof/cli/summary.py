@@ -7,6 +7,7 @@ import os
 import sys
 
 from ..traces import aggtable
+from ..traces.cut import note_cut
 from ..traces.events import STEP_RE
 from .inputs import regular
 from ..layout import STEP_PREFIX
@@ -69,6 +70,8 @@ def cmd_summary(argv):
     if os.path.exists(a.file) and not os.path.isdir(a.file) and not regular(a.file):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
+    if regular(a.file):
+        note_cut(a.file)
 
     if not a.from_events and a.by != "comm":
         tab = aggtable.table_paths([a.file])
