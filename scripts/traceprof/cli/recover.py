@@ -252,7 +252,7 @@ def finish(path, final, pid, keep=False):
     if not keep:
         os.unlink(path)
     return {"out": os.path.join(folder, name), "events": events, "rank": rank, "pid": pid,
-            "first_step": first_step, "last_step": last_step,
+            "first_step": first_step, "last_step": last_step, "window": window,
             "size": os.path.getsize(os.path.join(folder, name))}
 
 
@@ -293,11 +293,16 @@ def recover(folders, any_host=False, keep=False, pids=None, report=None):
         done.append(r)
         if report:
             report(r)
+        for gone in rotate(r):
+            err("rotation: deleted %s (the process kept its newest %d windows, "
+                "TRACEPROF_NUM_TRACES_TO_KEEP; the cut one counts as one)"
+                % (gone, r["window"][L.WINDOW_KEEP]))
     return done
 
 
-def _window_host(path, final):
-    """The host the header names, or None when it has none (older files)."""
+def _head_window(path, final):
+    """The DOC_WINDOW member of a file's header (a dict), or None when it
+    has none (older files, other writers)."""
     lines = _Lines(path, final)
     try:
         for i, line in enumerate(lines):
@@ -305,7 +310,7 @@ def _window_host(path, final):
             if text.startswith('"%s"' % L.DOC_WINDOW):
                 try:
                     w = json.loads("{" + text.rstrip(",") + "}")[L.DOC_WINDOW]
-                    return w.get(L.WINDOW_HOST) if isinstance(w, dict) else None
+                    return w if isinstance(w, dict) else None
                 except ValueError:
                     return None
             if text.startswith('"%s"' % L.DOC_TRACE_EVENTS) or i > 20:
@@ -313,6 +318,58 @@ def _window_host(path, final):
     finally:
         lines.close()
     return None
+
+
+def _window_host(path, final):
+    """The host the header names, or None when it has none (older files)."""
+    w = _head_window(path, final)
+    return w.get(L.WINDOW_HOST) if w else None
+
+
+def _int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def rotate(r):
+    """Rotation (TRACEPROF_NUM_TRACES_TO_KEEP) as the dead process would
+    have done it at the cut window's save: the library deletes the oldest
+    windows it wrote beyond its newest N (collector/rotate.c), and its
+    rotation died with it.  The files it wrote are those of the cut file's
+    folder whose header names the same host, pid and name pattern; a
+    window's parts count as one (by first step); the cut window, the
+    newest, stays.  Returns the paths deleted."""
+    w = r.get("window") or {}
+    keep = _int(w.get(L.WINDOW_KEEP))
+    first = _int(w.get(L.WINDOW_FIRST_STEP))
+    if keep is None or keep <= 0 or first is None:
+        return []
+    folder = os.path.dirname(r["out"])
+    wins = {first: []}
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.startswith(".") or path == r["out"] or \
+                not re.search(r"\.json(\.gz|\.zst)?$", name) or not os.path.isfile(path):
+            continue
+        try:
+            h = _head_window(path, name)
+        except OSError:
+            continue
+        if not h or _int(h.get(L.WINDOW_PID)) != r["pid"] or \
+                h.get(L.WINDOW_HOST) != w.get(L.WINDOW_HOST) or \
+                h.get(L.WINDOW_NAME) != w.get(L.WINDOW_NAME):
+            continue
+        fs = _int(h.get(L.WINDOW_FIRST_STEP))
+        if fs is not None and fs < first:
+            wins.setdefault(fs, []).append(path)
+    gone = []
+    for fs in sorted(wins)[:max(0, len(wins) - keep)]:
+        for path in wins[fs]:
+            try:
+                os.unlink(path)
+                gone.append(path)
+            except OSError as e:
+                err("rotation: cannot delete %s: %s" % (path, e.strerror or e))
+    return gone
 
 
 def describe(r, how=None):
