@@ -205,6 +205,13 @@ def finish(path, final, pid, keep=False):
             m = STEP_RE.search(body.decode("utf-8", "replace"))
             if m:
                 last_step = int(m.group(1))
+        # The process's name, as the writer puts it at a window's end
+        # (collector/footer.c; the program's name is not known here).
+        # Readers need it: HTA fails on a trace whose events have no args
+        # at all (KeyError 'stream'), as a CPU-only cut window's may.
+        for meta in _process_meta(pid, rank):
+            out.write(sep + json.dumps(meta, separators=(",", ":")).encode())
+            sep = b",\n"
         out.write(b"\n")
         if last_step is None:
             last_step = first_step if isinstance(first_step, int) else 0
@@ -298,6 +305,14 @@ def recover(folders, any_host=False, keep=False, pids=None, report=None):
                 "TRACEPROF_NUM_TRACES_TO_KEEP; the cut one counts as one)"
                 % (gone, r["window"][L.WINDOW_KEEP]))
     return done
+
+
+def _process_meta(pid, rank):
+    """The metadata events naming a cut window's process."""
+    name = ("rank %d (pid %d, cut)" % (rank, pid)) if isinstance(rank, int) else "pid %d (cut)" % pid
+    return [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}},
+            {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+             "args": {"sort_index": rank if isinstance(rank, int) else 0}}]
 
 
 def _head_window(path, final):
