@@ -90,6 +90,11 @@
 /* The footer member of a cut file: why, when, and what may be missing. */
 #define TP_FOOTER_CUT "cut"
 
+/* The same file's header member, before traceEvents, with the footer's
+ * last_write: readers see that a file is cut from its head (a compressed
+ * file's footer costs a whole decompression). */
+#define TP_DOC_CUT "traceprofCut"
+
 /* A merged Perfetto file's first track (traceprof merge). */
 #define TP_DOC_MERGE_TRACK "traceprof merge"
 

@@ -87,6 +87,11 @@ WINDOW_STEP_FIELD = "{step}"
 # The footer member of a cut file: why, when, and what may be missing.
 FOOTER_CUT = "cut"
 
+# The same file's header member, before traceEvents, with the footer's
+# last_write: readers see that a file is cut from its head (a compressed
+# file's footer costs a whole decompression).
+DOC_CUT = "traceprofCut"
+
 # A merged Perfetto file's first track (traceprof merge).
 DOC_MERGE_TRACK = "traceprof merge"
 

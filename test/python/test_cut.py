@@ -23,7 +23,9 @@ def X(name, cat, ts, dur):
     return {"ph": "X", "cat": cat, "name": name, "pid": 7, "tid": 7, "ts": ts, "dur": dur}
 
 
-def trace(path, rank, cut, gz=False):
+def trace(path, rank, cut, gz=False, head=True):
+    """head: the cut file's head says it is cut too (recover's; an older
+    recover's file has only the footer)."""
     footer = {"version": "test", "part": 1, "parts": 1, "steps": [1, 2], "events_written": 3}
     if cut:
         footer["cut"] = CUT
@@ -32,9 +34,10 @@ def trace(path, rank, cut, gz=False):
     events = [X("ProfilerStep#1", "user_annotation", 0, 100),
               X("ProfilerStep#2", "user_annotation", 100, 50),
               X("work", "user_annotation", 10, 80)]
-    data = ('{\n  "distributedInfo": {"rank": %d},\n  "baseTimeNanoseconds": 1000,\n'
+    cut_head = ('  "traceprofCut": {"last_write": "%s"},\n' % CUT["last_write"]) if cut and head else ""
+    data = ('{\n  "distributedInfo": {"rank": %d},\n  "baseTimeNanoseconds": 1000,\n%s'
             '  "traceEvents": [\n%s\n  ],\n  "traceprof": %s\n}\n'
-            % (rank, ",\n".join(json.dumps(e) for e in events), json.dumps(footer))).encode()
+            % (rank, cut_head, ",\n".join(json.dumps(e) for e in events), json.dumps(footer))).encode()
     if gz:
         data = gzip.compress(data)
     with open(path, "wb") as f:
@@ -89,3 +92,10 @@ def test_export(capsys, job, tmp_path):
     err = capsys.readouterr().err
     assert notes(err) == ["traceprof: " + job[1] + NOTE]
     shutil.rmtree(d)
+
+
+def test_footer_only(capsys, tmp_path):
+    """A plain cut file whose head does not say so is read from its footer."""
+    cut = trace(tmp_path / "c.json", 0, True, head=False)
+    assert cmd_summary([cut]) in (0, None)
+    assert notes(capsys.readouterr().err) == ["traceprof: " + cut + NOTE]

@@ -182,6 +182,11 @@ def finish(path, final, pid, keep=False):
     last_step = None
     last_us = None
     devices_in_header = any(('"%s"' % L.DOC_DEVICE_PROPERTIES).encode() in h for h in header)
+    last_write = datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc) \
+        .isoformat(timespec="milliseconds")
+    # The head says it is cut too (traces/cut.py reads it there).
+    header.insert(len(header) - 1, ('  "%s": %s,\n' % (L.DOC_CUT, json.dumps(
+        {"last_write": last_write}))).encode())
     try:
         out.writelines(header)
         sep = b""
@@ -229,8 +234,7 @@ def finish(path, final, pid, keep=False):
         name = _unique(folder, name)
         cut = {
             "reason": "the process (pid %d) ended before the window did" % pid,
-            "last_write": datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc)
-                          .isoformat(timespec="milliseconds"),
+            "last_write": last_write,
             "events_missing": None,
             "missing": "the events recorded after the file's last flush (every %g s) and "
                        "the GPU records not yet handed over; not counted" % 0.5,
