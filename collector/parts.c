@@ -164,6 +164,7 @@ static int pt_open(const struct tp_win *win, struct pt_files *w)
 		.window_name = have_pattern ? pattern : NULL,
 		.window_part = w->nparts + 1,
 		.window_first_step = (int64_t)win->first_step,
+		.window_keep = tp_fl.cfg.num_traces_to_keep,
 		.hostname = tp_fl.vars.hostname,
 	};
 	pt->w = tp_writer_open(tp_fl.ops, pt->sink, &h);

@@ -90,17 +90,25 @@
  * by `traceprof recover` when its process dies before the window ends (a cut
  * file, collector/parts.c, scripts/traceprof/cli/recover.py): the final
  * name with the step left as WINDOW_STEP_FIELD (replaced by the last step
- * the file holds), the part number, the first step, the host and the pid. */
+ * the file holds), the part number, the first step, the host, the pid and
+ * the process's TRACEPROF_NUM_TRACES_TO_KEEP (recover rotates as the process
+ * would have: the cut window counts as one). */
 #define TP_DOC_WINDOW "traceprofWindow"
 #define TP_WINDOW_NAME "name"
 #define TP_WINDOW_PART "part"
 #define TP_WINDOW_FIRST_STEP "first_step"
 #define TP_WINDOW_HOST "hostname"
 #define TP_WINDOW_PID "pid"
+#define TP_WINDOW_KEEP "keep"
 #define TP_WINDOW_STEP_FIELD "{step}"
 
 /* The footer member of a cut file: why, when, and what may be missing. */
 #define TP_FOOTER_CUT "cut"
+
+/* The same file's header member, before traceEvents, with the footer's
+ * last_write: readers see that a file is cut from its head (a compressed
+ * file's footer costs a whole decompression). */
+#define TP_DOC_CUT "traceprofCut"
 
 /* A merged Perfetto file's first track (traceprof merge). */
 #define TP_DOC_MERGE_TRACK "traceprof merge"

@@ -424,6 +424,7 @@ static struct tp_writer *jw_open(struct tp_sink *sink, const struct tp_writer_he
 		.window_name = h->window_name,
 		.window_part = h->window_part,
 		.window_first_step = h->window_first_step,
+		.window_keep = h->window_keep,
 		.hostname = h->hostname,
 	};
 	tp_trace_begin(&jw->t, &th);

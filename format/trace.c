@@ -66,6 +66,8 @@ void tp_trace_begin(struct tp_trace *t, const struct tp_trace_header *h)
 		tp_json_str(j, h->hostname);
 		tp_json_lit(j, ", " TR_KEY(TP_WINDOW_PID));
 		tp_json_i64(j, h->pid);
+		tp_json_lit(j, ", " TR_KEY(TP_WINDOW_KEEP));
+		tp_json_i64(j, h->window_keep);
 		tp_json_lit(j, "},\n  ");
 	}
 	tp_json_lit(j, TR_KEY(TP_DOC_TRACE_EVENTS) "[\n");

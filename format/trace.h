@@ -75,6 +75,7 @@ struct tp_trace_header {
 	 * should the process die before it ends (NULL: not written). */
 	const char *window_name; /* the final name, the step as WINDOW_STEP_FIELD */
 	int64_t window_part, window_first_step;
+	int64_t window_keep; /* TRACEPROF_NUM_TRACES_TO_KEEP (-1: all) */
 	const char *hostname;
 };
 

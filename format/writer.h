@@ -40,6 +40,7 @@ struct tp_writer_header {
 	/* A window's file (format/trace.h's window_* members); NULL: none. */
 	const char *window_name;
 	int64_t window_part, window_first_step;
+	int64_t window_keep; /* TRACEPROF_NUM_TRACES_TO_KEEP (-1: all) */
 	const char *hostname;
 };
 

@@ -87,17 +87,25 @@ HEADER_WALL_OFFSET = "wall_offset_ns"
 # by `traceprof recover` when its process dies before the window ends (a cut
 # file, collector/parts.c, scripts/traceprof/cli/recover.py): the final
 # name with the step left as WINDOW_STEP_FIELD (replaced by the last step
-# the file holds), the part number, the first step, the host and the pid.
+# the file holds), the part number, the first step, the host, the pid and
+# the process's TRACEPROF_NUM_TRACES_TO_KEEP (recover rotates as the process
+# would have: the cut window counts as one).
 DOC_WINDOW = "traceprofWindow"
 WINDOW_NAME = "name"
 WINDOW_PART = "part"
 WINDOW_FIRST_STEP = "first_step"
 WINDOW_HOST = "hostname"
 WINDOW_PID = "pid"
+WINDOW_KEEP = "keep"
 WINDOW_STEP_FIELD = "{step}"
 
 # The footer member of a cut file: why, when, and what may be missing.
 FOOTER_CUT = "cut"
+
+# The same file's header member, before traceEvents, with the footer's
+# last_write: readers see that a file is cut from its head (a compressed
+# file's footer costs a whole decompression).
+DOC_CUT = "traceprofCut"
 
 # A merged Perfetto file's first track (traceprof merge).
 DOC_MERGE_TRACK = "traceprof merge"

@@ -39,10 +39,10 @@ def env(folder, preload, compress):
 #  expected status, compression)
 CASES = (("SIGKILL", "loop", 0, signal.SIGKILL, -signal.SIGKILL, "none"),
          ("SIGTERM", "loop", 0, signal.SIGTERM, -signal.SIGTERM, "none"),
-         ("abort", "abort", 150, None, -signal.SIGABRT, "none"),
-         ("NULL dereference", "segv", 150, None, -signal.SIGSEGV, "none"),
+         ("abort", "abort", 250, None, -signal.SIGABRT, "none"),
+         ("NULL dereference", "segv", 250, None, -signal.SIGSEGV, "none"),
          ("SIGKILL zstd", "loop", 0, signal.SIGKILL, -signal.SIGKILL, "zstd"),
-         ("abort gzip", "abort", 150, None, -signal.SIGABRT, "gzip"))
+         ("abort gzip", "abort", 250, None, -signal.SIGABRT, "gzip"))
 EVENTS = 20
 for how in ("LD_PRELOAD", "traceprof run"):
     for name, mode, steps, sig, status, compress in CASES:

@@ -37,6 +37,7 @@ import shutil
 from . import readopts
 from ..layout import CAT_KERNEL, STEP_PREFIX
 from ..traces import aggtable
+from ..traces.cut import note_cut
 from ..traces.events import STEP_RE, finite_num
 from ..traces.pfmerge import meta_of, scan
 from ..traces.pftrace import PFTRACE_RE, PftraceReader
@@ -365,6 +366,7 @@ def _export_all(a, pa, pq, files):
             fail(str(e), 1)
         rank, _ = rank_of(meta, path, i)
         ft = aggtable.footer_of(path) or {}
+        note_cut(path, ft)
         st = ft.get("steps")
         window = st[0] if isinstance(st, list) and st and isinstance(st[0], int) else i
         base = meta.get("baseTimeNanoseconds")

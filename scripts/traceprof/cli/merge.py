@@ -9,6 +9,7 @@ import time
 
 from . import readopts
 from .inputs import merge_inputs, rank_of
+from ..traces.cut import note_cut
 from ..traces.mergewrite import write_merged
 from ..traces.output import open_output
 from ..traces.pftrace import PFTRACE_RE
@@ -100,6 +101,7 @@ def cmd_merge(argv):
                 "(already aligned)" % path)
             base = None
         rank, known = rank_of(meta, path, i)
+        note_cut(path, meta.get("traceprof"))
         inputs.append({"path": path, "meta": meta, "base": base, "rank": rank,
                        "rank_known": known, "index": i, "scan": sc})
     if not inputs:

@@ -10,6 +10,7 @@ from array import array
 from ..layout import (META_PROCESS_NAME, STEP_PHASE_ARG, STEP_PHASE_STARTUP,
                       STEP_PHASE_TEARDOWN)
 from ..traces import aggtable
+from ..traces.cut import note_cut
 from ..traces.events import STEP_RE, finite_num
 from .inputs import merge_inputs, rank_of
 from ..traces.pfmerge import meta_of, scan
@@ -233,6 +234,8 @@ def summary_ranks(a):
     The tables (each file's footer) when every file has a complete one,
     else the events: the same rows either way."""
     files, _ = merge_inputs(a.files, "summary")
+    for f in files:
+        note_cut(f)
     steps = {}  # rank -> _Steps
     comm = {}   # rank -> CommWait
     notes = []  # why a table was not used: said once the events were read

@@ -182,6 +182,11 @@ def finish(path, final, pid, keep=False):
     last_step = None
     last_us = None
     devices_in_header = any(('"%s"' % L.DOC_DEVICE_PROPERTIES).encode() in h for h in header)
+    last_write = datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc) \
+        .isoformat(timespec="milliseconds")
+    # The head says it is cut too (traces/cut.py reads it there).
+    header.insert(len(header) - 1, ('  "%s": %s,\n' % (L.DOC_CUT, json.dumps(
+        {"last_write": last_write}))).encode())
     try:
         out.writelines(header)
         sep = b""
@@ -205,6 +210,13 @@ def finish(path, final, pid, keep=False):
             m = STEP_RE.search(body.decode("utf-8", "replace"))
             if m:
                 last_step = int(m.group(1))
+        # The process's name, as the writer puts it at a window's end
+        # (collector/footer.c; the program's name is not known here).
+        # Readers need it: HTA fails on a trace whose events have no args
+        # at all (KeyError 'stream'), as a CPU-only cut window's may.
+        for meta in _process_meta(pid, rank):
+            out.write(sep + json.dumps(meta, separators=(",", ":")).encode())
+            sep = b",\n"
         out.write(b"\n")
         if last_step is None:
             last_step = first_step if isinstance(first_step, int) else 0
@@ -222,8 +234,7 @@ def finish(path, final, pid, keep=False):
         name = _unique(folder, name)
         cut = {
             "reason": "the process (pid %d) ended before the window did" % pid,
-            "last_write": datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc)
-                          .isoformat(timespec="milliseconds"),
+            "last_write": last_write,
             "events_missing": None,
             "missing": "the events recorded after the file's last flush (every %g s) and "
                        "the GPU records not yet handed over; not counted" % 0.5,
@@ -252,7 +263,7 @@ def finish(path, final, pid, keep=False):
     if not keep:
         os.unlink(path)
     return {"out": os.path.join(folder, name), "events": events, "rank": rank, "pid": pid,
-            "first_step": first_step, "last_step": last_step,
+            "first_step": first_step, "last_step": last_step, "window": window,
             "size": os.path.getsize(os.path.join(folder, name))}
 
 
@@ -293,11 +304,24 @@ def recover(folders, any_host=False, keep=False, pids=None, report=None):
         done.append(r)
         if report:
             report(r)
+        for gone in rotate(r):
+            err("rotation: deleted %s (the process kept its newest %d windows, "
+                "TRACEPROF_NUM_TRACES_TO_KEEP; the cut one counts as one)"
+                % (gone, r["window"][L.WINDOW_KEEP]))
     return done
 
 
-def _window_host(path, final):
-    """The host the header names, or None when it has none (older files)."""
+def _process_meta(pid, rank):
+    """The metadata events naming a cut window's process."""
+    name = ("rank %d (pid %d, cut)" % (rank, pid)) if isinstance(rank, int) else "pid %d (cut)" % pid
+    return [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}},
+            {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+             "args": {"sort_index": rank if isinstance(rank, int) else 0}}]
+
+
+def _head_window(path, final):
+    """The DOC_WINDOW member of a file's header (a dict), or None when it
+    has none (older files, other writers)."""
     lines = _Lines(path, final)
     try:
         for i, line in enumerate(lines):
@@ -305,7 +329,7 @@ def _window_host(path, final):
             if text.startswith('"%s"' % L.DOC_WINDOW):
                 try:
                     w = json.loads("{" + text.rstrip(",") + "}")[L.DOC_WINDOW]
-                    return w.get(L.WINDOW_HOST) if isinstance(w, dict) else None
+                    return w if isinstance(w, dict) else None
                 except ValueError:
                     return None
             if text.startswith('"%s"' % L.DOC_TRACE_EVENTS) or i > 20:
@@ -313,6 +337,58 @@ def _window_host(path, final):
     finally:
         lines.close()
     return None
+
+
+def _window_host(path, final):
+    """The host the header names, or None when it has none (older files)."""
+    w = _head_window(path, final)
+    return w.get(L.WINDOW_HOST) if w else None
+
+
+def _int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def rotate(r):
+    """Rotation (TRACEPROF_NUM_TRACES_TO_KEEP) as the dead process would
+    have done it at the cut window's save: the library deletes the oldest
+    windows it wrote beyond its newest N (collector/rotate.c), and its
+    rotation died with it.  The files it wrote are those of the cut file's
+    folder whose header names the same host, pid and name pattern; a
+    window's parts count as one (by first step); the cut window, the
+    newest, stays.  Returns the paths deleted."""
+    w = r.get("window") or {}
+    keep = _int(w.get(L.WINDOW_KEEP))
+    first = _int(w.get(L.WINDOW_FIRST_STEP))
+    if keep is None or keep <= 0 or first is None:
+        return []
+    folder = os.path.dirname(r["out"])
+    wins = {first: []}
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.startswith(".") or path == r["out"] or \
+                not re.search(r"\.json(\.gz|\.zst)?$", name) or not os.path.isfile(path):
+            continue
+        try:
+            h = _head_window(path, name)
+        except OSError:
+            continue
+        if not h or _int(h.get(L.WINDOW_PID)) != r["pid"] or \
+                h.get(L.WINDOW_HOST) != w.get(L.WINDOW_HOST) or \
+                h.get(L.WINDOW_NAME) != w.get(L.WINDOW_NAME):
+            continue
+        fs = _int(h.get(L.WINDOW_FIRST_STEP))
+        if fs is not None and fs < first:
+            wins.setdefault(fs, []).append(path)
+    gone = []
+    for fs in sorted(wins)[:max(0, len(wins) - keep)]:
+        for path in wins[fs]:
+            try:
+                os.unlink(path)
+                gone.append(path)
+            except OSError as e:
+                err("rotation: cannot delete %s: %s" % (path, e.strerror or e))
+    return gone
 
 
 def describe(r, how=None):

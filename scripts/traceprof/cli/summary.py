@@ -8,6 +8,7 @@ import sys
 
 from . import readopts
 from ..traces import aggtable
+from ..traces.cut import note_cut
 from ..traces.events import STEP_RE
 from .inputs import regular, summary_file, summary_folders
 from ..layout import DOC_FOOTER, STEP_PREFIX
@@ -76,6 +77,8 @@ def cmd_summary(argv):
     if os.path.exists(a.file) and not os.path.isdir(a.file) and not regular(a.file):
         fail("%s: not a regular file (a FIFO, device or socket); only regular files are "
              "read" % a.file)
+    if regular(a.file):
+        note_cut(a.file)
 
     notes = []  # why a table is not used: said once the events were read
     if not a.from_events and a.by != "comm":
