@@ -125,24 +125,6 @@ void tp_gpu_write_event(struct tp_writer *out, const struct tp_gpu_event *e, uin
 void tp_gpu_write_flow(struct tp_writer *out, int kind, uint64_t id, int64_t pid, int64_t tid,
 		       uint64_t ts)
 {
-	struct tp_event e = {
-		.kind = (uint8_t)kind,
-		.name_stable = 1,
-		.nargs = 0,
-		.name_len = sizeof(TP_CAT_FLOW) - 1,
-		.cat = TP_CAT_FLOW,
-		.name = TP_CAT_FLOW,
-		.pid = pid,
-		.tid = tid,
-		.ts = ts,
-		.end = ts,
-		.id = id,
-		/* Every field named: no `rep stos` (format/event.h). */
-		.flow_out = 0,
-		.flow_in = 0,
-		.sf = 0,
-		.args = NULL,
-	};
-	tp_writer_event(out, &e);
+	tp_writer_flow(out, kind, TP_CAT_FLOW, id, pid, tid, ts);
 }
 

@@ -19,24 +19,7 @@ static uint64_t ops_flow_id(uint32_t rf_tid, int64_t seq)
 static void ops_flow(struct tp_writer *out, int kind, uint64_t id, int64_t pid, int64_t tid,
 		     uint64_t ts)
 {
-	struct tp_event e = {
-		.kind = (uint8_t)kind,
-		.name_stable = 1,
-		.nargs = 0,
-		.name_len = sizeof(TP_CAT_FWDBWD) - 1,
-		.cat = TP_CAT_FWDBWD,
-		.name = TP_CAT_FWDBWD,
-		.pid = pid,
-		.tid = tid,
-		.ts = ts,
-		.end = ts,
-		.id = id,
-		.flow_out = 0,
-		.flow_in = 0,
-		.sf = 0,
-		.args = NULL,
-	};
-	tp_writer_event(out, &e);
+	tp_writer_flow(out, kind, TP_CAT_FWDBWD, id, pid, tid, ts);
 }
 
 void tp_ops_convert(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,

@@ -120,6 +120,30 @@ void tp_writer_instant(struct tp_writer *w, const char *cat, const char *name, s
 	tp_writer_event(w, &e);
 }
 
+void tp_writer_flow(struct tp_writer *w, int kind, const char *cat, uint64_t id, int64_t pid,
+		    int64_t tid, uint64_t ts_ns)
+{
+	struct tp_event e = {
+		.kind = (uint8_t)kind,
+		.name_stable = 1,
+		.nargs = 0,
+		.name_len = (uint32_t)strlen(cat),
+		.cat = cat,
+		.name = cat,
+		.pid = pid,
+		.tid = tid,
+		.ts = ts_ns,
+		.end = ts_ns,
+		.id = id,
+		/* Every field named: no `rep stos` (format/event.h). */
+		.flow_out = 0,
+		.flow_in = 0,
+		.sf = 0,
+		.args = NULL,
+	};
+	tp_writer_event(w, &e);
+}
+
 void tp_writer_counter(struct tp_writer *w, const char *name, size_t nlen, const char *key,
 		       size_t klen, int64_t pid, int64_t tid, uint64_t ts_ns, double value)
 {

@@ -155,6 +155,11 @@ static inline int tp_writer_error(const struct tp_writer *w)
 void tp_writer_slice(struct tp_writer *w, const char *cat, const char *name, size_t nlen,
 		     int64_t pid, int64_t tid, uint64_t start_ns, uint64_t end_ns,
 		     const struct tp_arg *args, unsigned nargs);
+/* One end of a flow arrow (kind TP_EV_FLOW_OUT or TP_EV_FLOW_IN) whose
+ * category and name are cat, a literal that lives as long as the program
+ * (launch -> kernel, forward -> backward). */
+void tp_writer_flow(struct tp_writer *w, int kind, const char *cat, uint64_t id, int64_t pid,
+		    int64_t tid, uint64_t ts_ns);
 void tp_writer_instant(struct tp_writer *w, const char *cat, const char *name, size_t nlen,
 		       int64_t pid, int64_t tid, uint64_t ts_ns, const struct tp_arg *args,
 		       unsigned nargs);
