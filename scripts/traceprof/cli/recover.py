@@ -314,8 +314,8 @@ def recover(folders, any_host=False, keep=False, pids=None, report=None):
 def _process_meta(pid, rank):
     """The metadata events naming a cut window's process."""
     name = ("rank %d (pid %d, cut)" % (rank, pid)) if isinstance(rank, int) else "pid %d (cut)" % pid
-    return [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}},
-            {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+    return [{"ph": "M", "name": L.META_PROCESS_NAME, "pid": pid, "tid": 0, "args": {"name": name}},
+            {"ph": "M", "name": L.META_PROCESS_SORT_INDEX, "pid": pid, "tid": 0,
              "args": {"sort_index": rank if isinstance(rank, int) else 0}}]
 
 
