@@ -80,12 +80,14 @@ PY
 rank_csv nosched $workers
 grep -q "^straggler: rank 1 (median step" nosched.verdict ||
 	die "nosched: the straggler is not rank 1: $(cat nosched.verdict nosched.csv)"
-"$PYTHON" - nosched.csv <<'PY' || die "nosched: step 0 is not rank 0's longest"
+# Rank 0's 4 s start-up is step 0, labelled start-up by the library: left
+# out of every rank's statistics (issue 42 item 3), and the median would
+# not have been moved by it anyway.
+"$PYTHON" - nosched.csv <<'PY' || die "nosched: rank 0's start-up step counted in its statistics"
 import csv, sys
 r = {int(x["rank"]): x for x in csv.DictReader(open(sys.argv[1]))}
-assert r[0]["slowest_step"] == "0" and float(r[0]["max_us"]) > 4e6, r[0]
-assert float(r[0]["mean_us"]) > float(r[1]["mean_us"]), ("the means would have named rank 1 too", r)
-print("nosched: rank 0's step 0 %.2f s" % (float(r[0]["max_us"]) / 1e6))
+assert r[0]["slowest_step"] != "0" and float(r[0]["max_us"]) < 1e6, r[0]
+print("nosched: rank 0's slowest step counted %.3f s" % (float(r[0]["max_us"]) / 1e6))
 PY
 
 # Two runs in one folder.

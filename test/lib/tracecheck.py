@@ -193,7 +193,13 @@ def table_problems(path, t):
     for k, r in x[0].items():
         e = ev[k]
         tol = 2e-3 * r[0] + 1e-6
-        if r[0] != e[0] or abs(r[1] - e[1]) > tol or abs(r[2] - e[2]) > tol:
+        # Self time is the total less every child's, each child's start
+        # and duration rounded to the JSON's ns: its error grows with the
+        # children (an optimizer step holds dozens of ops), which the calls
+        # do not count.  Seen: 5 ns on 2 calls of MmBackward0, 10 ns on 2
+        # of an optimizer step.  10 ns a call, and 1e-5 of the total.
+        tol_self = tol + 1e-2 * r[0] + 1e-5 * abs(r[1])
+        if r[0] != e[0] or abs(r[1] - e[1]) > tol or abs(r[2] - e[2]) > tol_self:
             return ["the footer's table has %r %s, the events %s" % (k, r[:3], e[:3])]
     return []
 
