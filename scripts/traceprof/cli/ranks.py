@@ -245,10 +245,6 @@ def summary_ranks(a):
         _from_events(files, steps, comm, edges)
     for n in notes:
         err(n)
-    if edges:
-        err("note: %d start-up and teardown step%s (the span before each process's first "
-            "step and after its last) left out of the step statistics" % (
-                len(edges), "" if len(edges) == 1 else "s"))
     if not steps:
         err("nothing to show: no ProfilerStep#N events in %s (traceprof_step() was not "
             "called in a recorded step?)" % ", ".join(files))
@@ -257,6 +253,10 @@ def summary_ranks(a):
     if mix and not getattr(a, "all_runs", False):
         err(mix)
         return 1
+    if edges:
+        err("note: %d start-up and teardown step%s (the span before each process's first "
+            "step and after its last) left out of the step statistics" % (
+                len(edges), "" if len(edges) == 1 else "s"))
     median = _job_median(steps)
     rows = []
     for rank in sorted(steps):
