@@ -33,10 +33,11 @@ def env(folder, preload, compress):
         e["LD_PRELOAD"] = os.environ["TP_PRELOAD"]
     e.update({"TRACEPROF_FOLDER": folder, "TRACEPROF_SCHEDULE": "wait=1,active=100000",
               "TRACEPROF_COMPRESS": compress})
-    if os.environ.get("TP_SANITIZER") == "asan":
-        # ASan's own SIGSEGV handler would turn the NULL dereference into
-        # exit 1 (docs/development.md, known limits under ASan).
-        e["ASAN_OPTIONS"] = e.get("ASAN_OPTIONS", "") + ":handle_segv=0"
+    # A sanitizer's own SIGSEGV handler would turn the NULL dereference
+    # into its exit status (1 under ASan, 66 under TSan; docs/development.md).
+    san = {"asan": "ASAN_OPTIONS", "tsan": "TSAN_OPTIONS"}.get(os.environ.get("TP_SANITIZER"))
+    if san:
+        e[san] = e.get(san, "") + ":handle_segv=0"
     return e
 
 # (name, program mode, steps before dying, signal sent from outside or None,
