@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `traceprof top`'s interactive view (issue 46 item 2), driven in tmux: the
+# screen is read with capture-pane while a writer process updates the live
+# files (test/lib/genlive.py: rank 3 the straggler, rank 5 stalled, rank 6
+# stale, rank 7 finished); it refreshes (rank 5's stalled seconds grow),
+# keys sort it (r by rank, s slowest first) and q quits with status 0.
+. "$TP_TOP/test/lib/common.sh"
+[ -z "${TP_SANITIZER:-}" ] || skip "traceprof top is Python only: nothing for $TP_SANITIZER to check"
+command -v tmux >/dev/null || skip "no tmux (scripts/install-deps --with-optional installs it)"
+T="$TP_TOP/scripts/traceprof"
+PY=$("$PYTHON" -c 'import sys; print(sys.executable)')
+SOCK="$TP_TMP/tmux.sock"
+tm() { tmux -S "$SOCK" "$@"; }
+
+mkdir -p tr/.live
+"$PY" "$TP_TOP/test/lib/genlive.py" tr/.live job --duration 60 --interval-ms 100 --step-ms 100 &
+writer=$!
+trap 'touch tr/.live/stop; tm kill-server 2>/dev/null || true; wait $writer 2>/dev/null || true' EXIT
+
+# screen_until PATTERN WHAT: the pane's text once it matches PATTERN (15 s).
+screen_until() {
+	local i
+	for i in $(seq 75); do
+		tm capture-pane -p -t top >screen.txt 2>/dev/null || true
+		if grep -Eq "$1" screen.txt; then return 0; fi
+		sleep 0.2
+	done
+	die "$2; the screen: $(cat screen.txt)"
+}
+rows() { grep '^rank ' screen.txt | cut -c1-6 | tr '\n' ,; }
+
+tm -f /dev/null new-session -d -s top -x 180 -y 20 \
+	"TERM=xterm '$PY' '$T' top tr --stall-after 1; echo \$? >rc.txt"
+screen_until '^rank 6 .*stale' "rank 6 never shown stale"
+screen_until '^rank 5 .*stalled [0-9]+ s in cudaStreamSynchronize, inside ncclAllReduce' "rank 5 not stalled"
+grep -Eq '^straggler: rank 3 \(median step 2' screen.txt || die "no straggler line: $(cat screen.txt)"
+grep -q '^run synthetic: 8 processes in tr/.live' screen.txt || die "header: $(cat screen.txt)"
+grep -q 'sorted slowest first' screen.txt || die "not sorted slowest first: $(cat screen.txt)"
+case $(rows) in "rank 5,rank 6,rank 3,"*|"rank 6,rank 5,rank 3,"*) ;; *) die "slowest first: $(rows)" ;; esac
+cp screen.txt first.txt
+
+# It refreshes: rank 5's seconds in its call grow.
+s1=$(sed -n 's/^rank 5 .*stalled \([0-9]*\) s in.*/\1/p' first.txt)
+screen_until "^rank 5 .*stalled $((s1 + 2)) s in" "rank 5's seconds did not grow from $s1"
+
+tm send-keys -t top r
+screen_until 'sorted by rank' "r did not sort by rank"
+[ "$(rows)" = "rank 0,rank 1,rank 2,rank 3,rank 4,rank 5,rank 6,rank 7," ] || die "by rank: $(rows)"
+tm send-keys -t top s
+screen_until 'sorted slowest first' "s did not sort slowest first"
+case $(rows) in "rank 5,rank 6,rank 3,"*|"rank 6,rank 5,rank 3,"*) ;; *) die "slowest first again: $(rows)" ;; esac
+
+tm send-keys -t top q
+for i in $(seq 50); do [ -s rc.txt ] && break; sleep 0.2; done
+[ "$(cat rc.txt 2>/dev/null)" = 0 ] || die "q did not quit with status 0 (rc.txt: $(cat rc.txt 2>/dev/null))"
+echo "top view in tmux ok"
