@@ -20,9 +20,9 @@ writer=$!
 trap 'touch traceprof_traces/train/.live/stop; wait $writer 2>/dev/null || true' EXIT
 
 # Until rank 6's file is stale (no update for 3 s: 5 intervals, at least
-# 3 s) and rank 5 stalled (--stall-after 1).
+# 3 s) and rank 5 stalled (--stall-after 2).
 for i in $(seq 100); do
-	if top traceprof_traces/train --once --stall-after 1 >once.txt 2>err.txt &&
+	if top traceprof_traces/train --once --stall-after 2 >once.txt 2>err.txt &&
 		grep -q '^rank 6 .*stale' once.txt && grep -q '^rank 5 .*stalled' once.txt; then
 		break
 	fi
@@ -42,14 +42,14 @@ grep -Eq '^job: median step (9[7-9]|10[0-3])\.[0-9]+ms, [0-9.]+ steps/s; 1 finis
 [ "$(grep -c '^rank ' once.txt)" = 8 ] || die "not 8 process lines: $(cat once.txt)"
 # Slowest first: stalled and stale, then rank 3.
 [ "$(grep '^rank ' once.txt | sed -n 3p | cut -c1-6)" = "rank 3" ] || die "order: $(cat once.txt)"
-top traceprof_traces/train --once --stall-after 1 --sort rank >byrank.txt
+top traceprof_traces/train --once --stall-after 2 --sort rank >byrank.txt
 [ "$(grep '^rank ' byrank.txt | cut -c1-6 | tr '\n' ,)" = "rank 0,rank 1,rank 2,rank 3,rank 4,rank 5,rank 6,rank 7," ] ||
 	die "--sort rank: $(cat byrank.txt)"
 
 # --json, twice: rank 5's seconds in its call grow; the other figures agree.
-top traceprof_traces/train --json --stall-after 1 >a.json
+top traceprof_traces/train --json --stall-after 2 >a.json
 sleep 1.2
-top traceprof_traces/train --json --stall-after 1 >b.json
+top traceprof_traces/train --json --stall-after 2 >b.json
 "$PY" - a.json b.json <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
@@ -65,7 +65,7 @@ for s in (ra, rb):
     assert (i["kind"], i["name"], i["thread_name"]) == ("cuda", "cudaStreamSynchronize", "python"), i
     assert [x["name"] for x in i["path"]] == ["Model", "ncclAllReduce", "cudaStreamSynchronize"], i
 grow = rb[5]["in"]["seconds"] - ra[5]["in"]["seconds"]
-assert 1.0 <= grow < 5.0, ("stalled seconds did not grow by the time between the snapshots", grow)
+assert 1.0 <= grow < 30.0, ("stalled seconds did not grow by the time between the snapshots", grow)
 assert rb[5]["step_s"] > ra[5]["step_s"] and rb[5]["step"] == 6, (ra[5], rb[5])
 assert rb[1]["step"] > ra[1]["step"], "rank 1 did not advance"
 assert b["straggler"]["rank"] == 3 and 1.9 < b["straggler"]["vs_median_rank"] < 2.1, b["straggler"]

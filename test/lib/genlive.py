@@ -3,7 +3,7 @@
 writes them, for `traceprof top`'s tests and bench row 15, without the
 library: each replaced atomically (a dot file, then rename).
 
-    genlive.py DIR job [--ranks N] [--interval-ms MS] [--duration S] [--step-ms MS]
+    genlive.py DIR job [--ranks N] [--interval-ms MS] [--duration S] [--step-ms MS] [--run NAME]
         A job that runs while the command runs: rank 3's steps take twice as
         long; rank 5 stops at step 6 inside cudaStreamSynchronize, within
         NCCL's ncclAllReduce range; rank 6 stops updating its file after
@@ -60,7 +60,7 @@ def stepping(start, now, step_ns, upto=None):
     return n, start + n * step_ns, durs
 
 
-def job(folder, ranks, interval_ms, duration, step_ms):
+def job(folder, ranks, interval_ms, duration, step_ms, run="synthetic"):
     host = socket.gethostname().split(".")[0] or "host"
     start = time.time_ns()
     step_ns = step_ms * 1000000
@@ -91,6 +91,8 @@ def job(folder, ranks, interval_ms, duration, step_ms):
                         {"tid": 40105, "name": "loader", "open": [
                             {"kind": "nvtx", "name": "epoch", "since_ns": start,
                              "payload": {}}]}]
+            elif r == 7:
+                n, st, durs = stepping(start, now, step_ns, 4)  # exits in step 4
             else:
                 n, st, durs = stepping(start, now, step_ns * (2 if r == 3 else 1))
             if r == 7 and n >= 4:
@@ -100,7 +102,7 @@ def job(folder, ranks, interval_ms, duration, step_ms):
                       last_step=n - 1 if n > 0 else None, events=n * 100,
                       recording=(r == 0 and n >= 2),
                       window={"first_step": 2, "name": "w0"} if r == 0 and n >= 2 else None)
-            write(folder, doc(host, pids[r], r, ranks, **kw))
+            write(folder, doc(host, pids[r], r, ranks, run, **kw))
         time.sleep(interval_ms / 1000.0)
 
 
@@ -122,11 +124,13 @@ def main(argv):
     if what == "static":
         static(folder, int(argv[2]))
         return 0
-    opts = {"--ranks": 8, "--interval-ms": 200, "--duration": 30, "--step-ms": 100}
+    opts = {"--ranks": 8, "--interval-ms": 200, "--duration": 30, "--step-ms": 100,
+            "--run": "synthetic"}
     rest = argv[2:]
     for k, v in zip(rest[::2], rest[1::2]):
         opts[k] = type(opts[k])(v)
-    job(folder, opts["--ranks"], opts["--interval-ms"], opts["--duration"], opts["--step-ms"])
+    job(folder, opts["--ranks"], opts["--interval-ms"], opts["--duration"], opts["--step-ms"],
+        opts["--run"])
     return 0
 
 
