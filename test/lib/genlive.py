@@ -11,8 +11,8 @@ library: each replaced atomically (a dot file, then rename).
         others step every --step-ms; rank 0 records from step 2 on.  Ends after --duration seconds, or when
         DIR/stop exists.
     genlive.py DIR static N
-        N processes of one run, written once, updated now: rank 1 twice as
-        slow as the others (bench/run's row 15)."""
+        N processes of one run, written once, updated now (every 5 s): rank 1
+        twice as slow as the others (bench/run's row 15)."""
 import json
 import os
 import socket
@@ -111,7 +111,10 @@ def static(folder, n):
     for r in range(n):
         base = 100000000 * (2 if r == 1 else 1)
         durs = [base + (i * 37) % 1000 for i in range(64)]
-        write(folder, doc("node%03d" % (r // 8), 50000 + r, r, n, step=200,
+        # An update period of 5 s (stale after 25 s): writing 1,000 files
+        # took up to 5 s on a loaded machine here, which left the first
+        # ones stale at 1 s before top read them.
+        write(folder, doc("node%03d" % (r // 8), 50000 + r, r, n, interval_ms=5000, step=200,
                           step_started_ns=now - 1000000, steps=durs, last_step=199,
                           events=123456, threads=[{"tid": 50000 + r, "name": "python", "open": [
                               {"kind": "cuda", "name": "cudaLaunchKernel",
