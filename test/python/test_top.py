@@ -167,8 +167,15 @@ def test_where_top_looks(tmp_path, monkeypatch):
     assert live_dirs(None, {"TORCHELASTIC_RUN_ID": "a"})[0] == ["traceprof_traces/a/.live"]
     assert live_dirs(None, {"TRACEPROF_FOLDER": "traceprof_traces/{run_name}/{rank}",
                             "TRACEPROF_RUN_NAME": "a"})[0] == []
-    assert live_dirs(None, {"TRACEPROF_LIVE_DIR": "traceprof_traces/b/.live"})[0] == \
-        ["traceprof_traces/b/.live"]
+    assert live_dirs(None, {"TRACEPROF_LIVE_DIR": "traceprof_traces/b/.live"}) == \
+        (["traceprof_traces/b/.live"], "traceprof_traces/b/.live (TRACEPROF_LIVE_DIR)")
+    # TRACEPROF_LIVE_DIR is a template too, as the library takes it.
+    assert live_dirs(None, {"TRACEPROF_LIVE_DIR": "traceprof_traces/{run_name}/.live"})[0] == \
+        ["traceprof_traces/a/.live", "traceprof_traces/b/.live"]
+    assert live_dirs(None, {"TRACEPROF_LIVE_DIR": "traceprof_traces/{run_name}/.live",
+                            "SLURM_JOB_ID": "b"})[0] == ["traceprof_traces/b/.live"]
+    with pytest.raises(LiveError, match="TRACEPROF_LIVE_DIR=x} is not a folder template"):
+        live_dirs(None, {"TRACEPROF_LIVE_DIR": "x}"})
     with pytest.raises(LiveError, match="TRACEPROF_FOLDER=x{ is not a folder template"):
         live_dirs(None, {"TRACEPROF_FOLDER": "x{"})
     assert live_dirs("traceprof_traces")[0] == ["traceprof_traces/a/.live",

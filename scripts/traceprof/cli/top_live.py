@@ -113,10 +113,9 @@ def live_dirs(folder, env=None):
         dirs = [own] if os.path.isdir(own) else []
         dirs += sorted(glob.glob(os.path.join(glob.escape(folder), "*", LIVE_SUBDIR)))
         return dirs, os.path.join(folder, LIVE_SUBDIR)
-    if env.get("TRACEPROF_LIVE_DIR"):
-        d = env["TRACEPROF_LIVE_DIR"]
-        return ([d] if os.path.isdir(d) else []), "%s (TRACEPROF_LIVE_DIR)" % d
-    tmpl = env.get("TRACEPROF_FOLDER") or DEFAULT_FOLDER
+    live = env.get("TRACEPROF_LIVE_DIR")
+    var, tmpl = ("TRACEPROF_LIVE_DIR", live) if live else \
+        ("TRACEPROF_FOLDER", env.get("TRACEPROF_FOLDER") or DEFAULT_FOLDER)
     known = dict(launcher_vars(env))
     for k in ("rank", "local_rank", "world_size", "local_world_size", "node_rank"):
         known.pop(k)  # every rank's folder, not this shell's
@@ -124,12 +123,15 @@ def live_dirs(folder, env=None):
     if rn:
         known["run_name"] = rn
     pat = template_glob(tmpl, known)
-    shown = template_glob(tmpl, known, True) or tmpl
     if pat is None:
-        raise LiveError("top: TRACEPROF_FOLDER=%s is not a folder template the library takes; "
-                        "fix it or give the folder: traceprof top FOLDER" % tmpl)
-    return sorted(d for d in glob.glob(os.path.join(pat, LIVE_SUBDIR)) if os.path.isdir(d)), \
-        os.path.join(shown, LIVE_SUBDIR)
+        raise LiveError("top: %s=%s is not a folder template the library takes; fix it or "
+                        "give the folder: traceprof top FOLDER" % (var, tmpl))
+    shown = template_glob(tmpl, known, True) or tmpl
+    if not live:
+        pat, shown = os.path.join(pat, LIVE_SUBDIR), os.path.join(shown, LIVE_SUBDIR)
+    else:
+        shown += " (TRACEPROF_LIVE_DIR)"
+    return sorted(d for d in glob.glob(pat) if os.path.isdir(d)), shown
 
 
 def read_all(dirs):
