@@ -60,4 +60,13 @@ case $(rows) in "rank 5,rank 6,rank 3,"*|"rank 6,rank 5,rank 3,"*) ;; *) die "sl
 tm send-keys -t top q
 for i in $(seq 50); do [ -s rc.txt ] && break; sleep 0.2; done
 [ "$(cat rc.txt 2>/dev/null)" = 0 ] || die "q did not quit with status 0 (rc.txt: $(cat rc.txt 2>/dev/null))"
+
+# A terminal curses cannot drive: one traceprof: line, exit 1.
+tm new-session -d -s bad -x 180 -y 20 \
+	"TERM=no-such-terminal '$PY' '$T' top tr 2>bad.err; echo \$? >badrc.txt"
+for i in $(seq 50); do [ -s badrc.txt ] && break; sleep 0.2; done
+[ "$(cat badrc.txt 2>/dev/null)" = 1 ] || die "unknown TERM: exit $(cat badrc.txt 2>/dev/null): $(cat bad.err)"
+grep -q '^traceprof: top: cannot draw on this terminal (TERM=no-such-terminal: .*); set TERM=xterm, or use --once or --json$' bad.err ||
+	die "unknown TERM: $(cat bad.err)"
+[ "$(wc -l <bad.err)" = 1 ] || die "unknown TERM: more than one line: $(cat bad.err)"
 echo "top view in tmux ok"

@@ -3,10 +3,12 @@ the header, one row per process and the straggler, redrawn every second
 from a new snapshot; keys sort (s, r), scroll and quit (q)."""
 
 import curses
+import os
 import time
 
 from .top import SORTS, align, header_lines, row_cells, straggler_line
 from .top_live import LiveError
+from ..util import fail
 
 REFRESH_S = 1.0
 KEYS = "s slowest first  r by rank  arrows/PgUp/PgDn scroll  q quit"
@@ -88,4 +90,10 @@ def _loop(win, take, snap, sort):
 
 
 def run_screen(take, snap, sort):
-    return curses.wrapper(_loop, take, snap, sort)
+    try:
+        return curses.wrapper(_loop, take, snap, sort)
+    except curses.error as e:
+        # A terminal curses cannot drive (TERM unknown to terminfo, or
+        # one without the capabilities it needs).
+        fail("top: cannot draw on this terminal (TERM=%s: %s); set TERM=xterm, or use --once "
+             "or --json" % (os.environ.get("TERM", ""), e), 1)
