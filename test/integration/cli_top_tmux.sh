@@ -10,12 +10,14 @@ command -v tmux >/dev/null || skip "no tmux (scripts/install-deps --with-optiona
 T="$TP_TOP/scripts/traceprof"
 PY=$("$PYTHON" -c 'import sys; print(sys.executable)')
 SOCK="$TP_TMP/tmux.sock"
+# A socket's path holds at most 107 bytes.
+[ ${#SOCK} -lt 100 ] || SOCK=$(mktemp -u /tmp/tp-tmux.XXXXXX)
 tm() { tmux -S "$SOCK" "$@"; }
 
 mkdir -p tr/.live
 "$PY" "$TP_TOP/test/lib/genlive.py" tr/.live job --duration 60 --interval-ms 100 --step-ms 100 &
 writer=$!
-trap 'touch tr/.live/stop; tm kill-server 2>/dev/null || true; wait $writer 2>/dev/null || true' EXIT
+trap 'touch tr/.live/stop; tm kill-server 2>/dev/null || true; rm -f "$SOCK"; wait $writer 2>/dev/null || true' EXIT
 
 # screen_until PATTERN WHAT: the pane's text once it matches PATTERN (15 s).
 screen_until() {
