@@ -3,7 +3,9 @@
 # screen is read with capture-pane while a writer process updates the live
 # files (test/lib/genlive.py: rank 3 the straggler, rank 5 stalled, rank 6
 # stale, rank 7 finished); it refreshes (rank 5's stalled seconds grow),
-# keys sort it (r by rank, s slowest first) and q quits with status 0.
+# keys sort it (r by rank, s slowest first), the last snapshot stays with
+# a "not updated" line when the files go away, and q quits with status 0;
+# a terminal curses cannot drive is one traceprof: line.
 . "$TP_TOP/test/lib/common.sh"
 [ -z "${TP_SANITIZER:-}" ] || skip "traceprof top is Python only: nothing for $TP_SANITIZER to check"
 command -v tmux >/dev/null || skip "no tmux (scripts/install-deps --with-optional installs it)"
@@ -17,7 +19,7 @@ tm() { tmux -S "$SOCK" "$@"; }
 mkdir -p tr/.live
 "$PY" "$TP_TOP/test/lib/genlive.py" tr/.live job --duration 60 --interval-ms 100 --step-ms 100 &
 writer=$!
-trap 'touch tr/.live/stop; tm kill-server 2>/dev/null || true; rm -f "$SOCK"; wait $writer 2>/dev/null || true' EXIT
+trap 'touch tr/.live/stop 2>/dev/null; tm kill-server 2>/dev/null || true; rm -f "$SOCK"; wait $writer 2>/dev/null || true' EXIT
 
 # screen_until PATTERN WHAT: the pane's text once it matches PATTERN (15 s).
 screen_until() {
@@ -58,6 +60,15 @@ screen_until 'sorted by rank' "r did not sort by rank"
 tm send-keys -t top s
 screen_until 'sorted slowest first' "s did not sort slowest first"
 case $(rows) in "rank 5,rank 6,rank 3,"*|"rank 6,rank 5,rank 3,"*) ;; *) die "slowest first again: $(rows)" ;; esac
+
+# The files go away (the job's folder cleaned up): the last snapshot
+# stays, with a line saying why it is not updated.
+touch tr/.live/stop
+wait $writer
+mv tr/.live tr/gone
+screen_until '^not updated: top: no live files in tr/.live' "no 'not updated' line once the files went"
+grep -q '^rank 5 ' screen.txt || die "the last snapshot's rows went too: $(cat screen.txt)"
+mv tr/gone tr/.live
 
 tm send-keys -t top q
 for i in $(seq 50); do [ -s rc.txt ] && break; sleep 0.2; done
