@@ -57,6 +57,8 @@ def by_rank(s):
     return {p["rank"]: p for p in s["processes"]}
 ra, rb = by_rank(a), by_rank(b)
 assert sorted(ra) == list(range(8)), sorted(ra)
+# Slowest first, as --once: the stalled and stale ones, then rank 3.
+assert [p["rank"] for p in b["processes"]][2] == 3, [p["rank"] for p in b["processes"]]
 st = {r: p["status"] for r, p in rb.items()}
 assert st == {0: "recording", 1: "running", 2: "running", 3: "running", 4: "running",
               5: "stalled", 6: "stale", 7: "finished"}, st

@@ -148,6 +148,7 @@ def cmd_top(argv):
         fail(str(e), 1)
     if a.json:
         note_skipped(snap)
+        snap["processes"].sort(key=SORTS[a.sort])
         json.dump(snap, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
