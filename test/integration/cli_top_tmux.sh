@@ -74,6 +74,24 @@ tm send-keys -t top q
 for i in $(seq 50); do [ -s rc.txt ] && break; sleep 0.2; done
 [ "$(cat rc.txt 2>/dev/null)" = 0 ] || die "q did not quit with status 0 (rc.txt: $(cat rc.txt 2>/dev/null))"
 
+# A pane of 4 rows: the arrows scroll, the line says which rows show.
+tm new-session -d -s small -x 180 -y 8 "TERM=xterm '$PY' '$T' top tr"
+for i in $(seq 50); do
+	tm capture-pane -p -t small >small.txt
+	grep -q '^sorted slowest first; rows 1-4 of 8;' small.txt && break
+	sleep 0.2
+done
+grep -q '^sorted slowest first; rows 1-4 of 8;' small.txt || die "small pane: $(cat small.txt)"
+tm send-keys -t small r Down Down
+for i in $(seq 50); do
+	tm capture-pane -p -t small >small.txt
+	grep -q '^sorted by rank; rows 3-6 of 8;' small.txt && break
+	sleep 0.2
+done
+[ "$(grep '^rank ' small.txt | cut -c1-6 | tr '\n' ,)" = "rank 2,rank 3,rank 4,rank 5," ] ||
+	die "scrolled by rank: $(cat small.txt)"
+tm send-keys -t small q
+
 # A terminal curses cannot drive: one traceprof: line, exit 1.
 tm new-session -d -s bad -x 180 -y 20 \
 	"TERM=no-such-terminal '$PY' '$T' top tr 2>bad.err; echo \$? >badrc.txt"

@@ -34,14 +34,16 @@ def _draw(win, snap, sort, top, problem):
     y = len(lines)
     _put(win, y, 0, straggler_line(snap), curses.A_BOLD)
     y += 1
-    _put(win, y, 0, problem or "sorted %s; %s" % (
-        "slowest first" if sort == "slowest" else "by rank", KEYS),
-        curses.A_BOLD if problem else curses.A_DIM)
-    y += 1
     rows = sorted(snap["processes"], key=SORTS[sort])
     s = snap["straggler"]
-    room = max(0, h - y)
+    room = max(0, h - y - 1)
     top = max(0, min(top, len(rows) - room))
+    shown = "" if len(rows) <= room else "rows %d-%d of %d; " % (
+        top + 1, min(len(rows), top + room), len(rows))
+    _put(win, y, 0, problem or "sorted %s; %s%s" % (
+        "slowest first" if sort == "slowest" else "by rank", shown, KEYS),
+        curses.A_BOLD if problem else curses.A_DIM)
+    y += 1
     text = align([row_cells(r) for r in rows])
     for i in range(top, min(len(rows), top + room)):
         r = rows[i]
