@@ -112,15 +112,15 @@ $(CORE_LIB): $(CORE_OBJS)
 	ar rcs $@ $^
 
 # The command: a launcher script and a copy of the Python package
-# (scripts/traceprof: the `traceprof` module, the command in cli/, the trace
+# (python/traceprof: the `traceprof` module, the command in cli/, the trace
 # readers and writers in traces/, pyboot/) with VERSION, in build/python; a
 # module gone from the package goes from the copy too.
-PKG_PY := $(shell find scripts/traceprof -name '*.py' -not -path '*/__pycache__/*')
+PKG_PY := $(shell find python/traceprof -name '*.py' -not -path '*/__pycache__/*')
 
 $(BUILD)/traceprof: scripts/traceprof-launcher $(PKG_PY) VERSION
 	@mkdir -p $(BUILD)
 	rm -rf $(BUILD)/python && mkdir -p $(BUILD)/python
-	for f in $(PKG_PY:scripts/%=%); do mkdir -p $(BUILD)/python/$${f%/*} && cp scripts/$$f $(BUILD)/python/$$f || exit 1; done
+	for f in $(PKG_PY:python/%=%); do mkdir -p $(BUILD)/python/$${f%/*} && cp python/$$f $(BUILD)/python/$$f || exit 1; done
 	cp VERSION $(BUILD)/python/traceprof/VERSION
 	cp scripts/traceprof-launcher $@ && chmod +x $@
 
@@ -360,7 +360,7 @@ check: $(STANDIN_BINS)
 # files, and the package's folders once empty.  A pip install
 # (pyproject.toml) is the other way, for a venv.
 PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
-PKG_FILES := $(PKG_PY:scripts/%=%) traceprof/VERSION
+PKG_FILES := $(PKG_PY:python/%=%) traceprof/VERSION
 PKG_DIRS := $(sort $(dir $(PKG_FILES)))
 INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
                  $(PREFIX)/bin/traceprof $(PREFIX)/lib/pkgconfig/traceprof.pc \
@@ -374,7 +374,7 @@ install: $(LIB) scripts/traceprof-launcher $(PKG_PY) VERSION preload/traceprof.h
 	sed 's|^PYDIR = "@PYDIR@"|PYDIR = "$(PYTHON_DIR)"|' scripts/traceprof-launcher \
 	    > $(DESTDIR)$(PREFIX)/bin/traceprof
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/traceprof
-	for f in $(PKG_PY:scripts/%=%); do install -m 0644 scripts/$$f $(DESTDIR)$(PYTHON_DIR)/$$f || exit 1; done
+	for f in $(PKG_PY:python/%=%); do install -m 0644 python/$$f $(DESTDIR)$(PYTHON_DIR)/$$f || exit 1; done
 	install -m 0644 VERSION $(DESTDIR)$(PYTHON_DIR)/traceprof/VERSION
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: traceprof' 'Description: zero-code LD_PRELOAD profiler for CUDA programs' \

@@ -34,7 +34,7 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TP = os.path.join(TOP, "scripts", "traceprof")
+TP = os.path.join(TOP, "python", "traceprof")
 GEN = os.path.join(TOP, "test", "lib", "gentrace.py")
 PY = sys.executable
 

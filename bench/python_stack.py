@@ -7,7 +7,7 @@ Usage: python_stack.py LIBPROBE KIND DEPTH TRIALS.
       it) from a Python stack DEPTH frames deep; prints the thread CPU time
       per CUDA call.
   calls: calls an empty Python function; prints the time per call (what the
-      profile function that scripts/traceprof/pyboot installs adds to Python code).
+      profile function that python/traceprof/pyboot installs adds to Python code).
 Each figure: median, min, max of TRIALS bursts.  bench/run runs each with
 the option on and off, both under traceprof.
 """

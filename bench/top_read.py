@@ -27,8 +27,8 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TP = os.path.join(TOP, "scripts", "traceprof")
-sys.path.insert(0, os.path.join(TOP, "scripts"))
+TP = os.path.join(TOP, "python", "traceprof")
+sys.path.insert(0, os.path.join(TOP, "python"))
 sys.path.insert(0, os.path.join(TOP, "test", "lib"))
 
 import genlive  # noqa: E402

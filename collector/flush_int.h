@@ -84,7 +84,7 @@ struct tp_fl_parts_ctx {
 int tp_fl_window_opened(void *ctx, struct tp_win *w);
 /* Puts what every open window has written so far into its files (the
  * writers' buffers, the compressors' blocks), so that a process that dies
- * keeps its windows up to here: a cut file (scripts/traceprof/cli/
+ * keeps its windows up to here: a cut file (python/traceprof/cli/
  * recover.py finishes it).  Flush thread, every TP_FL_DISK_NS. */
 #define TP_FL_DISK_NS 500000000ULL
 void tp_fl_windows_flush(const struct tp_wsm *m);

@@ -195,7 +195,7 @@ static unsigned nv_args(struct tp_arg *args, uint64_t domain, uint32_t category,
 /* ---- PyTorch's NVTX emission -------------------------------------------- */
 
 /* PyTorch's NVTX emission (--pytorch shapes, and ops where the library's
- * observer cannot run: scripts/traceprof/pyboot/traceprof_torch.py) names
+ * observer cannot run: python/traceprof/pyboot/traceprof_torch.py) names
  * each range "NAME[, seq = N][, op_id = N][, sizes = [[..], ..]]
  * [, input_op_ids = [..]]" (torch/csrc/profiler/util.cpp, getNvtxStr).  As
  * one name per call, that text defeats every reader's grouping by name, so

@@ -138,7 +138,7 @@ static int lch_is_torchrun(const char *name, size_t len)
  * `python3 train.py`) or the module of -m: the interpreter's name says
  * nothing about the run (a torchrun worker is `python -u train.py`); for
  * torchrun, its script's (lch_torchrun_script()).
- * scripts/traceprof/cli/run.py's program_name() is the same rule.  *agent: 1
+ * python/traceprof/cli/run.py's program_name() is the same rule.  *agent: 1
  * when the process is one of those launchers. */
 static void lch_program_name(char *dst, size_t size, int *agent)
 {

@@ -1,6 +1,6 @@
 /* The trace layout: written by scripts/gen-layout from scripts/layout.spec;
  * do not edit.  The same names without TP_ are in
- * scripts/traceprof/layout.py. */
+ * python/traceprof/layout.py. */
 #ifndef TP_COMMON_LAYOUT_H
 #define TP_COMMON_LAYOUT_H
 
@@ -88,7 +88,7 @@
 
 /* JSON only, before traceEvents: what a window's file needs to be finished
  * by `traceprof recover` when its process dies before the window ends (a cut
- * file, collector/parts.c, scripts/traceprof/cli/recover.py): the final
+ * file, collector/parts.c, python/traceprof/cli/recover.py): the final
  * name with the step left as WINDOW_STEP_FIELD (replaced by the last step
  * the file holds), the part number, the first step, the host, the pid and
  * the process's TRACEPROF_NUM_TRACES_TO_KEEP (recover rotates as the process
@@ -133,7 +133,7 @@
  * are tried, then the TIME_PLACES duration is cut by up to DUR_TRIM_MAX ns
  * until the sum is not past the end.  Written by format/trace.c
  * (tr_put_dur); undone and redone when times move by
- * scripts/traceprof/traces/shift.py (_end_ns, which searches the whole-ns
+ * python/traceprof/traces/shift.py (_end_ns, which searches the whole-ns
  * end within DUR_END_SEARCH ns of the rounded one); imitated by
  * test/lib/gentrace.py (span).  The algorithm itself is code on each side:
  * only its parameters are shared. */
@@ -147,7 +147,7 @@
 /* Flow ids (launch -> GPU work arrows) of one file are 1..FLOW_ID_MAX,
  * handed out in turn and wrapping (collector/gpu.c).  A merge of several
  * files moves input number i's ids by i << FLOW_ID_BITS so that they stay
- * apart (scripts/traceprof/traces/mergewrite.py, pfmerge.py). */
+ * apart (python/traceprof/traces/mergewrite.py, pfmerge.py). */
 #define TP_FLOW_ID_BITS 32
 #define TP_FLOW_ID_MAX 4294967295u
 
@@ -189,7 +189,7 @@
  * then assumed packed node by node).  The first launcher whose rank variable
  * is set wins: torchrun first, because it is often started by srun or
  * mpirun, whose variables then describe the launcher processes
- * (common/launcher.c, scripts/traceprof/cli/runfiles.py).  MPICH/Hydra
+ * (common/launcher.c, python/traceprof/cli/runfiles.py).  MPICH/Hydra
  * publish local ranks as MPI_LOCALRANKID/MPI_LOCALNRANKS. */
 #define TP_LAUNCHERS_N 4
 #define TP_LAUNCHERS(X) \
@@ -211,7 +211,7 @@
  * (torchrun --standalone's, and torch 2.15's without --master_port: made for
  * one launch and given to its workers only, so the agent and the next run
  * would land elsewhere).  Code on each side: common/launcher.c
- * (tp_launcher_placeholder), scripts/traceprof/cli/runfiles.py (run_name). */
+ * (tp_launcher_placeholder), python/traceprof/cli/runfiles.py (run_name). */
 #define TP_RUN_NAME_VARS_N 2
 #define TP_RUN_NAME_VARS(X) \
 	X(TORCHELASTIC_RUN_ID, "TORCHELASTIC_RUN_ID") \
@@ -221,7 +221,7 @@
 /* ---- Perfetto (perfetto.protos.Trace,
  * ../shared/clients/perfetto_trace.proto): the field numbers and enum values
  * the writer (format/perfetto_*.c) and the readers
- * (scripts/traceprof/traces/pftrace.py, pfmerge.py) use ---- */
+ * (python/traceprof/traces/pftrace.py, pfmerge.py) use ---- */
 
 /* Trace */
 #define TP_PF_TRACE_PACKET 1

@@ -11,7 +11,7 @@
  *     trace the child just the same);
  *   - with TP_PRELOAD_ENV_SANITIZER (the on-save command only), in a
  *     sanitizer build of the library (make check-asan/check-tsan), that
- *     sanitizer's runtime, which scripts/traceprof and test/lib put before
+ *     sanitizer's runtime, which python/traceprof and test/lib put before
  *     the library for the library alone: gcc 12's TSan runtime preloaded
  *     alone into an uninstrumented /bin/sh crashes the shell.  The program's
  *     own exec'd children keep it: the program was run with it, and an

@@ -10,7 +10,7 @@
  *   perfetto_annos.c     debug annotations: an event's args, documents
  *
  * The field numbers and clock ids are common/layout.h's TP_PF_*, written
- * from scripts/layout.spec, which the readers in scripts/traceprof/traces/
+ * from scripts/layout.spec, which the readers in python/traceprof/traces/
  * use too. */
 #ifndef TP_FORMAT_PERFETTO_INTERNAL_H
 #define TP_FORMAT_PERFETTO_INTERNAL_H

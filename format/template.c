@@ -8,7 +8,7 @@
 #include "common/log.h"
 
 /* The variables, in scripts/layout.spec's order (the error message lists
- * them in that order; the command's scripts/traceprof/cli/runfiles.py reads
+ * them in that order; the command's python/traceprof/cli/runfiles.py reads
  * the same list).  A variable added there and not here is a -Wswitch error
  * in tpl_put_var(). */
 #define TPL_ENUM(id, name) TPL_##id,

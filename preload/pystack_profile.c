@@ -234,7 +234,7 @@ TP_EXPORT int traceprof_pystack_install(int skip)
 	return rc;
 }
 
-/* A thread's first call (scripts/traceprof/pyboot, through ctypes.PyDLL,
+/* A thread's first call (python/traceprof/pyboot, through ctypes.PyDLL,
  * so with the GIL held): installs the shadow on this new thread, then runs
  * fn() (threading's Thread._bootstrap).  Being C, it adds no Python frame
  * under the thread's own, and the threading module's profile hook

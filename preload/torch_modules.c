@@ -2,7 +2,7 @@
  * builtin functions, so that a module call costs PyTorch's hook dispatch and
  * two marker records, and no Python code of ours.
  *
- * scripts/traceprof/pyboot/traceprof_torch.py asks for them through
+ * python/traceprof/pyboot/traceprof_torch.py asks for them through
  * ctypes.PyDLL (so with the GIL held) and registers them with
  * register_module_forward_pre_hook() and register_module_forward_hook(...,
  * always_call=True).  always_call makes PyTorch call the post hook when the

@@ -2,7 +2,7 @@
  * an operator costs PyTorch's RecordFunction and one record, not the text
  * that PyTorch's NVTX emission formats for every op.
  *
- * scripts/traceprof/pyboot/traceprof_torch.py calls
+ * python/traceprof/pyboot/traceprof_torch.py calls
  * traceprof_torch_ops_start() once torch is imported, after checking the
  * layout below against the headers of the torch it runs
  * (include/ATen/record_function.h); where that check fails, where the

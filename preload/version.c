@@ -1,6 +1,6 @@
 /* The version the library was built from (VERSION, through
  * -DTRACEPROF_VERSION), kept in the file as a tagged string that the command
- * reads without loading the library (scripts/traceprof/cli/runenv.py,
+ * reads without loading the library (python/traceprof/cli/runenv.py,
  * library_version()): `traceprof run` says so in one line when its library
  * comes from another version than itself.  The leading NUL keeps the tag
  * findable whatever string the linker puts before it. */

@@ -27,7 +27,7 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from traceprof.cli.main import main as tp_main  # noqa: E402
 
 try:

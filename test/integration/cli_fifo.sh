@@ -4,7 +4,7 @@
 # itself, is skipped or refused with one line instead of waiting forever
 # for a writer.
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 G="$TP_TOP/test/lib/gentrace.py"
 command -v mkfifo >/dev/null || skip "mkfifo not installed"
 mkdir in

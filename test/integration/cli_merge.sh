@@ -5,7 +5,7 @@
 # the end, multi-line events) and a bare array are accepted; outputs round
 # trip through .gz and .zst.
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 G="$TP_TOP/test/lib/gentrace.py"
 command -v zstd >/dev/null || skip "zstd command not installed"
 B=1700000000000000000

@@ -9,7 +9,7 @@
 #   relaid-order: one event per line, compact, but keys in another order
 #                 (the flow's "id" first, "ts" after "dur")
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 G="$TP_TOP/test/lib/gentrace.py"
 B=1700000000000000000
 mkdir orig
@@ -77,7 +77,7 @@ done
 # distributedInfo nested inside it are not the file's own).
 "$PYTHON" - <<'PY' || die "the tail of a merged file is misread"
 import os, sys
-sys.path.insert(0, os.environ["TP_TOP"] + "/scripts")
+sys.path.insert(0, os.environ["TP_TOP"] + "/python")
 from traceprof.traces import tail as tp
 tail = tp.tail_meta("merged-sorted.json")
 assert list(tail) == ["traceprof_merge"], sorted(tail)

@@ -13,7 +13,7 @@
 #     the JSON of the same runs; a second merge of the folder skips the
 #     first's output; a .json output name is refused.
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 "$PYTHON" -c "import sys; sys.path.insert(0, '$TP_TOP/test/lib'); import pftrace; r = pftrace.skip_reason(); print(r or ''); sys.exit(77 if r else 0)" >why.txt || skip "$(cat why.txt)"
 PROTO=${TP_PERFETTO_PROTO:-$(dirname "$TP_TOP")/shared/clients/perfetto_trace.proto}
 
@@ -62,7 +62,7 @@ cat merge.log
 "$PYTHON" - <<'PY' || die "the synthetic merge is wrong"
 import os, sys
 sys.path.insert(0, os.environ["TP_TOP"] + "/test/lib")
-sys.path.insert(0, os.environ["TP_TOP"] + "/scripts")
+sys.path.insert(0, os.environ["TP_TOP"] + "/python")
 import pftrace
 from traceprof.traces.pftrace import PftraceReader
 t = pftrace.decode("syn/merged.pftrace")

@@ -64,12 +64,12 @@ for d in "my envs" "a:b" "ünï cödé:x"; do
 	cp -r "$BUILD/python/traceprof/." "$D/site/traceprof/"
 	mkdir -p "$D/site/traceprof/lib" && cp "$BUILD/libtraceprof.so" "$D/site/traceprof/lib/"
 
-	PYTHONPATH="$TP_TOP/scripts" "$D/traceprof" run -q --step torch --folder "$TP_TMP/t_launcher$i" -- \
+	PYTHONPATH="$TP_TOP/python" "$D/traceprof" run -q --step torch --folder "$TP_TMP/t_launcher$i" -- \
 		"$PYTHON" kid.py parent boot >launcher$i.out 2>launcher$i.err
 	check_run launcher$i
 
 	# The console script of a pip install runs traceprof.cli.main:entry.
-	PYTHONPATH="$TP_TOP/scripts" "$PYTHON" -c 'import sys
+	PYTHONPATH="$TP_TOP/python" "$PYTHON" -c 'import sys
 sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = "traceprof"
 from traceprof.cli.main import entry
 entry()' "$D/site" run -q --step torch --folder "$TP_TMP/t_wheel$i" -- \
@@ -81,7 +81,7 @@ entry()' "$D/site" run -q --step torch --folder "$TP_TMP/t_wheel$i" -- \
 	[ -f "$lib" ] || die "--lib printed '$lib', not a file"
 	[ "$lib" = "${lib//[ :]/}" ] || die "--lib printed a path LD_PRELOAD cannot take: '$lib'"
 	# shellcheck disable=SC2086
-	PYTHONPATH="$TP_TOP/scripts" TRACEPROF_FOLDER="$TP_TMP/t_lib$i" LD_PRELOAD=${TP_PRELOAD%"$TP_LIB"}$lib \
+	PYTHONPATH="$TP_TOP/python" TRACEPROF_FOLDER="$TP_TMP/t_lib$i" LD_PRELOAD=${TP_PRELOAD%"$TP_LIB"}$lib \
 		"$PYTHON" kid.py parent >lib$i.out 2>lib$i.err
 	check_run lib$i
 done

@@ -4,7 +4,7 @@
 # with Perfetto's published schema from a text proto: interned and inline
 # names, an incremental clock and an absolute one, nested slices).
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 PROTO=${TP_PERFETTO_PROTO:-$(dirname "$TP_TOP")/shared/clients/perfetto_trace.proto}
 [ -f "$PROTO" ] || skip "Perfetto's schema not found ($PROTO)"
 command -v protoc >/dev/null || skip "protoc not installed (Debian: protobuf-compiler)"

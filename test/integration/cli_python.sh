@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python hook (scripts/traceprof/__init__.py): markers, steps, instants and
+# The Python hook (python/traceprof/__init__.py): markers, steps, instants and
 # counters reach the trace under the library; everything is a no-op without.
 . "$TP_TOP/test/lib/common.sh"
 py=$("$PYTHON" -c 'import sys; print(sys.executable)')
@@ -24,10 +24,10 @@ mk.start(); mk.finish()
 mk.counter({"a": 1, "b": 2.5})
 PY
 # Without the library: no-ops.
-PYTHONPATH="$TP_TOP/scripts" "$py" train.py >out0.txt
+PYTHONPATH="$TP_TOP/python" "$py" train.py >out0.txt
 grep -q "enabled False" out0.txt || die "enabled() without the library: $(cat out0.txt)"
 # Under the library.
-PYTHONPATH="$TP_TOP/scripts" "$BUILD/traceprof" run --folder "$PWD/tr" -- "$py" train.py >out1.txt 2>err.txt \
+PYTHONPATH="$TP_TOP/python" "$BUILD/traceprof" run --folder "$PWD/tr" -- "$py" train.py >out1.txt 2>err.txt \
 	|| { cat err.txt; die "python under traceprof failed"; }
 grep -q "enabled True" out1.txt || die "enabled() under the library: $(cat out1.txt)"
 check_trace tr/*.json
@@ -57,9 +57,9 @@ traceprof.instant(object())
 traceprof.step()
 print("no exception")
 PY
-PYTHONPATH="$TP_TOP/scripts" "$py" bad.py >b0.txt 2>b0.err || die "bad values raise without the library: $(cat b0.err)"
+PYTHONPATH="$TP_TOP/python" "$py" bad.py >b0.txt 2>b0.err || die "bad values raise without the library: $(cat b0.err)"
 [ ! -s b0.err ] || die "the no-op printed: $(cat b0.err)"
-PYTHONPATH="$TP_TOP/scripts" "$BUILD/traceprof" run -q --folder "$PWD/tb" -- "$py" bad.py >b1.txt 2>b1.err ||
+PYTHONPATH="$TP_TOP/python" "$BUILD/traceprof" run -q --folder "$PWD/tb" -- "$py" bad.py >b1.txt 2>b1.err ||
 	{ cat b1.err; die "bad counter values raise under the library"; }
 grep -q "no exception" b1.txt || die "bad.py did not finish: $(cat b1.err)"
 for e in ValueError TypeError OverflowError; do
@@ -76,7 +76,7 @@ PY
 # TRACEPROF_ENABLE=0 and after a configuration error, library loaded or not.
 for setting in "--enable 0" "--buffer-events 100"; do
 	# shellcheck disable=SC2086
-	PYTHONPATH="$TP_TOP/scripts" "$BUILD/traceprof" run -q --folder "$PWD/te" $setting -- "$py" -c \
+	PYTHONPATH="$TP_TOP/python" "$BUILD/traceprof" run -q --folder "$PWD/te" $setting -- "$py" -c \
 		'import traceprof; print("enabled", traceprof.enabled())' >e.txt 2>/dev/null
 	grep -q "enabled False" e.txt || die "enabled() with $setting: $(cat e.txt)"
 done

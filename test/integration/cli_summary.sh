@@ -2,7 +2,7 @@
 # `traceprof summary` on a fixed trace (test/data/summary-trace.json) against
 # its committed expected output; the same through .gz and .zst.
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 cp "$TP_TOP/test/data/summary-trace.json" .
 gold() {
 	local f=$1

@@ -9,7 +9,7 @@
 # --run/--all), a malformed file (skipped and counted), and the errors.
 . "$TP_TOP/test/lib/common.sh"
 [ -z "${TP_SANITIZER:-}" ] || skip "traceprof top is Python only: nothing for $TP_SANITIZER to check"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 GEN="$TP_TOP/test/lib/genlive.py"
 PY=$("$PYTHON" -c 'import sys; print(sys.executable)')
 top() { "$PY" "$T" top "$@"; }

@@ -9,7 +9,7 @@
 . "$TP_TOP/test/lib/common.sh"
 [ -z "${TP_SANITIZER:-}" ] || skip "traceprof top is Python only: nothing for $TP_SANITIZER to check"
 command -v tmux >/dev/null || skip "no tmux (scripts/install-deps --with-optional installs it)"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 PY=$("$PYTHON" -c 'import sys; print(sys.executable)')
 SOCK="$TP_TMP/tmux.sock"
 # A socket's path holds at most 107 bytes.

@@ -155,7 +155,7 @@ late=$(ls out-late/*.json)
 head -c 1000 "$late" | grep -q deviceProperties && die "late devices: expected after the events: $(head -c 600 "$late")"
 zstd -q -o late.json.zst "$late" || die "zstd failed"
 for f in "$late" late.json.zst; do
-	"$PYTHON" "$TP_TOP/scripts/traceprof" merge -o "merged-$(basename "$f").json" "$f" 2>merge.log ||
+	"$PYTHON" "$TP_TOP/python/traceprof" merge -o "merged-$(basename "$f").json" "$f" 2>merge.log ||
 		die "merge of $f failed: $(cat merge.log)"
 done
 "$PYTHON" - "$late" merged-*.json <<'PY'

@@ -72,7 +72,7 @@ if pid == 0:
     os._exit(0)
 os.waitpid(pid, 0)
 PY
-PYTHONPATH="$TP_TOP/scripts" TRACEPROF_FOLDER="$TP_TMP/t_py" TRACEPROF_FLUSH_MS=10 traced \
+PYTHONPATH="$TP_TOP/python" TRACEPROF_FOLDER="$TP_TMP/t_py" TRACEPROF_FLUSH_MS=10 traced \
 	"$PYTHON" fk.py "$TP_TMP/t_py" >py.out 2>py.err || die "python: failed: $(cat py.err)"
 grep -qx "child tmp: True" py.out || die "python: the child had no temporary file to leave: $(cat py.out py.err)"
 files=$(cd "$TP_TMP/t_py" && find . -type f | sort | tr '\n' ' ')

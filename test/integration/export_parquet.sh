@@ -9,7 +9,7 @@
 # with kernels (3 ranks, rank 1 slower).  Without pyarrow the command says
 # so in one line.
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 need_venv torch 'import pyarrow, duckdb' "no pyarrow or duckdb (scripts/install-deps --with-optional installs them)"
 [ -x "$BUILD/test/prog_demo_train" ] || die "prog_demo_train not built"
 [ -e "$BUILD/standin/libcudart.so.13" ] || skip "no stand-in runtime built ($BUILD/standin)"

@@ -24,7 +24,7 @@ else:
 ' 2>&1)
 [ -z "$why" ] || skip "$why"
 prog="$TP_TOP/test/programs/torch_train.py"
-export PYTHONPATH="$TP_TOP/scripts${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$TP_TOP/python${PYTHONPATH:+:$PYTHONPATH}"
 STEPS=10
 
 plain=$("$TORCH_PY" "$prog" $STEPS) || die "the program failed without traceprof: $plain"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The trace layout is written once, in scripts/layout.spec: common/layout.h
-# and scripts/traceprof/layout.py (scripts/gen-layout) are the ones checked
+# and python/traceprof/layout.py (scripts/gen-layout) are the ones checked
 # in, the check can fail (a copy with one edited entry is reported stale),
 # the two sides read the same values, and the names the spec owns are not
 # written again by hand in the library or the command.
@@ -13,24 +13,24 @@ command -v "$PY" >/dev/null || skip "no $PY"
 echo "generated files up to date"
 
 # A copy of the spec, the generator and its outputs, with one value changed.
-mkdir -p copy/common copy/scripts/traceprof
+mkdir -p copy/common copy/scripts copy/python/traceprof
 cp "$TP_TOP/scripts/gen-layout" "$TP_TOP/scripts/layout.spec" copy/scripts/
 cp "$TP_TOP/common/layout.h" copy/common/
-cp "$TP_TOP/scripts/traceprof/layout.py" copy/scripts/traceprof/
+cp "$TP_TOP/python/traceprof/layout.py" copy/python/traceprof/
 "$PY" copy/scripts/gen-layout --check || die "an unchanged copy is reported stale"
 sed -i 's/^CAT_GPU_MEMSET = "gpu_memset"$/CAT_GPU_MEMSET = "gpu_memset2"/' copy/scripts/layout.spec
 grep -q '"gpu_memset2"' copy/scripts/layout.spec || die "cannot edit the copy's spec"
 if "$PY" copy/scripts/gen-layout --check 2>stale.err; then
 	die "an edited entry is not reported"
 fi
-for f in common/layout.h scripts/traceprof/layout.py; do
+for f in common/layout.h python/traceprof/layout.py; do
 	grep -q "$f differs" stale.err || die "$f not named as stale: $(cat stale.err)"
 done
 echo "stale copy reported: $(head -1 stale.err)"
 "$PY" copy/scripts/gen-layout >/dev/null || die "gen-layout failed on the copy"
 "$PY" copy/scripts/gen-layout --check || die "still stale after gen-layout"
 grep -q 'TP_CAT_GPU_MEMSET "gpu_memset2"' copy/common/layout.h || die "layout.h not rewritten"
-grep -q 'CAT_GPU_MEMSET = "gpu_memset2"' copy/scripts/traceprof/layout.py ||
+grep -q 'CAT_GPU_MEMSET = "gpu_memset2"' copy/python/traceprof/layout.py ||
 	die "layout.py not rewritten"
 echo "an edited entry is reported, and gen-layout rewrites both files"
 
@@ -40,7 +40,7 @@ cc=${CC:-gcc}
 command -v "$cc" >/dev/null || skip "no $cc"
 "$PY" - "$TP_TOP" >probe.c <<'EOP'
 import sys
-sys.path.insert(0, sys.argv[1] + "/scripts")
+sys.path.insert(0, sys.argv[1] + "/python")
 from traceprof import layout as L
 print('#include <stdio.h>\n#include "common/layout.h"\n#define S(x) ((x) ? (x) : "None")')
 print("#define ROW(...) { const char *r[] = { __VA_ARGS__ }; \\\n"
@@ -63,7 +63,7 @@ EOP
 ./probe >c.txt
 "$PY" - "$TP_TOP" >py.txt <<'EOP'
 import sys
-sys.path.insert(0, sys.argv[1] + "/scripts")
+sys.path.insert(0, sys.argv[1] + "/python")
 from traceprof import layout as L
 for n in sorted(k for k in vars(L) if k.isupper()):
     v = getattr(L, n)
@@ -86,7 +86,7 @@ copies=$(grep -rnF -e '"ProfilerStep#' -e '"cuda_runtime"' -e '"cuda_driver"' \
 	-e '"traceprof header"' -e '"TORCHELASTIC_RUN_ID"' -e '"process_sort_index"' \
 	-e '"OMPI_COMM_WORLD_RANK"' -e '"SLURM_PROCID"' \
 	--include='*.c' --include='*.h' --include='*.py' \
-	common collector format preload scripts/traceprof |
-	grep -v -e '^common/layout\.h:' -e '^scripts/traceprof/layout\.py:' || true)
+	common collector format preload python/traceprof |
+	grep -v -e '^common/layout\.h:' -e '^python/traceprof/layout\.py:' || true)
 [ -z "$copies" ] || die "hand-written copies of the layout: $copies"
 echo "no hand-written copies of the layout's names"

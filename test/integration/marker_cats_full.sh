@@ -12,7 +12,7 @@ for i in range(300):
 traceprof.marker("again", categories=["c0"]).instant()
 print("done")
 PY
-PYTHONPATH="$TP_TOP/scripts" "$BUILD/traceprof" run -q --folder "$PWD/t" -- "$py" cats.py \
+PYTHONPATH="$TP_TOP/python" "$BUILD/traceprof" run -q --folder "$PWD/t" -- "$py" cats.py \
 	>out.txt 2>err.txt || { cat err.txt; die "cats.py under traceprof failed"; }
 grep -q done out.txt || die "cats.py did not finish"
 [ "$(grep -c '^traceprof: 44 events kept only the category user_annotation' err.txt)" = 1 ] ||

@@ -39,7 +39,7 @@ PY
 
 echo "ok: payload args decoded"
 # `traceprof summary --by comm`: calls, time and bytes per collective.
-"$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm --csv >comm.csv ||
+"$PYTHON" "$TP_TOP/python/traceprof" summary out/*.json --by comm --csv >comm.csv ||
 	die "summary --by comm failed"
 "$PYTHON" - <<'PY'
 import csv
@@ -51,10 +51,10 @@ assert (sd["calls"], sd["total_bytes"], sd["avg_bytes"]) == ("3", "3072", "1024"
 assert rows["ncclCommInitRank"]["total_bytes"] == "", rows
 assert float(ar["total_us"]) > 0, ar
 PY
-table=$("$PYTHON" "$TP_TOP/scripts/traceprof" summary out/*.json --by comm) || die "summary --by comm failed"
+table=$("$PYTHON" "$TP_TOP/python/traceprof" summary out/*.json --by comm) || die "summary --by comm failed"
 echo "$table" | grep -q "^ncclAllReduce .* 28.0 KiB" || die "summary --by comm table: $table"
 echo "ok: summary --by comm"
 # A Perfetto file: refused with one line, no traceback.
 : >t.pftrace
-if "$PYTHON" "$TP_TOP/scripts/traceprof" summary t.pftrace --by comm 2>err.txt; then die "--by comm took a .pftrace"; fi
+if "$PYTHON" "$TP_TOP/python/traceprof" summary t.pftrace --by comm 2>err.txt; then die "--by comm took a .pftrace"; fi
 grep -q "JSON traces only" err.txt && ! grep -q Traceback err.txt || die "--by comm on .pftrace: $(cat err.txt)"

@@ -126,9 +126,9 @@ mode=fixed
 "$py" -c 'import hypothesis' 2>/dev/null && mode=hypothesis
 for lib in without with; do
 	if [ $lib = with ]; then
-		PYTHONPATH="$TP_TOP/scripts" TRACEPROF_FOLDER="$PWD/t" traced "$py" total.py $mode >out.$lib 2>err.$lib
+		PYTHONPATH="$TP_TOP/python" TRACEPROF_FOLDER="$PWD/t" traced "$py" total.py $mode >out.$lib 2>err.$lib
 	else
-		PYTHONPATH="$TP_TOP/scripts" "$py" total.py $mode >out.$lib 2>err.$lib
+		PYTHONPATH="$TP_TOP/python" "$py" total.py $mode >out.$lib 2>err.$lib
 	fi
 	rc=$?
 	[ $rc = 0 ] || die "$lib the library: exit $rc: $(tail -20 err.$lib)"

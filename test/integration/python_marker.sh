@@ -34,17 +34,17 @@ for s in range(3):
 print("done")
 PY
 # Without the library: every call is a no-op.
-PYTHONPATH="$TP_TOP/scripts" "$py" train.py >out0.txt 2>err0.txt || die "no-op run failed: $(cat err0.txt)"
+PYTHONPATH="$TP_TOP/python" "$py" train.py >out0.txt 2>err0.txt || die "no-op run failed: $(cat err0.txt)"
 grep -q done out0.txt || die "no-op run did not finish"
 [ ! -s err0.txt ] || die "the no-op printed: $(cat err0.txt)"
 
 for fmt in json perfetto; do
-	PYTHONPATH="$TP_TOP/scripts" "$BUILD/traceprof" run -q --format $fmt --folder "$PWD/t_$fmt" -- \
+	PYTHONPATH="$TP_TOP/python" "$BUILD/traceprof" run -q --format $fmt --folder "$PWD/t_$fmt" -- \
 		"$py" train.py >out.txt 2>err.txt || { cat err.txt; die "python under traceprof ($fmt) failed"; }
 	grep -q done out.txt || die "train.py did not finish ($fmt)"
 done
 check_trace t_json/*.json >/dev/null
-PYTHONPATH="$TP_TOP/scripts" "$PYTHON" - t_json/*.json t_perfetto/*.pftrace <<'PY' || die "marker events wrong"
+PYTHONPATH="$TP_TOP/python" "$PYTHON" - t_json/*.json t_perfetto/*.pftrace <<'PY' || die "marker events wrong"
 import json, sys
 from traceprof.traces.pftrace import PftraceReader
 ev = json.load(open(sys.argv[1]))["traceEvents"]
@@ -105,7 +105,7 @@ PY
 
 # With call stacks (TRACEPROF_WITH_STACK), which follow the string in the
 # record: the categories and the stack both survive.
-PYTHONPATH="$TP_TOP/scripts" "$BUILD/traceprof" run -q --with-stack --folder "$PWD/t_stack" -- \
+PYTHONPATH="$TP_TOP/python" "$BUILD/traceprof" run -q --with-stack --folder "$PWD/t_stack" -- \
 	"$py" train.py >out.txt 2>err.txt || { cat err.txt; die "python under traceprof --with-stack failed"; }
 "$PYTHON" - t_stack/*.json <<'PY' || die "marker events with stacks wrong"
 import json, sys

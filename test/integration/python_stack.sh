@@ -111,7 +111,7 @@ main cudaRuntimeGetVersion | none
 other cudaGetDeviceCount | none
 other cudaRuntimeGetVersion | none"
 
-# 4. ctypes.CDLL releases the GIL around the call: without scripts/traceprof/pyboot
+# 4. ctypes.CDLL releases the GIL around the call: without python/traceprof/pyboot
 #    (plain LD_PRELOAD) recorded with no stack, and nothing breaks.
 run cdll cdll TRACEPROF_PYTHON_STACK=1
 expect cdll "main cudaGetDeviceCount | none
@@ -127,10 +127,10 @@ main cudaRuntimeGetVersion | $main_stack
 other cudaGetDeviceCount | $thread_stack
 other cudaRuntimeGetVersion | $thread_stack"
 
-# 6. With scripts/traceprof/pyboot on PYTHONPATH (what `traceprof run --python-stack`
+# 6. With python/traceprof/pyboot on PYTHONPATH (what `traceprof run --python-stack`
 #    does), the C profile function keeps a shadow stack per thread: ctypes.CDLL
 #    calls, made without the GIL, get the same exact stacks, on both threads.
-BOOT="$TP_TOP/scripts/traceprof/pyboot"
+BOOT="$TP_TOP/python/traceprof/pyboot"
 run cdll_boot cdll TRACEPROF_PYTHON_STACK=1 PYTHONPATH="$BOOT"
 expect cdll_boot "main cudaGetDeviceCount | $main_stack
 main cudaRuntimeGetVersion | $main_stack

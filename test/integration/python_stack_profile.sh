@@ -14,7 +14,7 @@ SC="$BUILD/standin/scope"
 [ -e "$SC/libprobe13.so" ] || die "scope programs not built ($SC); run make check"
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
 	skip "$PYTHON is older than 3.9 (no PyFrame_GetCode)"
-BOOT="$TP_TOP/scripts/traceprof/pyboot"
+BOOT="$TP_TOP/python/traceprof/pyboot"
 
 cat >view.py <<'PY'
 import ctypes, sys, threading

@@ -11,7 +11,7 @@
 # under 200 MiB (run-all's line shows this test's whole peak).  Raised with
 # --max-value-mb, a name of 20 MiB is read.
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 command -v zstd >/dev/null || skip "no zstd command"
 py=$(python_where 'import pyarrow') || true
 

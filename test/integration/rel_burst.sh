@@ -49,7 +49,7 @@ if not files:
 launches, written, dropped = 0, None, None
 for f in files:
     if ".pftrace" in f:  # TRACEPROF_FORMAT=perfetto (rel_perfetto.sh): traceprof's decoder
-        sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "scripts"))
+        sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "python"))
         from traceprof.traces.pftrace import PftraceReader
         for kind, a, b in PftraceReader(f).items():
             if kind == "events":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 35 item 2: `traceprof summary` reads one file's events as a stream,
-# in memory independent of the file's size (scripts/traceprof/traces/rowacc.py).
+# in memory independent of the file's size (python/traceprof/traces/rowacc.py).
 #   - Peak resident memory of `summary --from-events` grows by less than
 #     24 MiB from a 10 MB to a 40 MB generated trace (test/lib/gentrace.py;
 #     the in-memory reading before grew 49 MiB, from 53 to 102);
@@ -12,7 +12,7 @@
 #     real traces of the library, JSON and Perfetto (the demo's training
 #     loop and the NVTX program's nested ranges on two threads).
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 G="$TP_TOP/test/lib/gentrace.py"
 R="$TP_TOP/test/lib/sumref.py"
 

@@ -13,7 +13,7 @@
 #     line that it reads the events (issue 43);
 #   - a wrong table is caught by the comparison (a row's self time halved).
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 C="$TP_TOP/test/lib/sumcmp.py"
 for p in prog_demo_train prog_nvtx_ranges; do
 	[ -x "$BUILD/test/$p" ] || die "$p not built"
@@ -43,7 +43,7 @@ for fmt in json perfetto; do
 	for f in job-$fmt/* nv-$fmt/*; do
 		"$PYTHON" - "$f" <<'PY' || die "$f has no aggregate table"
 import sys
-sys.path.insert(0, __import__("os").environ["TP_TOP"] + "/scripts")
+sys.path.insert(0, __import__("os").environ["TP_TOP"] + "/python")
 from traceprof.traces.aggtable import aggregate_of
 a = aggregate_of(sys.argv[1])
 assert a is not None and a[0]["rows"], a
@@ -88,7 +88,7 @@ for fmt in json perfetto; do
 		cp "$f" $b
 		"$PYTHON" - $b $how <<'PY'
 import os, sys
-sys.path.insert(0, os.environ["TP_TOP"] + "/scripts")
+sys.path.insert(0, os.environ["TP_TOP"] + "/python")
 from traceprof.traces.aggtable import footer_of
 p, how = sys.argv[1], sys.argv[2]
 cov = footer_of(p)["aggregate"]["covers"]

@@ -16,7 +16,7 @@
 #     without it): random edits never yield a table that differs from what
 #     the events give.
 . "$TP_TOP/test/lib/common.sh"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 [ -x "$BUILD/test/prog_demo_train" ] || die "prog_demo_train not built"
 [ -e "$BUILD/standin/libcudart.so.13" ] || skip "no stand-in runtime built ($BUILD/standin)"
 

@@ -12,7 +12,7 @@ SI="$BUILD/standin"
 P="$BUILD/test/prog_live_ranks"
 [ -x "$P" ] && [ -e "$SI/libcudart.so.13" ] ||
 	skip "no $P or $SI (the library's live files, issue 46 items 1 and 3, and make check's programs)"
-T="$TP_TOP/scripts/traceprof"
+T="$TP_TOP/python/traceprof"
 PY=$("$PYTHON" -c 'import sys; print(sys.executable)')
 top() { "$PY" "$T" top "$@"; }
 export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

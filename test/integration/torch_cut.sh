@@ -43,7 +43,7 @@ def env(folder, preload):
     e.pop("PYTHONPATH", None)
     if preload:
         e.update({"LD_PRELOAD": os.environ["TP_PRELOAD"], "TRACEPROF_FOLDER": folder,
-                  "PYTHONPATH": os.path.join(os.environ["TP_TOP"], "scripts", "traceprof", "pyboot"),
+                  "PYTHONPATH": os.path.join(os.environ["TP_TOP"], "python", "traceprof", "pyboot"),
                   "TRACEPROF_SCHEDULE": SCHED, "TRACEPROF_STEP": "torch",
                   "TRACEPROF_PYTORCH": "ops", "TRACEPROF_FILENAME": NAME})
     return e

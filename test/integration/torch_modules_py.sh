@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --pytorch modules through the Python fallback hooks of
-# scripts/traceprof/pyboot/traceprof_torch.py (what PyTorch < 2.1 and an
+# python/traceprof/pyboot/traceprof_torch.py (what PyTorch < 2.1 and an
 # interpreter without a GIL get), forced with the test-only
 # TP_TEST_TORCH_MODULE_HOOKS (docs/development.md), with real PyTorch 2.x
 # and the script of torch_modules_c.sh (test/programs/torch_modules_life.py).

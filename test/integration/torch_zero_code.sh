@@ -13,7 +13,7 @@
 #   - a Python program that does not import torch runs exactly as before
 #     (same output, same sys.path, torch never imported), and the user's
 #     own sitecustomize still runs;
-#   - plain LD_PRELOAD with PYTHONPATH=scripts/traceprof/pyboot works the same.
+#   - plain LD_PRELOAD with PYTHONPATH=python/traceprof/pyboot works the same.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
 py=$(python_where 'import torch')
@@ -106,7 +106,7 @@ b=$(PYTHONPATH=$PWD/user "$T" run -q --folder "$PWD/np" --step torch --pytorch m
 case "$b" in *'false, "yes"]') ;; *) die "torch imported or user sitecustomize lost: $b" ;; esac
 # The user's sitecustomize also runs beside the hooks in a torch program;
 # a script that also calls traceprof.step() does not count steps twice.
-PYTHONPATH=$PWD/user:$TP_TOP/scripts "$T" run -q --folder "$PWD/us" --step torch -- "$py" -c '
+PYTHONPATH=$PWD/user:$TP_TOP/python "$T" run -q --folder "$PWD/us" --step torch -- "$py" -c '
 import sys, torch, traceprof
 assert getattr(sys, "USER_SITECUSTOMIZE_RAN", None) == "yes"
 opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
@@ -118,7 +118,7 @@ n=$("$PYTHON" -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[
 [ "$n" = 4 ] || die "3 optimizer steps gave $n ProfilerStep events (want 4: #0-#3)"
 
 # 4. Plain LD_PRELOAD: one extra variable, PYTHONPATH.
-out=$(LD_PRELOAD="$TP_PRELOAD" PYTHONPATH="$TP_TOP/scripts/traceprof/pyboot" TRACEPROF_STEP=torch \
+out=$(LD_PRELOAD="$TP_PRELOAD" PYTHONPATH="$TP_TOP/python/traceprof/pyboot" TRACEPROF_STEP=torch \
 	TRACEPROF_PYTORCH=modules TRACEPROF_FOLDER="$PWD/pre" "$py" "$prog" 2 2>err.txt) \
 	|| die "LD_PRELOAD run failed: $(cat err.txt)"
 "$PYTHON" - pre/*.json <<'PY' || die "LD_PRELOAD run: wrong events"

@@ -30,7 +30,7 @@ import sys
 import zlib
 
 # The layout's names (scripts/layout.spec, via the package's layout.py).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from traceprof import layout as L  # noqa: E402
 
 

@@ -23,7 +23,7 @@ def _no_constants(name):
 
 def load_pftrace(path):
     """A Perfetto trace (.pftrace, TRACEPROF_FORMAT=perfetto) as the JSON
-    trace's object, read by traceprof's own decoder (scripts/traceprof/traces/
+    trace's object, read by traceprof's own decoder (python/traceprof/traces/
     pftrace.py): traceEvents (slices as X, instants as i, process and
     thread names as M, with the threads' pids and tids) and the top-level
     members the writer's document instants carry.  First, where protoc and
@@ -32,7 +32,7 @@ def load_pftrace(path):
     pftrace.py).  Raises ValueError."""
     here = os.path.dirname(os.path.abspath(__file__))
     top = os.path.dirname(os.path.dirname(here))
-    for d in (here, os.path.join(top, "scripts")):
+    for d in (here, os.path.join(top, "python")):
         if d not in sys.path:
             sys.path.insert(0, d)
     import pftrace

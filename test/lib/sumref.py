@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The in-memory reading of `traceprof summary --from-events` as it was
 before issue 35 item 2 (every event kept, then sorted per thread): the
-reference that the streaming reading (scripts/traceprof/traces/rowacc.py)
+reference that the streaming reading (python/traceprof/traces/rowacc.py)
 must print the same table as.
 
     sumref.py FILE BY       (BY: all, api, kernel, marker, step)
@@ -13,7 +13,7 @@ import sys
 import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "scripts"))
+                                "python"))
 from traceprof.cli.summary import footer_phases, print_rows, print_steps  # noqa: E402
 from traceprof.traces.events import STEP_RE, finite_num, selected  # noqa: E402
 from traceprof.traces.pftrace import DOCS, PFTRACE_RE, PftraceReader  # noqa: E402

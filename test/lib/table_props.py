@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "scripts"))
+                                "python"))
 try:
     from hypothesis import HealthCheck, given, settings, strategies as st
 except ImportError:

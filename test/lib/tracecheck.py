@@ -31,7 +31,7 @@ REQUIRED = ("schemaVersion", "traceName", "baseTimeNanoseconds", "distributedInf
             "deviceProperties", "traceEvents")
 FOOTER = ("version", "steps", "events_written", "events_dropped", "threads")
 # The footer `traceprof recover` writes for a window its process did not
-# end (scripts/traceprof/cli/recover.py): what it can know from the file.
+# end (python/traceprof/cli/recover.py): what it can know from the file.
 FOOTER_CUT = ("version", "steps", "events_written", "cut")
 # Categories of host-side CUDA calls: Holistic Trace Analysis counts every
 # event whose args.stream is there and not -1 as a GPU event, so these must
@@ -169,7 +169,7 @@ def table_problems(path, t):
     ft = t.get("traceprof") if isinstance(t, dict) else None
     if not isinstance(ft, dict) or "aggregate" not in ft:
         return []
-    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
     if top not in sys.path:
         sys.path.insert(0, top)
     from traceprof.traces import aggtable

@@ -16,7 +16,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import traceprof  # noqa: E402  (scripts/traceprof/)
+import traceprof  # noqa: E402  (python/traceprof/)
 
 
 def main():

@@ -405,7 +405,7 @@ START_TEST(test_env_expand_end_to_end)
 END_TEST
 
 /* The shared table of cases (test/data/template_cases.tsv), which the
- * command's expansion (scripts/traceprof/cli/runfiles.py) is tested against
+ * command's expansion (python/traceprof/cli/runfiles.py) is tested against
  * too, by test/python/test_template.py: both must agree with it. */
 START_TEST(test_shared_table)
 {

@@ -7,7 +7,7 @@ import re
 import sys
 
 # The package's own folder: a wheel keeps the library (lib/) and VERSION
-# in it; the source tree has VERSION two floors up (scripts/traceprof/).
+# in it; the source tree has VERSION two floors up (python/traceprof/).
 PKG_DIR = os.path.dirname(os.path.realpath(__file__))
 
 # Set by a launcher script (build/traceprof, or the PREFIX/bin/traceprof of

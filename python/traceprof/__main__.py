@@ -1,11 +1,11 @@
-"""`python -m traceprof ...`, and `python scripts/traceprof ...` from the
+"""`python -m traceprof ...`, and `python python/traceprof ...` from the
 source tree (a folder with __main__.py runs as a script): the command."""
 
 import os
 import sys
 
 if not __package__:
-    # Run as a folder: its parent (scripts/) holds the package, and the
+    # Run as a folder: its parent (python/) holds the package, and the
     # folder itself, which Python put first on the path, must not make the
     # package's modules importable by their bare names.
     _here = os.path.dirname(os.path.realpath(__file__))

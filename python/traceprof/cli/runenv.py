@@ -13,7 +13,7 @@ def library_candidates():
     """Where the library is looked for, first found wins: inside the package
     (a pip install: traceprof/lib/), beside a launcher script (build/), in
     ../lib from it (make install's PREFIX/bin), and the source tree's build
-    folder (`python scripts/traceprof` from a clone)."""
+    folder (`python python/traceprof` from a clone)."""
     here = script_dir()
     return [os.path.join(PKG_DIR, "lib", "libtraceprof.so"),
             os.path.join(here, "libtraceprof.so"),
