@@ -148,7 +148,26 @@ check-deps: preflight
 	    $(TP_INSTALL_DEPS) --with-optional || { echo "traceprof: $(TP_INSTALL_DEPS) --with-optional failed (above); the tests that need it will SKIP" >&2; }; }
 
 check: all $(UNIT_BINS) $(PROG_BINS) check-deps
+	@$(MAKE) --no-print-directory check-python
 	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) PYTHON=$(PYTHON) test/run-all $(UNIT_BINS)
+
+# make check-python: the Python package's own tests (test/python; issue 45
+# item 2) in the small pytest venv (pytest and hypothesis: scripts/install-deps
+# makes it, and this target asks it to when the venv is missing), without the
+# tests marked torchvenv (they need pyarrow or numpy): seconds, no build, no
+# torch.  integration/python_units.sh runs all of them with the torch venv.
+# The package comes from python/ (test/python/pytest.ini's pythonpath).  No
+# venv (no PyPI): SKIP with the reason.  Pure Python: not run again under a
+# sanitizer (check-asan, check-tsan).
+PYTEST_VENV ?= $(or $(TP_VENVS),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/traceprof/venvs)/pytest
+PYTEST_OK = $(PYTEST_VENV)/bin/python -c 'import pytest, hypothesis' 2>/dev/null
+.PHONY: check-python
+check-python:
+	@if [ -n "$$TP_SANITIZER" ]; then echo "check-python: pure Python, not run again under TP_SANITIZER=$$TP_SANITIZER"; exit 0; fi; \
+	$(PYTEST_OK) || $(TP_INSTALL_DEPS) --venv=pytest || true; \
+	if $(PYTEST_OK); then \
+	    PYTHONDONTWRITEBYTECODE=1 $(PYTEST_VENV)/bin/python -m pytest -q -m 'not torchvenv' test/python; \
+	else echo "SKIP: check-python: no pytest venv at $(PYTEST_VENV) (scripts/install-deps --venv=pytest makes it; it needs PyPI)"; fi
 
 check-unit: $(UNIT_BINS)
 	@BUILD=$(BUILD) test/run-all --unit-only $(UNIT_BINS)

@@ -5,8 +5,10 @@
 # splitting, template expansion against the table the library is tested
 # against too (test/data/template_cases.tsv), the readers on hand-made
 # traces, merge's clock shift, summary's tables, and the Marker API.  The
-# package is imported from the source tree (test/python/conftest.py); no
-# __pycache__ or .pytest_cache is written there.
+# package is imported from the source tree (test/python/pytest.ini's
+# pythonpath); no __pycache__ or .pytest_cache is written there.  All of
+# them, the tests marked torchvenv (pyarrow, numpy) included: `make
+# check-python` runs the others in the small pytest venv.
 . "$TP_TOP/test/lib/common.sh"
 need_venv torch 'import pytest' "no pytest (scripts/install-deps --with-optional installs it)"
 PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -p no:cacheprovider -q --basetemp="$TP_TMP/pytest" \

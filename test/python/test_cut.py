@@ -85,6 +85,7 @@ def test_merge(capsys, job, tmp_path):
     assert names.count("work") == 2
 
 
+@pytest.mark.torchvenv
 def test_export(capsys, job, tmp_path):
     pytest.importorskip("pyarrow")
     d = str(tmp_path / "pq")

@@ -13,6 +13,8 @@ import subprocess
 
 import pytest
 
+# pyarrow and numpy: the torch venv's (make check-python leaves this file out).
+pytestmark = pytest.mark.torchvenv
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("numpy")

@@ -11,7 +11,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -64,11 +63,7 @@ def summary_csv(capsys, path, by):
 
 
 def reference_csv(capsys, path, by):
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-    try:
-        import sumref
-    finally:
-        sys.path.pop(0)
+    import sumref  # test/lib (pytest.ini's pythonpath)
     assert sumref.table(path, by) == 0
     return capsys.readouterr().out
 

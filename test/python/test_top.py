@@ -6,7 +6,6 @@ for."""
 import json
 import os
 import statistics
-import sys
 
 import pytest
 
@@ -14,9 +13,7 @@ from traceprof.cli import top_live
 from traceprof.cli.top_live import (LiveError, check, describe_stuck, judge, live_dirs,
                                     pick_run, snapshot, stuck_in)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "lib"))
-import genlive  # noqa: E402
+import genlive  # noqa: E402  (test/lib: pytest.ini's pythonpath)
 
 S = 1000000000
 NOW = 1800000000 * S
