@@ -111,10 +111,12 @@ $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The command: a launcher script and a copy of the Python package
-# (python/traceprof: the `traceprof` module, the command in cli/, the trace
-# readers and writers in traces/, pyboot/) with VERSION, in build/python; a
-# module gone from the package goes from the copy too.
+# The command of the build tree, the developer's route (the tests use it; no
+# pip install per test run): a launcher script and a copy of the Python
+# package (python/traceprof: the `traceprof` module, the command in cli/, the
+# trace readers and writers in traces/, pyboot/) with VERSION, in
+# build/python; a module gone from the package goes from the copy too.
+# Installs go through pip (make install, below).
 PKG_PY := $(shell find python/traceprof -name '*.py' -not -path '*/__pycache__/*')
 
 $(BUILD)/traceprof: scripts/traceprof-launcher $(PKG_PY) VERSION
@@ -372,41 +374,57 @@ $(BUILD)/bench/bench_cuda: $(STANDIN_DIR)/libcudart.so.13
 check: $(STANDIN_BINS)
 
 # ---- install / uninstall ----
-# make install [PREFIX=/usr/local] [DESTDIR=...] installs the library, the
-# header, the `traceprof` command (bin/traceprof, a launcher), the Python
-# package (PYTHON_DIR/traceprof: `import traceprof`, and the command's own
-# modules) and a pkg-config file; make uninstall removes exactly those
-# files, and the package's folders once empty.  A pip install
-# (pyproject.toml) is the other way, for a venv.
-PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
-PKG_FILES := $(PKG_PY:python/%=%) traceprof/VERSION
-PKG_DIRS := $(sort $(dir $(PKG_FILES)))
-INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
-                 $(PREFIX)/bin/traceprof $(PREFIX)/lib/pkgconfig/traceprof.pc \
-                 $(addprefix $(PYTHON_DIR)/,$(PKG_FILES))
+# make install [PREFIX=/usr/local] [DESTDIR=...] [PYTHON=python3]: pip is the
+# one install route of the Python package and the command (issue 45 item 2):
+# `$(PYTHON) -m pip install --prefix=PREFIX [--root=DESTDIR] .` puts the
+# package (with its own copy of the library, the header and VERSION, as in a
+# wheel) into PREFIX's site-packages for that Python and the `traceprof`
+# console script into PREFIX/bin; TRACEPROF_BUILD makes setup.py reuse this
+# build's library.  For C users the library, the header and a pkg-config
+# file go to PREFIX/lib, PREFIX/include and PREFIX/lib/pkgconfig too.  pip
+# builds offline (--no-build-isolation) when that Python has setuptools 61+
+# and wheel (or setuptools 70.1+), else it fetches them from PyPI.
+# PIP_INSTALL_FLAGS adds options.  --prefix also skips PEP 668's
+# externally-managed check: nothing goes into the system's own site-packages
+# unless PREFIX is /usr.  make uninstall removes what the install's RECORD
+# lists (the package, bin/traceprof) and the C files, then the package's
+# folders once empty.
+C_INSTALL_FILES := $(PREFIX)/lib/libtraceprof.so $(PREFIX)/include/traceprof.h \
+                   $(PREFIX)/lib/pkgconfig/traceprof.pc
+PIP_BUILD_TOOLS = $(PYTHON) -c 'import setuptools as s; v = tuple(int(x) for x in s.__version__.split(".")[:2]); \
+    assert v >= (61, 0); v >= (70, 1) or __import__("wheel")' 2>/dev/null
+SITE_GLOB = $(DESTDIR)$(PREFIX)/lib/python3*/*-packages
 
-install: $(LIB) scripts/traceprof-launcher $(PKG_PY) VERSION preload/traceprof.h
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
-	    $(DESTDIR)$(PREFIX)/lib/pkgconfig $(addprefix $(DESTDIR)$(PYTHON_DIR)/,$(PKG_DIRS))
+install: $(LIB) VERSION preload/traceprof.h
+	@$(PYTHON) -m pip --version >/dev/null 2>&1 || { echo "traceprof: make install needs pip for PYTHON=$(PYTHON) (Debian: apt-get install python3-pip; or PYTHON=<a python with pip>)" >&2; exit 1; }
+	rm -rf build/lib.* build/bdist.*  # setuptools' own copies, which keep a module gone from python/
+	iso=--no-build-isolation; $(PIP_BUILD_TOOLS) || iso=""; \
+	TRACEPROF_BUILD=$(BUILD) $(PYTHON) -m pip install -q --disable-pip-version-check --no-deps $$iso \
+	    --prefix=$(PREFIX) $(if $(DESTDIR),--root=$(DESTDIR)) $(PIP_INSTALL_FLAGS) . || { \
+	    echo "traceprof: pip install --prefix=$(PREFIX) failed (above); without setuptools 61+ and wheel in PYTHON=$(PYTHON) it needs PyPI for them" >&2; exit 1; }
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtraceprof.so
 	install -m 0644 preload/traceprof.h $(DESTDIR)$(PREFIX)/include/traceprof.h
-	sed 's|^PYDIR = "@PYDIR@"|PYDIR = "$(PYTHON_DIR)"|' scripts/traceprof-launcher \
-	    > $(DESTDIR)$(PREFIX)/bin/traceprof
-	chmod 0755 $(DESTDIR)$(PREFIX)/bin/traceprof
-	for f in $(PKG_PY:python/%=%); do install -m 0644 python/$$f $(DESTDIR)$(PYTHON_DIR)/$$f || exit 1; done
-	install -m 0644 VERSION $(DESTDIR)$(PYTHON_DIR)/traceprof/VERSION
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: traceprof' 'Description: zero-code LD_PRELOAD profiler for CUDA programs' \
 	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ltraceprof' 'Cflags: -I$${includedir}' \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/traceprof.pc
-	@echo "traceprof: installed into $(DESTDIR)$(PREFIX): bin/traceprof, lib/libtraceprof.so,"
-	@echo "  include/traceprof.h, lib/pkgconfig/traceprof.pc, and the Python package"
-	@echo "  $(DESTDIR)$(PYTHON_DIR)/traceprof (add that folder to PYTHONPATH if python3"
-	@echo "  does not search it; PYTHON_DIR=... chooses another)"
+	@site=$$(ls -d $(SITE_GLOB)/traceprof 2>/dev/null | head -1); site=$${site%/traceprof}; \
+	echo "traceprof: installed into $(DESTDIR)$(PREFIX): bin/traceprof, lib/libtraceprof.so,"; \
+	echo "  include/traceprof.h, lib/pkgconfig/traceprof.pc, and the Python package in $$site"; \
+	$(PYTHON) -c 'import sys, os; sys.exit(os.path.realpath(sys.argv[1]) not in [os.path.realpath(p) for p in sys.path])' \
+	    "$${site#$(DESTDIR)}" 2>/dev/null || echo "  ($(PYTHON) does not search $${site#$(DESTDIR)}: add it to PYTHONPATH for bin/traceprof and import traceprof)"
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
-	-rmdir $(addprefix $(DESTDIR)$(PYTHON_DIR)/,$(filter-out traceprof,$(PKG_DIRS:%/=%)) traceprof) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR),$(C_INSTALL_FILES))
+	@for rec in $(SITE_GLOB)/traceprof-*.dist-info/RECORD; do \
+	    [ -f "$$rec" ] || continue; site=$${rec%/*/RECORD}; \
+	    cut -d, -f1 "$$rec" | while IFS= read -r f; do [ -z "$$f" ] || rm -f "$$site/$$f"; done; \
+	    [ ! -d "$$site/traceprof" ] || find "$$site/traceprof" -depth -name __pycache__ -type d -exec rm -rf {} +; \
+	    [ ! -d "$$site/traceprof" ] || find "$$site/traceprof" -depth -type d -empty -delete; \
+	    rmdir "$${rec%/RECORD}" 2>/dev/null || true; \
+	    echo "traceprof: removed the Python package and bin/traceprof ($$rec)"; \
+	done
 
 # ---- the pip wheel ----
 # make wheel: the wheel of pyproject.toml (setup.py builds the library with

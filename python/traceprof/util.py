@@ -10,10 +10,10 @@ import sys
 # in it; the source tree has VERSION two floors up (python/traceprof/).
 PKG_DIR = os.path.dirname(os.path.realpath(__file__))
 
-# Set by a launcher script (build/traceprof, or the PREFIX/bin/traceprof of
-# `make install`) through setup(): its own folder, where the library sits
-# beside it (build/) or in ../lib (PREFIX/bin).  None under the pip entry
-# point and `python -m traceprof`, where the package's folder answers.
+# Set by the build tree's launcher script (build/traceprof) through setup():
+# its own folder, where the library sits beside it.  None under the pip
+# entry point (`pip install`, `make install`) and `python -m traceprof`,
+# where the package's folder answers.
 SCRIPT_DIR = None
 
 

@@ -12,7 +12,7 @@ from .linkpath import carried
 def library_candidates():
     """Where the library is looked for, first found wins: inside the package
     (a pip install: traceprof/lib/), beside a launcher script (build/), in
-    ../lib from it (make install's PREFIX/bin), and the source tree's build
+    ../lib from it (a launcher in a PREFIX/bin), and the source tree's build
     folder (`python python/traceprof` from a clone)."""
     here = script_dir()
     return [os.path.join(PKG_DIR, "lib", "libtraceprof.so"),
