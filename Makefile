@@ -188,6 +188,7 @@ demo: all $(PROG_BINS)
 
 clean:
 	rm -rf $(BUILD)
+	rm -rf python/traceprof.egg-info  # left by pip install . (make install)
 
 # ---- bench ----
 # Bench-only binaries that the bench/*.c rule above does not cover (bench/run
