@@ -10,7 +10,8 @@ as `tensorboard --logdir LOGDIR` builds it) is served on a free local port by
 werkzeug; every request below is a real HTTP GET to it.  For each run:
 /runs, /views, /workers, /spans, then the Overview (/overview: the times of the
 steps numbered STEPS, comma-separated), Operator (/operation/table: aten::linear and aten::addmm called),
-Module (/module: the model's modules as a tree) and Trace (/trace: the file
+Module (/module: the model's modules as a tree, each once a
+step with host time, the Linear layers with their ops) and Trace (/trace: the file
 itself, gzipped) data.  Every answer must be 200 with plausible content,
 and the two runs must list the same views and the same module tree shape.
 Prints what it saw, one line per run."""
@@ -101,6 +102,16 @@ def check_run(port, run, steps):
     mods = get_json(port, "/module", **q)
     tree = modules(mods["data"])
     assert tree, (run, "empty module view")
+    # Each module once a step, with time, and the Linear layers' ops
+    # (aten::linear) counted as theirs.
+    def rows(rs):
+        for r in rs:
+            yield r
+            yield from rows(r["children"])
+    for r in rows(mods["data"]):
+        assert r["occurences"] == len(steps) and r["host_duration"] > 0, (run, "module row", r)
+        if r["name"].startswith("Linear"):
+            assert r["operators"] > 0, (run, "a Linear without ops", r)
     status, trace = get(port, "/trace", **q)
     assert status == 200, (run, "/trace", status)
     ev = json.loads(trace)["traceEvents"]
