@@ -8,12 +8,13 @@ of a script, and THEIRS, torch.profiler's trace of the same script.  The
 plugin's app (TorchProfilerPlugin, with its own routes and loader threads,
 as `tensorboard --logdir LOGDIR` builds it) is served on a free local port by
 werkzeug; every request below is a real HTTP GET to it.  For each run:
-/runs, /views, /workers, /spans, then the Overview (/overview: the times of the
-steps numbered STEPS, comma-separated), Operator (/operation/table: aten::linear and aten::addmm called),
-Module (/module: the model's modules as a tree, each once a
-step with host time, the Linear layers with their ops) and Trace (/trace: the file
-itself, gzipped) data.  Every answer must be 200 with plausible content,
-and the two runs must list the same views and the same module tree shape.
+/runs, /views, /workers, /spans, then the Overview (/overview: the times of
+the steps numbered STEPS, comma-separated), Operator (/operation/table:
+aten::linear and aten::addmm called), Module (/module: the model's modules
+as a tree, each once a step with host time, the Linear layers with their
+ops) and Trace (/trace: the file itself, gzipped) data.  Every answer must
+be 200 with plausible content, and the two runs must list the same views
+and the same module tree shape.
 Prints what it saw, one line per run."""
 import gzip
 import json

@@ -68,5 +68,5 @@ assert t, "torch.profiler's trace has no op under a frame of %s" % script
 missing = {k: (v, o.get(k, 0)) for k, v in t.items() if o.get(k, 0) != v}
 assert not missing, "ops whose user frame differs, (torch.profiler's count, ours): %s" % missing
 lines = sorted({(k[1], k[2]) for k in t})
-print("python stacks: %d ops in torch.profiler's trace under %s frames, the same user frame in ours "
-      "(%d kinds; lines %s)" % (sum(t.values()), script, len(t), lines))
+print("python stacks: %d ops in torch.profiler's trace under %s frames, the same user "
+      "frame in ours (%d kinds; lines %s)" % (sum(t.values()), script, len(t), lines))
