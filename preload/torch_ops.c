@@ -42,11 +42,11 @@
 #include <string.h>
 
 #include "collector/emit.h"
-#include "preload/hook.h"
 #include "common/dl.h"
 #include "common/layout.h"
 #include "common/log.h"
 #include "preload/export.h"
+#include "preload/hook.h"
 #include "preload/tls.h"
 #include "preload/traceprof.h"
 
