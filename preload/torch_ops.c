@@ -29,7 +29,9 @@
  * accessors are inline in record_function.h, so they are read at the
  * offsets of at::RecordFunction's data members, and only where a
  * RecordFunction built by PyTorch's own constructor shows its defaults at
- * those offsets (to_probe).
+ * those offsets (to_probe).  With TRACEPROF_PYTHON_STACK it also carries
+ * the Python stack of its caller, as torch.profiler's with_stack gives it
+ * (to_op_end).
  *
  * PyTorch runs the callbacks only while a step records (to_follow); they
  * still read tp_state first, for the ops of a step boundary.  The op path
