@@ -26,6 +26,18 @@
  * RecordFunction observer), as torch.profiler names them. */
 #define TP_CAT_CPU_OP "cpu_op"
 
+/* nn.Module forward calls (TRACEPROF_PYTORCH=modules: markers named
+ * MODULE_PREFIX + "CLASS QUALIFIED.NAME"), as torch.profiler's with_stack
+ * writes them: python_function slices whose args (a number for the event,
+ * the enclosing module's event's number, one for the module) give
+ * TensorBoard's Module view its tree (collector/convert.c writes them;
+ * scripts/traceprof/pyboot/traceprof_torch.py names the modules). */
+#define TP_CAT_PYTHON_FUNCTION "python_function"
+#define TP_MODULE_PREFIX "nn.Module: "
+#define TP_MODULE_ARG_ID "Python id"
+#define TP_MODULE_ARG_PARENT "Python parent id"
+#define TP_MODULE_ARG_MODULE "Python module id"
+
 /* The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category). */
 #define TP_CAT_FLOW "ac2g"
 

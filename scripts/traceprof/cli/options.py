@@ -61,8 +61,8 @@ RUN_OPTIONS = [
     ("--stack-depth", "TRACEPROF_STACK_DEPTH", "16", "str",
      "frames per stack (1-56)"),
     ("--python-stack", "TRACEPROF_PYTHON_STACK", "0", "bool",
-     "record the Python stack (file:line function) of each CUDA call made while its "
-     "thread holds the GIL"),
+     "record the Python stack (file:line function) of each CUDA call (and PyTorch op "
+     "with --pytorch ops) made from Python"),
     ("--format", "TRACEPROF_FORMAT", "json", ["json", "perfetto"],
      "json: Chrome/Kineto JSON (.json); perfetto: Perfetto's protobuf (.pftrace)"),
     ("--compress", "TRACEPROF_COMPRESS", "none", ["none", "zstd", "gzip"],
