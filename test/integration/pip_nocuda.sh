@@ -19,7 +19,8 @@
 #      fix and nothing of make's output: no headers at all (the `wheel` venv
 #      has setuptools and no nvidia wheels), and CUDA_HOME naming a folder
 #      without them.
-# About 90 s (the library is compiled against the wheels' headers).
+# About 3.5 minutes on 2 shared cores (the library is compiled against the
+# wheels' headers).
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "the pip build makes the plain library, not a $TP_SANITIZER one"
 need_venv pipsrc 'import setuptools, wheel; from importlib import metadata; [metadata.version(d) for d in ("nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-cuda-cupti", "nvidia-nvtx")]' \
