@@ -50,10 +50,8 @@ def wheel_cuda_home():
     """The folder holding include/ (and lib/libcudart.so.13) where the NVIDIA
     wheels put their headers, from their installed file lists; None with
     the list of what is missing when one is not installed."""
-    try:
-        from importlib import metadata
-    except ImportError:  # Python 3.7: no wheels found, the toolkit only
-        return None, list(WHEELS)
+    from importlib import metadata  # Python 3.8+, as pyproject.toml requires
+
     roots, missing = set(), []
     for header in HEADERS:
         found = None
