@@ -21,6 +21,10 @@ RUN_OPTIONS = [
     ("--run-name", "TRACEPROF_RUN_NAME",
      "$TORCHELASTIC_RUN_ID (not \"none\" or a UUID), else $SLURM_JOB_ID, else the program's name", "str",
      "value of {run_name}"),
+    ("--run-id", "TRACEPROF_RUN_ID",
+     "set by traceprof run; else $TORCHELASTIC_RUN_ID, $SLURM_JOB_ID.$SLURM_STEP_ID, $PMIX_NAMESPACE, the parent process", "str",
+     "the run's id in each file's footer (run_id); default: a new UUID, the same for "
+     "every process the program starts"),
     ("--keep", "TRACEPROF_NUM_TRACES_TO_KEEP", "-1 (keep all)", "str",
      "windows whose files this process keeps (all parts of a window count as one); older "
      "ones are deleted; 0: delete each file once --on-save succeeded (right away without "
