@@ -111,7 +111,7 @@ static const char *cv_cat(const char *base, const char *cats, size_t clen)
 
 /* nn.Module forward calls (TRACEPROF_PYTORCH=modules: markers named
  * TP_MODULE_PREFIX "CLASS QUALIFIED.NAME", from preload/torch_modules.c or
- * the Python hooks of scripts/traceprof/pyboot/traceprof_torch.py) are
+ * the Python hooks of python/traceprof/pyboot/traceprof_torch.py) are
  * written as torch.profiler's with_stack writes them: python_function
  * slices with "Python id" (a number for this call, unique in the process),
  * "Python parent id" (the enclosing module call's, on the same thread;

@@ -31,7 +31,7 @@
  * writes them: python_function slices whose args (a number for the event,
  * the enclosing module's event's number, one for the module) give
  * TensorBoard's Module view its tree (collector/convert.c writes them;
- * scripts/traceprof/pyboot/traceprof_torch.py names the modules). */
+ * python/traceprof/pyboot/traceprof_torch.py names the modules). */
 #define TP_CAT_PYTHON_FUNCTION "python_function"
 #define TP_MODULE_PREFIX "nn.Module: "
 #define TP_MODULE_ARG_ID "Python id"

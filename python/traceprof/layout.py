@@ -28,7 +28,7 @@ CAT_CPU_OP = "cpu_op"
 # writes them: python_function slices whose args (a number for the event,
 # the enclosing module's event's number, one for the module) give
 # TensorBoard's Module view its tree (collector/convert.c writes them;
-# scripts/traceprof/pyboot/traceprof_torch.py names the modules).
+# python/traceprof/pyboot/traceprof_torch.py names the modules).
 CAT_PYTHON_FUNCTION = "python_function"
 MODULE_PREFIX = "nn.Module: "
 MODULE_ARG_ID = "Python id"

@@ -9,7 +9,7 @@ from traceprof import layout
 
 
 def test_pyboot_names_modules_with_the_layout_prefix(top):
-    path = os.path.join(top, "scripts", "traceprof", "pyboot", "traceprof_torch.py")
+    path = os.path.join(top, "python", "traceprof", "pyboot", "traceprof_torch.py")
     spec = importlib.util.spec_from_file_location("tp_pyboot_torch", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # imports os and sys only: torch is not loaded
