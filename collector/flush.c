@@ -17,6 +17,7 @@
 #include "collector/activity.h"
 #include "collector/control.h"
 #include "collector/flush_int.h"
+#include "collector/live.h"
 #include "collector/fthread.h"
 #include "collector/rotate.h"
 #include "collector/store.h"
@@ -145,6 +146,7 @@ static int fl_thread_in_use(struct tp_thread *t, void *ctx)
 static void fl_thread_forget(struct tp_thread *t, void *ctx)
 {
 	(void)ctx;
+	tp_live_forget_thread(t);
 	tp_fthread_forget(t);
 }
 
@@ -172,6 +174,7 @@ static int fl_run_pass(void)
 		tp_wsm_finalize(&tp_fl.wsm, 0);
 	tp_threads_reap(fl_thread_in_use, fl_thread_forget, NULL);
 	tp_control_log_warnings();
+	tp_live_pass(now);
 	/* Pairs with the acquire load in tp_flush_sync(): a whole pass means
 	 * every record moved before it is converted. */
 	if (!backlog)
@@ -204,6 +207,7 @@ static void fl_final_save(void)
 	tp_fl_drain_final();
 	tp_wsm_exit(&tp_fl.wsm, step);
 	tp_control_log_warnings();
+	tp_live_final();
 	/* Release pairs with the acquire load in fl_wait_saved(). */
 	atomic_store_explicit(&F.saved, 1, memory_order_release);
 	fl_futex(&F.saved, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -212,6 +216,7 @@ static void fl_final_save(void)
 static void *fl_main(void *arg)
 {
 	(void)arg;
+	tp_live_thread_started();
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
 	uint64_t last_alone_check = F.last_recal_ns;
@@ -347,6 +352,7 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 	tp_fl.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
 					     (int64_t)tp_clock_monotonic_ns());
 	tp_fl_read_identity();
+	tp_live_init(cfg, vars);
 	const char *fmt = cfg->format == TP_FORMAT_PERFETTO ? "perfetto" : "json";
 	tp_fl.ops = tp_writer_find(fmt);
 	if (!tp_fl.ops) {
@@ -484,6 +490,7 @@ void tp_flush_after_fork_child(int follow)
 	atomic_store_explicit(&F.stop, 0, memory_order_relaxed);
 	tp_fl.pid = (int64_t)getpid();
 	tp_fl.vars.pid = tp_fl.pid;
+	tp_live_after_fork_child();
 	/* A child writes its own files: without {pid} in the name, parent and
 	 * child would collide, so the child's name gets its pid in front. */
 	if (!strstr(tp_fl.cfg.filename, "{pid}")) {

@@ -337,6 +337,11 @@ __attribute__((constructor)) static void tp_preload_init(void)
 			 cfg.filename, err);
 		goto out;
 	}
+	if (cfg.live && tp_template_check(cfg.live_dir, err, sizeof(err)) < 0) {
+		tp_error("TRACEPROF_LIVE_DIR: '%s': %s; profiling is disabled for this process",
+			 cfg.live_dir, err);
+		goto out;
+	}
 	/* Before tp_control_init(), which starts the state with these reasons. */
 	if (tp_clock_init(cfg.clock) != TP_CLOCK_TSC)
 		tp_control_set_full(TP_FULL_CLOCK, 1);

@@ -1,0 +1,436 @@
+/* The live file (collector/live.h, docs/live.md).  Everything here runs on
+ * the flush thread (or on the exiting thread once it stopped), but
+ * tp_live_step_ended() and tp_live_set_exit_status(), which only store. */
+#include "collector/live.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector/activity.h"
+#include "collector/control.h"
+#include "collector/cuda_record.h"
+#include "collector/flush_int.h"
+#include "collector/thread.h"
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/log.h"
+#include "format/json.h"
+#include "format/sink.h"
+#include "format/template.h"
+
+/* The file's update period: the windows' disk flush's (TP_FL_DISK_NS) would
+ * do, but readers judge staleness in seconds; one second is the issue's. */
+#define LV_INTERVAL_NS 1000000000ULL
+
+/* The last TP_LIVE_STEPS steps that ended, by step number modulo the size.
+ * The stepping thread stores the slot's times, then its number (release);
+ * lv_last is the number of the last step ended + 1 (release).  The reader
+ * loads lv_last (acquire), then each slot's number (acquire), times, and
+ * the number again: a slot being rewritten by a step 64 later is skipped. */
+static struct {
+	_Atomic uint64_t num; /* step + 1; 0: empty */
+	_Atomic uint64_t start, end;
+} lv_steps[TP_LIVE_STEPS];
+static _Atomic uint64_t lv_last;
+
+/* The exit status given to exit(), + 1 (0: none known). */
+static _Atomic int lv_exit;
+
+static struct {
+	int on;
+	char path[PATH_MAX];	/* the file */
+	char tmp[PATH_MAX];	/* its temporary name, renamed onto it */
+	char folder[PATH_MAX];	/* made on the first write */
+	int made, failed_said;
+	uint64_t last_ns;	/* monotonic time of the last write */
+	int64_t started_ns;	/* realtime at the library's start */
+	uint64_t events_gone, dropped_gone; /* counts of threads freed */
+	struct tp_json j;
+	int have_j;
+} L;
+
+static int64_t lv_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Ticks of tp_clock_now() as realtime ns. */
+static int64_t lv_wall(uint64_t ticks)
+{
+	return (int64_t)tp_clock_to_ns(ticks) + tp_clock_wall_offset_ns();
+}
+
+static void lv_name(void)
+{
+	char name[NAME_MAX + 1];
+	char host[256];
+	/* '/' in a host name would make a folder. */
+	snprintf(host, sizeof(host), "%s", tp_fl.vars.hostname[0] ? tp_fl.vars.hostname : "host");
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	host[200] = '\0';
+	snprintf(name, sizeof(name), "%.200s.%lld.json", host, (long long)tp_fl.pid);
+	int n = snprintf(L.path, sizeof(L.path), "%s/%s", L.folder, name);
+	int m = snprintf(L.tmp, sizeof(L.tmp), "%s/.%s.tmp", L.folder, name);
+	if (n < 0 || (size_t)n >= sizeof(L.path) || m < 0 || (size_t)m >= sizeof(L.tmp)) {
+		tp_warn("TRACEPROF_LIVE_DIR: the live file's path is too long (%s); no live file",
+			L.folder);
+		L.on = 0;
+	}
+}
+
+void tp_live_init(const struct tp_config *cfg, const struct tp_template_vars *vars)
+{
+	L.on = 0;
+	L.started_ns = lv_realtime_ns();
+	if (!cfg->live)
+		return;
+	struct tp_template_vars v = *vars;
+	v.step = 0;
+	char err[600], dir[PATH_MAX];
+	const char *tmpl = cfg->live_dir[0] ? cfg->live_dir : cfg->folder;
+	if (tp_template_expand(tmpl, &v, dir, sizeof(dir) - 8, err, sizeof(err)) < 0) {
+		tp_warn("%s: %s; no live file", cfg->live_dir[0] ? "TRACEPROF_LIVE_DIR" :
+				"TRACEPROF_FOLDER", err);
+		return;
+	}
+	if (!cfg->live_dir[0])
+		strcat(dir, "/.live");
+	/* Absolute now: the program may chdir() later (format/sink.h). */
+	char abs[PATH_MAX];
+	snprintf(L.folder, sizeof(L.folder), "%s", tp_sink_abs_path(dir, abs, sizeof(abs)));
+	L.on = 1;
+	L.made = 0;
+	lv_name();
+}
+
+/* exit()'s status: on_exit() handlers get it.  Registered once the
+ * program runs (from the flush thread's start), so that it runs before the
+ * library's destructor, which saves: handlers run in reverse order of
+ * registration, and the libraries' destructors from the handler the C
+ * library registered before main().  A constructor's registration would
+ * come before that one, and so run after the save.  Relaxed: stored by the
+ * exiting thread before it asks for the final save, whose release
+ * (finish_req) orders it before the save reads it. */
+static void lv_on_exit(int status, void *arg)
+{
+	(void)arg;
+	atomic_store_explicit(&lv_exit, (status & 0xff) + 1, memory_order_relaxed);
+}
+
+void tp_live_thread_started(void)
+{
+	static _Atomic int registered;
+	if (L.on && !atomic_exchange_explicit(&registered, 1, memory_order_relaxed))
+		on_exit(lv_on_exit, NULL);
+}
+
+void tp_live_step_ended(uint64_t step, uint64_t start, uint64_t end)
+{
+	unsigned i = (unsigned)(step % TP_LIVE_STEPS);
+	/* Mark the slot as being rewritten first, so that a reader that sees
+	 * the old number both times did not read the new times in between. */
+	atomic_store_explicit(&lv_steps[i].num, 0, memory_order_relaxed);
+	/* Release fence: the 0 above is visible before the times below (pairs
+	 * with the reader's acquire fence in lv_write_steps()). */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&lv_steps[i].start, start, memory_order_relaxed);
+	atomic_store_explicit(&lv_steps[i].end, end, memory_order_relaxed);
+	/* Release: the times above come with the number (pairs with the
+	 * reader's acquire load of num). */
+	atomic_store_explicit(&lv_steps[i].num, step + 1, memory_order_release);
+	/* Release: the slot is complete before lv_last names it (pairs with
+	 * the reader's acquire load of lv_last). */
+	atomic_store_explicit(&lv_last, step + 1, memory_order_release);
+}
+
+void tp_live_forget_thread(const struct tp_thread *t)
+{
+	L.events_gone += atomic_load_explicit(&t->ring.head, memory_order_relaxed);
+	L.dropped_gone += atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+}
+
+void tp_live_after_fork_child(void)
+{
+	L.started_ns = lv_realtime_ns();
+	L.events_gone = L.dropped_gone = 0;
+	L.last_ns = 0;
+	atomic_store_explicit(&lv_last, 0, memory_order_relaxed);
+	for (unsigned i = 0; i < TP_LIVE_STEPS; i++)
+		atomic_store_explicit(&lv_steps[i].num, 0, memory_order_relaxed);
+	if (L.on)
+		lv_name();
+}
+
+/* ---- the JSON ------------------------------------------------------------ */
+
+static void lv_key(struct tp_json *j, const char *k)
+{
+	tp_json_char(j, '"');
+	tp_json_raw(j, k, strlen(k));
+	tp_json_raw(j, "\":", 2);
+}
+
+static void lv_int_or_null(struct tp_json *j, int64_t v, int known)
+{
+	if (known)
+		tp_json_i64(j, v);
+	else
+		tp_json_lit(j, "null");
+}
+
+/* "step", "step_started_ns", "steps", "last_step". */
+static void lv_write_steps(struct tp_json *j)
+{
+	uint64_t step = tp_control_current_step();
+	lv_key(j, "step");
+	tp_json_i64(j, (int64_t)tp_control_display_step(step));
+	tp_json_lit(j, ",\"step_started_ns\":");
+	uint64_t st = tp_control_step_start();
+	lv_int_or_null(j, st ? lv_wall(st) : 0, st != 0);
+	/* Acquire: pairs with the release store in tp_live_step_ended(). */
+	uint64_t last = atomic_load_explicit(&lv_last, memory_order_acquire);
+	uint64_t first = last > TP_LIVE_STEPS ? last - TP_LIVE_STEPS : 0;
+	tp_json_lit(j, ",\"steps\":[");
+	int n = 0;
+	for (uint64_t s = first; s < last; s++) {
+		unsigned i = (unsigned)(s % TP_LIVE_STEPS);
+		/* Acquire: pairs with the release store of num. */
+		uint64_t num = atomic_load_explicit(&lv_steps[i].num, memory_order_acquire);
+		uint64_t b = atomic_load_explicit(&lv_steps[i].start, memory_order_relaxed);
+		uint64_t e = atomic_load_explicit(&lv_steps[i].end, memory_order_relaxed);
+		/* Acquire fence: the times are read before num again (pairs with
+		 * the release fence after the writer's store of 0). */
+		atomic_thread_fence(memory_order_acquire);
+		if (num != s + 1 || atomic_load_explicit(&lv_steps[i].num, memory_order_relaxed) != num)
+			continue; /* being rewritten, or a step that raced */
+		if (n++)
+			tp_json_char(j, ',');
+		uint64_t bn = tp_clock_to_ns(b), en = tp_clock_to_ns(e);
+		tp_json_u64(j, en > bn ? en - bn : 0);
+	}
+	tp_json_lit(j, "],\"last_step\":");
+	lv_int_or_null(j, last ? (int64_t)tp_control_display_step(last - 1) : 0, last != 0);
+}
+
+/* "window": the newest window still taking steps, or null. */
+static void lv_write_window(struct tp_json *j)
+{
+	const struct tp_win *w = NULL;
+	for (int i = tp_fl.wsm.nwin - 1; i >= 0 && !w; i--)
+		if (!tp_fl.wsm.win[i].closed)
+			w = &tp_fl.wsm.win[i];
+	lv_key(j, "window");
+	if (!w) {
+		tp_json_lit(j, "null");
+		return;
+	}
+	struct tp_template_vars v = tp_fl.vars;
+	v.step = (int64_t)tp_control_display_step(w->first_step);
+	char name[NAME_MAX + 1], err[600];
+	if (tp_template_expand(tp_fl.cfg.filename, &v, name, sizeof(name), err, sizeof(err)) < 0)
+		name[0] = '\0';
+	tp_json_lit(j, "{\"first_step\":");
+	tp_json_i64(j, v.step);
+	tp_json_lit(j, ",\"name\":");
+	tp_json_str(j, name);
+	tp_json_char(j, '}');
+}
+
+static void lv_open_item(struct tp_json *j, int *n, const char *kind, const char *name,
+			 uint64_t since)
+{
+	if ((*n)++)
+		tp_json_char(j, ',');
+	tp_json_lit(j, "{\"kind\":");
+	tp_json_str(j, kind);
+	tp_json_lit(j, ",\"name\":");
+	tp_json_str(j, name);
+	tp_json_lit(j, ",\"since_ns\":");
+	tp_json_i64(j, lv_wall(since));
+	tp_json_lit(j, ",\"payload\":{}}");
+}
+
+/* One thread's open things, outermost first: NVTX ranges, the module, the
+ * op, the CUDA call.  Returns 0 when it has none (nothing written). */
+static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
+{
+	struct tp_live_pub *p = &t->live;
+	/* Acquire: pairs with the release store in tp_live_call_enter(): the
+	 * start read below is that call's (or a later one's). */
+	uint32_t call = atomic_load_explicit(&p->call, memory_order_acquire);
+	uint64_t call_start = atomic_load_explicit(&p->call_start, memory_order_relaxed);
+	/* Relaxed: each slot below checks itself through its seqlock. */
+	uint32_t depth = atomic_load_explicit(&p->nvtx_depth, memory_order_relaxed);
+	/* Acquire: pairs with the release stores of op_on / mod_on after
+	 * their slots are written. */
+	uint32_t op = atomic_load_explicit(&p->op_on, memory_order_acquire);
+	uint32_t mod = atomic_load_explicit(&p->mod_on, memory_order_acquire);
+	if (!call && !depth && !op && !mod)
+		return 0;
+	if (!first)
+		tp_json_char(j, ',');
+	tp_json_lit(j, "{\"tid\":");
+	tp_json_i64(j, t->tid);
+	tp_json_lit(j, ",\"name\":");
+	tp_json_str(j, t->name);
+	tp_json_lit(j, ",\"open\":[");
+	int n = 0;
+	char name[TP_LIVE_NAME_BYTES];
+	uint64_t since;
+	for (uint32_t i = 0; i < depth && i < TP_LIVE_NVTX; i++)
+		if (tp_live_name_get(&p->nvtx[i], name, &since) == 0)
+			lv_open_item(j, &n, "nvtx", name, since);
+	if (mod && tp_live_name_get(&p->mod, name, &since) == 0)
+		lv_open_item(j, &n, "module", name, since);
+	if (op && tp_live_name_get(&p->op, name, &since) == 0)
+		lv_open_item(j, &n, "torch_op", name, since);
+	if (call && call - 1 < TP_CUDA_NFUNCS)
+		lv_open_item(j, &n, "cuda", tp_cuda_fns[call - 1].name, call_start);
+	tp_json_lit(j, "]}");
+	return 1;
+}
+
+static void lv_build(struct tp_json *j, int finished)
+{
+	const struct tp_template_vars *v = &tp_fl.vars;
+	int launched = v->launcher && strcmp(v->launcher, "none") != 0;
+	j->len = 0;
+	tp_json_lit(j, "{\"traceprofLive\":1,\"host\":");
+	tp_json_str(j, v->hostname);
+	tp_json_lit(j, ",\"pid\":");
+	tp_json_i64(j, tp_fl.pid);
+	tp_json_lit(j, ",\"program\":");
+	tp_json_str(j, tp_fl.program);
+	tp_json_lit(j, ",\"rank\":");
+	lv_int_or_null(j, v->rank, launched);
+	tp_json_lit(j, ",\"local_rank\":");
+	lv_int_or_null(j, v->local_rank, launched);
+	tp_json_lit(j, ",\"world_size\":");
+	lv_int_or_null(j, v->world_size, launched);
+	tp_json_lit(j, ",\"run\":");
+	tp_json_str(j, v->run_name);
+	tp_json_lit(j, ",\"interval_ms\":");
+	tp_json_u64(j, LV_INTERVAL_NS / 1000000);
+	tp_json_lit(j, ",\"updated_ns\":");
+	tp_json_i64(j, lv_realtime_ns());
+	tp_json_lit(j, ",\"started_ns\":");
+	tp_json_i64(j, L.started_ns);
+	tp_json_lit(j, finished ? ",\"state\":\"finished\"" : ",\"state\":\"running\"");
+	tp_json_lit(j, ",\"exit_status\":");
+	int ex = atomic_load_explicit(&lv_exit, memory_order_relaxed);
+	lv_int_or_null(j, ex - 1, finished && ex);
+	tp_json_char(j, ',');
+	lv_write_steps(j);
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	tp_json_lit(j, (s & TP_STATE_RECORDING) && !finished ? ",\"recording\":true," :
+							       ",\"recording\":false,");
+	lv_write_window(j);
+	uint64_t events = L.events_gone, dropped = L.dropped_gone;
+	dropped += atomic_load_explicit(&tp_threads_lost, memory_order_relaxed) +
+		   atomic_load_explicit(&tp_threads_lost_as, memory_order_relaxed);
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		/* Relaxed: counters alone. */
+		events += atomic_load_explicit(&t->ring.head, memory_order_relaxed);
+		dropped += atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+	}
+	tp_json_lit(j, ",\"events\":");
+	tp_json_u64(j, events);
+	tp_json_lit(j, ",\"dropped\":");
+	tp_json_u64(j, dropped);
+	/* The windows' aggregates belong to their writers (format/aggregate.c)
+	 * and have no reader for this yet: an empty list (docs/live.md). */
+	tp_json_lit(j, ",\"top\":[],\"threads\":[");
+	int first = 1;
+	if (!finished)
+		for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
+			/* Acquire: pairs with the key destructor's release store. */
+			if (!atomic_load_explicit(&t->dead, memory_order_acquire) &&
+			    lv_write_thread(j, t, first))
+				first = 0;
+	tp_json_lit(j, "]}\n");
+}
+
+/* Writes the temporary file and renames it onto the file.  Returns 0 or
+ * -errno. */
+static int lv_store(const char *buf, size_t len)
+{
+	if (!L.made) {
+		int rc = tp_sink_mkdirs(L.folder);
+		if (rc < 0)
+			return rc;
+		L.made = 1;
+	}
+	struct tp_fd f = TP_FD_NONE;
+	int rc = tp_fd_open_at(&f, AT_FDCWD, L.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (rc < 0)
+		return rc;
+	size_t off = 0;
+	while (off < len && rc == 0) {
+		ssize_t n = tp_fd_ours(&f) ? write(f.fd, buf + off, len - off) : -1;
+		if (n > 0)
+			off += (size_t)n;
+		else if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n == 0)
+			rc = -EIO;
+	}
+	if (tp_fd_close(&f) < 0 && rc == 0)
+		rc = -EBADF;
+	if (rc == 0 && rename(L.tmp, L.path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlink(L.tmp);
+		L.made = 0; /* the folder may have been removed: made again next time */
+	}
+	return rc;
+}
+
+static void lv_write(int finished)
+{
+	if (!L.on)
+		return;
+	if (!L.have_j) {
+		if (tp_json_init(&L.j, NULL) < 0)
+			return;
+		L.have_j = 1;
+	}
+	int saved = errno;
+	lv_build(&L.j, finished);
+	int rc = tp_json_error(&L.j);
+	if (rc == 0)
+		rc = lv_store(L.j.buf, L.j.len);
+	if (rc < 0 && !L.failed_said) {
+		L.failed_said = 1;
+		tp_warn("cannot write the live file %s: %s; `traceprof top` will not see this "
+			"process until it can (set TRACEPROF_LIVE_DIR to a writable folder, or "
+			"TRACEPROF_LIVE=0)",
+			L.path, strerror(-rc));
+	}
+	errno = saved;
+}
+
+void tp_live_pass(uint64_t now)
+{
+	if (!L.on || (L.last_ns && now - L.last_ns < LV_INTERVAL_NS))
+		return;
+	L.last_ns = now;
+	lv_write(0);
+}
+
+void tp_live_final(void)
+{
+	/* A process that never stepped nor recorded (a shell, a launcher's
+	 * shim) leaves no file, as it leaves no trace (collector/activity.h). */
+	if (L.last_ns || tp_activity_seen())
+		lv_write(1);
+}
