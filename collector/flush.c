@@ -216,7 +216,6 @@ static void fl_final_save(void)
 static void *fl_main(void *arg)
 {
 	(void)arg;
-	tp_live_thread_started();
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
 	uint64_t last_alone_check = F.last_recal_ns;
@@ -330,6 +329,9 @@ void tp_flush_need(void)
 		errno = saved;
 		return;
 	}
+	/* On this thread, before the flush thread exists: a program that exits
+	 * right after has its status kept all the same. */
+	tp_live_thread_started();
 	int rc = fl_start_thread();
 	/* Release: F.thread, written by pthread_create(), is seen by whoever
 	 * reads FL_RUNNING with acquire (fl_thread_state()). */

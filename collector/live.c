@@ -118,7 +118,9 @@ void tp_live_init(const struct tp_config *cfg, const struct tp_template_vars *va
  * library's destructor, which saves: handlers run in reverse order of
  * registration, and the libraries' destructors from the handler the C
  * library registered before main().  A constructor's registration would
- * come before that one, and so run after the save.  Relaxed: stored by the
+ * come before that one, and so run after the save.  Registered by the
+ * thread that starts the flush thread, before it does (tp_flush_need(),
+ * once, a slow path that also calls pthread_create()).  Relaxed: stored by the
  * exiting thread before it asks for the final save, whose release
  * (finish_req) orders it before the save reads it. */
 static void lv_on_exit(int status, void *arg)

@@ -28,8 +28,9 @@ void tp_live_pass(uint64_t now);
  * the file says "finished", with the exit status set before, if any. */
 void tp_live_final(void);
 
-/* The flush thread started: registers the on_exit() handler that keeps
- * exit()'s status for the final file.  Once per process. */
+/* The flush thread is about to start (on the program's thread that starts
+ * it): registers the on_exit() handler that keeps exit()'s status for the
+ * final file.  Once per process. */
 void tp_live_thread_started(void);
 
 /* Step `step` ran from start to end (tp_clock_now() ticks): called by
