@@ -271,8 +271,9 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 	 * start read below is that call's (or a later one's). */
 	uint32_t call = atomic_load_explicit(&p->call, memory_order_acquire);
 	uint64_t call_start = atomic_load_explicit(&p->call_start, memory_order_relaxed);
-	/* Relaxed: each slot below checks itself through its seqlock. */
-	uint32_t depth = atomic_load_explicit(&p->nvtx_depth, memory_order_relaxed);
+	/* Acquire: pairs with the release store in preload/nvtx.c's
+	 * live_push(); each slot then checks itself through its seqlock. */
+	uint32_t depth = atomic_load_explicit(&p->nvtx_depth, memory_order_acquire);
 	/* Acquire: pairs with the release stores of op_on / mod_on after
 	 * their slots are written. */
 	uint32_t op = atomic_load_explicit(&p->op_on, memory_order_acquire);
@@ -290,7 +291,7 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 	char name[TP_LIVE_NAME_BYTES];
 	uint64_t since;
 	for (uint32_t i = 0; i < depth && i < TP_LIVE_NVTX; i++)
-		if (tp_live_name_get(&p->nvtx[i], name, &since) == 0)
+		if (tp_live_name_get(&p->nvtx[i], name, &since) == 0 && name[0])
 			lv_open_item(j, &n, "nvtx", name, since);
 	if (mod && tp_live_name_get(&p->mod, name, &since) == 0)
 		lv_open_item(j, &n, "module", name, since);

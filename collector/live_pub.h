@@ -41,9 +41,10 @@ struct tp_live_pub {
 	_Atomic uint32_t call;
 	_Atomic uint64_t call_start;
 	/* Open NVTX push/pop ranges on this thread (all domains): the depth,
-	 * and the first TP_LIVE_NVTX names.  Depth: relaxed store by the owner
-	 * after (push) or before (pop) the slot is written; the reader only
-	 * reads slots below the depth it loaded, each through its seqlock. */
+	 * and the first TP_LIVE_NVTX names.  Depth: stored by the owner
+	 * (release) after a push's slot is written, (relaxed) at a pop; the
+	 * reader (acquire) reads slots below the depth it loaded, each
+	 * through its seqlock. */
 	_Atomic uint32_t nvtx_depth;
 	struct tp_live_name nvtx[TP_LIVE_NVTX];
 	/* The innermost open PyTorch op and module (TRACEPROF_PYTORCH): on is

@@ -2,15 +2,19 @@
  * live-file tests (test/integration/live_ranks.sh): STEPS steps of STEP_MS
  * ms (twice that where SLOW_RANK equals $RANK), each a sleep, one
  * cudaStreamSynchronize (through dlopen + dlsym of libcudart.so.13) and
- * traceprof_step().  The stand-in's STANDIN_SYNC_SLEEP_AT knob makes one
+ * traceprof_step().  The synchronization runs inside two NVTX push/pop
+ * ranges, "train_step" and "allreduce": the second's name is a heap copy,
+ * overwritten and freed while the range is open, as a program may.  The stand-in's STANDIN_SYNC_SLEEP_AT knob makes one
  * synchronization block.
  *
  *     prog_live_ranks STEPS STEP_MS [SLOW_RANK]
  *
  * Prints "rank=R steps=N failed=N" and exits 0. */
 #include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "preload/traceprof.h"
@@ -40,7 +44,14 @@ int main(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < steps; i++) {
 		sleep_ms(rank == slow ? 2 * ms : ms);
+		nvtxRangePushA("train_step");
+		char *name = strdup("allreduce");
+		nvtxRangePushA(name);
+		memset(name, 'X', strlen(name));
+		free(name);
 		failed += sync(NULL) != 0;
+		nvtxRangePop();
+		nvtxRangePop();
 		traceprof_step();
 	}
 	printf("rank=%d steps=%d failed=%d\n", rank, steps, failed);
