@@ -248,38 +248,61 @@ static void lv_write_window(struct tp_json *j)
 	tp_json_char(j, '}');
 }
 
-static void lv_open_item(struct tp_json *j, int *n, const char *kind, const char *name,
-			 uint64_t since)
+/* One open thing of a thread, gathered before it is written. */
+struct lv_item {
+	const char *kind;
+	char name[TP_LIVE_NAME_BYTES];
+	uint64_t since; /* ticks */
+};
+
+/* The items in the order they opened (outermost first), kinds in the
+ * order gathered on ties: insertion sort, at most 4 + TP_LIVE_NVTX. */
+static void lv_sort(struct lv_item *it, int n)
 {
-	if ((*n)++)
-		tp_json_char(j, ',');
-	tp_json_lit(j, "{\"kind\":");
-	tp_json_str(j, kind);
-	tp_json_lit(j, ",\"name\":");
-	tp_json_str(j, name);
-	tp_json_lit(j, ",\"since_ns\":");
-	tp_json_i64(j, lv_wall(since));
-	tp_json_lit(j, ",\"payload\":{}}");
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && it[b].since < it[b - 1].since; b--) {
+			struct lv_item x = it[b];
+			it[b] = it[b - 1];
+			it[b - 1] = x;
+		}
 }
 
 /* One thread's open things, outermost first: NVTX ranges, the module, the
- * op, the CUDA call.  Returns 0 when it has none (nothing written). */
+ * op and record_function() range, the CUDA call.  Returns 0 when it has
+ * none (nothing written). */
 static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 {
 	struct tp_live_pub *p = &t->live;
-	/* Acquire: pairs with the release store in tp_live_call_enter(): the
-	 * start read below is that call's (or a later one's). */
-	uint32_t call = atomic_load_explicit(&p->call, memory_order_acquire);
-	uint64_t call_start = atomic_load_explicit(&p->call_start, memory_order_relaxed);
+	struct lv_item it[4 + TP_LIVE_NVTX];
+	int n = 0;
 	/* Acquire: pairs with the release store in preload/nvtx.c's
 	 * live_push(); each slot then checks itself through its seqlock. */
 	uint32_t depth = atomic_load_explicit(&p->nvtx_depth, memory_order_acquire);
-	/* Acquire: pairs with the release stores of op_on / mod_on after
-	 * their slots are written. */
-	uint32_t op = atomic_load_explicit(&p->op_on, memory_order_acquire);
-	uint32_t mod = atomic_load_explicit(&p->mod_on, memory_order_acquire);
-	if (!call && !depth && !op && !mod)
+	for (uint32_t i = 0; i < depth && i < TP_LIVE_NVTX; i++)
+		if (tp_live_name_get(&p->nvtx[i], it[n].name, &it[n].since) == 0 && it[n].name[0])
+			it[n++].kind = "nvtx";
+	/* Acquire: pairs with the release stores of mod_on, op_on and
+	 * range_on after their slots are written (preload/torch_*.c). */
+	if (atomic_load_explicit(&p->mod_on, memory_order_acquire) &&
+	    tp_live_name_get(&p->mod, it[n].name, &it[n].since) == 0)
+		it[n++].kind = "module";
+	if (atomic_load_explicit(&p->op_on, memory_order_acquire) &&
+	    tp_live_name_get(&p->op, it[n].name, &it[n].since) == 0)
+		it[n++].kind = "torch_op";
+	if (atomic_load_explicit(&p->range_on, memory_order_acquire) &&
+	    tp_live_name_get(&p->range, it[n].name, &it[n].since) == 0)
+		it[n++].kind = "torch_op";
+	/* Acquire: pairs with the release store in tp_live_call_enter(): the
+	 * start read below is that call's (or a later one's). */
+	uint32_t call = atomic_load_explicit(&p->call, memory_order_acquire);
+	if (call && call - 1 < TP_CUDA_NFUNCS) {
+		it[n].since = atomic_load_explicit(&p->call_start, memory_order_relaxed);
+		snprintf(it[n].name, sizeof(it[n].name), "%s", tp_cuda_fns[call - 1].name);
+		it[n++].kind = "cuda";
+	}
+	if (!n)
 		return 0;
+	lv_sort(it, n);
 	if (!first)
 		tp_json_char(j, ',');
 	tp_json_lit(j, "{\"tid\":");
@@ -287,18 +310,18 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 	tp_json_lit(j, ",\"name\":");
 	tp_json_str(j, t->name);
 	tp_json_lit(j, ",\"open\":[");
-	int n = 0;
-	char name[TP_LIVE_NAME_BYTES];
-	uint64_t since;
-	for (uint32_t i = 0; i < depth && i < TP_LIVE_NVTX; i++)
-		if (tp_live_name_get(&p->nvtx[i], name, &since) == 0 && name[0])
-			lv_open_item(j, &n, "nvtx", name, since);
-	if (mod && tp_live_name_get(&p->mod, name, &since) == 0)
-		lv_open_item(j, &n, "module", name, since);
-	if (op && tp_live_name_get(&p->op, name, &since) == 0)
-		lv_open_item(j, &n, "torch_op", name, since);
-	if (call && call - 1 < TP_CUDA_NFUNCS)
-		lv_open_item(j, &n, "cuda", tp_cuda_fns[call - 1].name, call_start);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			tp_json_char(j, ',');
+		tp_json_lit(j, "{\"kind\":");
+		tp_json_str(j, it[i].kind);
+		tp_json_lit(j, ",\"name\":");
+		tp_json_str(j, it[i].name);
+		tp_json_lit(j, ",\"since_ns\":");
+		tp_json_i64(j, lv_wall(it[i].since));
+		/* NCCL's payload fields are not published yet (docs/live.md). */
+		tp_json_lit(j, ",\"payload\":{}}");
+	}
 	tp_json_lit(j, "]}");
 	return 1;
 }

@@ -51,6 +51,12 @@ struct tp_live_pub {
 	 * 1 while one is open, stored (release) after its slot is written. */
 	_Atomic uint32_t op_on, mod_on;
 	struct tp_live_name op, mod;
+	/* The last record_function() range opened and not yet closed
+	 * (torch's user scope: gloo's "gloo:all_reduce", which is where a
+	 * rank waits for its peers); as op_on.  One level: an inner range's
+	 * end hides an outer one until the next opens. */
+	_Atomic uint32_t range_on;
+	struct tp_live_name range;
 };
 
 /* Owner thread: a CUDA call with id `id` starts at `start` ticks.  Two

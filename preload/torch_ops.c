@@ -269,8 +269,17 @@ static void **to_user_start(void **ret, const void *rf)
 	if (!(s & TP_STATE_RECORDING))
 		return ret;
 	const char *name = to_name(rf);
-	if (!to_is_step(name))
+	if (!to_is_step(name)) {
 		traceprof_marker_start(name);
+		/* The live file's open range (collector/live_pub.h). */
+		struct tp_thread *th = tp_self;
+		if ((uintptr_t)th > (uintptr_t)TP_THREAD_GONE && name) {
+			tp_live_name_set(&th->live.range, name, strnlen(name, TP_LIVE_NAME_BYTES),
+					 tp_clock_now());
+			/* Release: pairs with the acquire load in collector/live.c. */
+			atomic_store_explicit(&th->live.range_on, 1, memory_order_release);
+		}
+	}
 	return ret;
 }
 
@@ -281,8 +290,13 @@ static void to_user_end(const void *rf, void *ctx)
 	if (!(s & TP_STATE_RECORDING))
 		return;
 	const char *name = to_name(rf);
-	if (!to_is_step(name))
+	if (!to_is_step(name)) {
 		traceprof_marker_finish(name);
+		struct tp_thread *th = tp_self;
+		/* Relaxed: seen one update late at worst. */
+		if ((uintptr_t)th > (uintptr_t)TP_THREAD_GONE)
+			atomic_store_explicit(&th->live.range_on, 0, memory_order_relaxed);
+	}
 }
 
 /* ---- registration ------------------------------------------------------- */
