@@ -25,11 +25,13 @@ export WORLD_SIZE=8 TRACEPROF_RUN_NAME=livejob
 unset TRACEPROF_LIVE TRACEPROF_LIVE_DIR
 
 # The job: 14 steps of 150 ms (rank 3: 300 ms); rank 5's 7th synchronization
-# (step 6: steps count from 0, the start-up) blocks 5 s.
+# (step 6: steps count from 0, the start-up) blocks 5 s, outside its only
+# window (steps 0-2): a synchronization is published recording or not.
 pids=""
 for r in 0 1 2 3 4 5 6 7; do
 	if [ $r = 5 ]; then
 		RANK=$r LOCAL_RANK=$r STANDIN_SYNC_SLEEP_AT=7 STANDIN_SYNC_SLEEP_MS=5000 \
+			TRACEPROF_SCHEDULE=wait=0,warmup=0,active=3,repeat=1 \
 			TRACEPROF_FOLDER="$TP_TMP/job" traced "$P" 14 150 3 >"r$r.out" 2>"r$r.err" &
 	else
 		RANK=$r LOCAL_RANK=$r TRACEPROF_FOLDER="$TP_TMP/job" traced "$P" 14 150 3 >"r$r.out" 2>"r$r.err" &
@@ -78,7 +80,11 @@ for r, j in a.items():
     assert j["state"] == "running" and j["exit_status"] is None, j
     assert j["world_size"] == 8 and j["local_rank"] == r and j["run"] == "livejob", j
     assert j["program"] == "prog_live_ranks", j["program"]
-    assert j["interval_ms"] == 1000 and j["recording"] is True and j["window"], j
+    assert j["interval_ms"] == 1000, j
+    if r == 5:
+        assert j["recording"] is False and j["window"] is None, j
+    else:
+        assert j["recording"] is True and j["window"], j
 o1 = rank5_blocked(a)
 time.sleep(2.2)
 b = read()
