@@ -9,6 +9,8 @@
  *   self.c     what it reads about its own process (/proc, through
  *              common/procfs.c)
  *   fthread.c  its own state of each program thread (collector/fthread.h)
+ *   live.c     the live file, once a second and at the final save
+ *              (collector/live.h)
  *   flush_state.c  the state below (struct tp_fl), defined apart from
  *              flush.c: flush.c calls the files above, none calls it back
  * The program's side reaches these files through nothing but atomics and
