@@ -1,8 +1,8 @@
 """A two-rank gloo job on the CPU (torchrun) where rank 1 stops calling
 all_reduce at step HANG_STEP for HANG_S seconds, then catches up: rank 0
 waits inside its all_reduce meanwhile.  Each step: a tiny model's forward,
-backward, an all_reduce of a tensor, an optimizer step (the steps of
---step torch).  For test/integration/live_torch.sh.  Prints, on rank 0,
+backward, an all_reduce of a tensor inside a module's forward (Sync), an
+optimizer step (the steps of --step torch).  For test/integration/live_torch.sh.  Prints, on rank 0,
 "done STEPS".
 
     torchrun --nproc_per_node 2 torch_live_hang.py STEPS
@@ -13,6 +13,14 @@ import time
 
 import torch
 import torch.distributed as dist
+
+
+class Sync(torch.nn.Module):
+    """All-reduces its input in its forward."""
+
+    def forward(self, t):
+        dist.all_reduce(t)
+        return t
 
 
 def main():
@@ -26,13 +34,13 @@ def main():
     model = torch.nn.Linear(16, 16)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.ones(4, 16)
+    sync = Sync()
     for i in range(steps):
         loss = model(x).sum()
         loss.backward()
         if rank == 1 and i == hang_step:
             time.sleep(hang_s)
-        t = torch.ones(8)
-        dist.all_reduce(t)
+        sync(torch.ones(8))
         opt.step()
         opt.zero_grad()
         time.sleep(0.05)
