@@ -151,8 +151,14 @@ void tp_live_step_ended(uint64_t step, uint64_t start, uint64_t end)
 	 * reader's acquire load of num). */
 	atomic_store_explicit(&lv_steps[i].num, step + 1, memory_order_release);
 	/* Release: the slot is complete before lv_last names it (pairs with
-	 * the reader's acquire load of lv_last). */
-	atomic_store_explicit(&lv_last, step + 1, memory_order_release);
+	 * the reader's acquire load of lv_last).  Only forward: two threads
+	 * ending consecutive steps at once may get here in either order.
+	 * Ends: lv_last only grows, and a spurious failure is retried once more. */
+	uint64_t last = atomic_load_explicit(&lv_last, memory_order_relaxed);
+	while (last < step + 1 &&
+	       !atomic_compare_exchange_weak_explicit(&lv_last, &last, step + 1, memory_order_release,
+						      memory_order_relaxed))
+		;
 }
 
 void tp_live_forget_thread(const struct tp_thread *t)
