@@ -146,8 +146,16 @@ check-deps: preflight
 	@m=$$($(TP_INSTALL_DEPS) --check --with-optional) || \
 	    echo "traceprof: make check: the tests need what is $$m; run '$(TP_INSTALL_DEPS) --with-optional' to install it (the tests that need it SKIP meanwhile)" >&2
 
-check: all $(UNIT_BINS) $(PROG_BINS) check-deps
-	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) PYTHON=$(PYTHON) test/run-all $(UNIT_BINS)
+# `make check T="NAME ..."`: only the tests of those names, of any kind (a
+# Check suite test/unit/test_NAME.c, test/integration/NAME.sh, pytest's
+# test/python/test_NAME.py or FILE.py::TEST; test/run-all resolves them),
+# building the named suites and what the integration tests need.
+T_UNIT_BINS := $(foreach n,$(T),$(patsubst test/unit/%.c,$(BUILD)/test/%,$(firstword \
+                 $(wildcard test/unit/test_$(patsubst test_%,%,$(n)).c))))
+
+check: all $(if $(T),$(T_UNIT_BINS),$(UNIT_BINS)) $(PROG_BINS) $(if $(T),,check-deps)
+	@echo "make check: one test of any kind: make check T=NAME (test/unit/test_NAME.c, test/integration/NAME.sh, test/python/test_NAME.py or FILE.py::TEST; several: T=\"A B\")"
+	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) PYTHON=$(PYTHON) TP_T='$(T)' test/run-all $(if $(T),$(T_UNIT_BINS),$(UNIT_BINS))
 
 check-unit: $(UNIT_BINS)
 	@BUILD=$(BUILD) test/run-all --unit-only $(UNIT_BINS)
