@@ -3,7 +3,9 @@
 #
 # Sources are picked up by folder, so adding a file to preload/, collector/,
 # format/ or common/ needs no edit here.  Tests are picked up by name:
-# test/unit/test_*.c (Check suites) and test/integration/*.sh.
+# test/unit/test_*.c (Check suites) and test/integration/*.sh; `make check
+# T=NAME` runs one of any kind.  The fixtures' rules are test/fixtures.mk,
+# the benchmarks' bench/bench.mk.
 
 CC        ?= gcc
 CUDA_HOME ?= /usr/local/cuda
@@ -81,20 +83,26 @@ preflight:
 # files that include it.  The generated table is order-only: it must exist
 # before the first compile; once it does, the .d files of its users name it.
 DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+# A build folder made before the .d files existed would never see a header
+# change: this stamp, made once per folder, is newer than all its objects,
+# so they are rebuilt once (and write their .d files).
+DEPS_STAMP := $(BUILD)/.deps-mmd
+$(DEPS_STAMP):
+	@mkdir -p $(BUILD) && touch $@
 
-$(BUILD)/obj/%.o: %.c | preflight $(BUILD)/gen/cuda_table.h
+$(BUILD)/obj/%.o: %.c $(DEPS_STAMP) | preflight $(BUILD)/gen/cuda_table.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Hand-written entry points (preload/*.S): preprocessed, so they see the
 # same -D flags (the sanitizer builds' TP_C_WRAPPERS, the architecture).
-$(BUILD)/obj/%.o: %.S | preflight
+$(BUILD)/obj/%.o: %.S $(DEPS_STAMP) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c | preflight
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(DEPS_STAMP) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@

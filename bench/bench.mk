@@ -2,7 +2,7 @@
 # included by the Makefile after test/fixtures.mk (bench_cuda runs on its
 # stand-in runtime).  `make bench` builds and runs them.
 
-$(BUILD)/bench/%: bench/%.c $(CORE_LIB) | preflight
+$(BUILD)/bench/%: bench/%.c $(CORE_LIB) $(DEPS_STAMP) | preflight
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -MT $@ -O2 -fvisibility=default -o $@ $< $(CORE_LIB) $(LIBS)
 

@@ -5,12 +5,12 @@
 # The unit suites and test programs write dependency files (-MMD) beside
 # their binaries, as the library's objects do.
 
-$(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) | preflight
+$(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(DEPS_STAMP) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -MT $@ -fvisibility=default -o $@ $< $(CORE_LIB) $$(pkg-config --libs check) $(LIBS) $(EXTRA_LDFLAGS)
 
-$(BUILD)/test/prog_%: test/programs/%.c | preflight
+$(BUILD)/test/prog_%: test/programs/%.c $(DEPS_STAMP) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  PROG    $@"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -MT $@ -fvisibility=default -o $@ $< -ldl -lpthread -lm $(EXTRA_LDFLAGS)
