@@ -197,34 +197,40 @@ struct cut_scan {
 	long long last_step; /* -1: none */
 };
 
-/* The whole events of the file's body [at, size) of map. */
+/* The whole events of the file's body [at, size) of map.  The writer puts
+ * ",\n" before each event, so a line followed by a newline is whole (the
+ * separator came after it), and the last one is whole when its braces
+ * close.  A line that is no event (the writer's end: the process died in
+ * its save) ends the events, as in recover.py. */
 static void cut_scan(const char *map, size_t at, size_t size, struct cut_scan *s)
 {
 	const char *b = map + at, *e = map + size;
 	s->keep = at;
 	s->events = 0;
 	s->last_step = -1;
-	if (b == e)
-		return;
-	/* The writer puts ",\n" before each event: every line but the last is a
-	 * whole event; the last is whole when its braces close. */
-	const char *last = b;
-	for (const char *p = b; (p = memchr(p, '\n', (size_t)(e - p))); p++) {
+	for (const char *p = b; p < e && *p == '{';) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		if (!nl) {
+			if (cut_whole(p, e)) {
+				s->events++;
+				s->keep = size;
+			}
+			break;
+		}
+		const char *q = nl > p && nl[-1] == ',' ? nl - 1 : nl;
 		s->events++;
-		last = p + 1;
-	}
-	if (cut_whole(last, e)) {
-		s->events++;
-		s->keep = size;
-	} else {
-		s->keep = last > b ? (size_t)(last - map) - 2 : at; /* less ",\n" */
+		s->keep = (size_t)(q - map);
+		p = nl + 1;
 	}
 	static const char step[] = "\"name\":\"" TP_STEP_PREFIX;
 	const char *end = map + s->keep;
 	for (const char *p = b; (p = memmem(p, (size_t)(end - p), step, sizeof(step) - 1));) {
 		p += sizeof(step) - 1;
-		char *q;
-		long long v = strtoll(p, &q, 10);
+		/* By hand, bounded: strtoll() could read past the mapping. */
+		long long v = 0;
+		const char *q = p;
+		for (; q < end && *q >= '0' && *q <= '9' && q - p < 18; q++)
+			v = v * 10 + (*q - '0');
 		if (q > p && q < end && *q == '"')
 			s->last_step = v;
 	}

@@ -114,5 +114,9 @@ for how in ("LD_PRELOAD", "traceprof run"):
               % (label, launches, len(want)))
         s = subprocess.run([tp, "summary", files[0]], capture_output=True, timeout=120)
         check(s.returncode == 0 and b"work" in s.stdout, "%s: summary reads it (%s)" % (label, s.stderr[-200:]))
+        m = subprocess.run([tp, "merge", "-o", folder + "/merged" + (".pftrace" if FORMAT == "perfetto" else ".json"),
+                            files[0]], capture_output=True, timeout=120)
+        check(m.returncode == 0 and m.stderr.count(b"a cut window") == 1,
+              "%s: merge reads it and says it is cut, once (%s)" % (label, m.stderr[-300:]))
 sys.exit(1 if fails else 0)
 PY
