@@ -132,7 +132,7 @@ def doc_packet(seq_id, track, name, doc):
 class Scan:
     """What finishing needs from the packets, read as they are copied: the
     header (window, rank, track, sequence), the events written (slices,
-    instants and counters, not the documents) and the last step begun."""
+    instants and counters, not the documents) and the last step ended."""
 
     def __init__(self):
         self.window, self.rank = {}, None
@@ -140,6 +140,7 @@ class Scan:
         self.events = 0
         self.last_step = None
         self.names = {}
+        self.open = {}  # track -> the names of its slices begun, not ended
 
     def packet(self, payload):
         """Reads one packet; False when it is not one (then it is left out,
@@ -189,13 +190,22 @@ class Scan:
             if etype == L.PF_TYPE_INSTANT and name in (L.DOC_DEVICE_PROPERTIES,
                                                         L.DOC_STACK_FRAMES):
                 return True
-            if etype in (L.PF_TYPE_SLICE_BEGIN, L.PF_TYPE_INSTANT, L.PF_TYPE_COUNTER):
+            if etype in (L.PF_TYPE_INSTANT, L.PF_TYPE_COUNTER):
                 self.events += 1
-            if etype == L.PF_TYPE_SLICE_BEGIN and name and name.startswith(L.STEP_PREFIX):
-                try:
-                    self.last_step = int(name[len(L.STEP_PREFIX):])
-                except ValueError:
-                    pass
+            # A step counts once its slice ended (the writer puts the end
+            # right after the begin, but a death can come between them).
+            if etype == L.PF_TYPE_SLICE_BEGIN:
+                st = self.open.setdefault(track, [])
+                if len(st) < 256:
+                    st.append(name)
+            elif etype == L.PF_TYPE_SLICE_END and self.open.get(track):
+                name = self.open[track].pop()
+                self.events += 1  # a slice, whole: as readers count it
+                if name and name.startswith(L.STEP_PREFIX):
+                    try:
+                        self.last_step = int(name[len(L.STEP_PREFIX):])
+                    except ValueError:
+                        pass
         except (Malformed, TypeError, ValueError, KeyError):
             return False
         return True
