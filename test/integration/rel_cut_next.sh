@@ -64,6 +64,17 @@ for compress in ("none", "zstd"):
         with open(other, "wb") as f:
             f.write(body.replace(b'"pid": %d' % pid, b'"pid": %d' % gone.pid, 1)
                     + b'\n  ],\n  "traceprof": {"version": "0.')
+        # A pid alive again, in a process started after the file's last
+        # write (pid reuse): gone.  A pid alive in a process started before
+        # it (this test's own): alive, left alone.
+        sleeper = subprocess.Popen(["sleep", "60"])
+        reused = os.path.join(folder, ".rank0.step1.trace.json.tmp.%d.0" % sleeper.pid)
+        with open(reused, "wb") as f:
+            f.write(body.replace(b'"pid": %d' % pid, b'"pid": %d' % sleeper.pid, 1))
+        os.utime(reused, (time.time() - 10, time.time() - 10))
+        alive = os.path.join(folder, ".rank0.step1.trace.json.tmp.%d.0" % os.getpid())
+        with open(alive, "wb") as f:
+            f.write(body.replace(b'"pid": %d' % pid, b'"pid": %d' % os.getpid(), 1))
     # The next run: 3 steps, a window of steps 1-2, a normal end.  A file
     # whose header the library does not read is named only once 2 s old
     # (collector/cut.c: another host's live file is that fresh).
@@ -82,24 +93,29 @@ for compress in ("none", "zstd"):
         check("traceprof recover" in err and os.path.basename(temps[0]) in err,
               "%s: one line names it and the command: %r" % (compress, err[-400:]))
         continue
-    check(not rel.temp_files(folder), "%s: no temporary file left (%s)" % (compress, rel.temp_files(folder)))
-    check(err.count("finished") == 2 and "cut window of an earlier run (pid %d)" % pid in err,
-          "%s: one line each says it was finished: %r" % (compress, err[-600:]))
+    sleeper.kill()
+    sleeper.wait()
+    check(rel.temp_files(folder) == [alive], "%s: only the live process's temporary file is left (%s)"
+          % (compress, rel.temp_files(folder)))
+    check(err.count("finished") == 3 and "cut window of an earlier run (pid %d)" % pid in err
+          and "(pid %d)" % sleeper.pid in err,
+          "%s: one line each says it was finished: %r" % (compress, err[-800:]))
     cut = [f for f in rel.trace_files(folder) if f not in mine]
-    check(len(cut) == 2, "%s: two cut traces (%s)" % (compress, cut))
-    if len(cut) != 2:
+    check(len(cut) == 3, "%s: three cut traces (%s)" % (compress, cut))
+    if len(cut) != 3:
         continue
-    # Which one takes the name and which ".1" is the folder's order.
+    # Which one takes the name and which ".1", ".2" is the folder's order.
     ts = [rel.load_trace(f) for f in cut]
-    k = 0 if "pid %d)" % pid in ts[0]["traceprof"]["cut"]["reason"] else 1
-    t, t2 = ts[k], ts[1 - k]
+    k = [i for i, x in enumerate(ts) if "pid %d)" % pid in x["traceprof"]["cut"]["reason"]][0]
+    t = ts[k]
     names = sorted(os.path.basename(f) for f in cut)
-    check(names[0] == names[1].replace(".json", ".1.json"), "%s: the second takes a free name (%s)"
-          % (compress, names))
-    check(t2["traceprof"]["events_written"] == len(t2["traceEvents"]) - 2 == len(t["traceEvents"]) - 2
-          and not tracecheck.check_trace(t2),
-          "%s: the one that died in its save keeps the same events (%d; the other, its cut line left out, %d)"
-          % (compress, len(t2["traceEvents"]), len(t["traceEvents"])))
+    check(names[:2] == [names[2].replace(".json", ".1.json"), names[2].replace(".json", ".2.json")],
+          "%s: the others take free names (%s)" % (compress, names))
+    for t2 in ts[:k] + ts[k + 1:]:
+        check(t2["traceprof"]["events_written"] == len(t2["traceEvents"]) - 2 == len(t["traceEvents"]) - 2
+              and not tracecheck.check_trace(t2),
+              "%s: the copies keep the same events (%d; the killed one, its cut line left out, %d)"
+              % (compress, len(t2["traceEvents"]), len(t["traceEvents"])))
     probs = tracecheck.check_trace(t)
     check(not probs, "%s: the trace checker passes it (%s)" % (compress, probs[:3]))
     c = t.get("traceprof", {}).get("cut")
@@ -110,7 +126,7 @@ for compress in ("none", "zstd"):
     check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (compress, len(want)))
     missing = [s for s in want if s not in got]
     check(not missing, "%s: every step ended a second before the death is there (missing %s)" % (compress, missing[:5]))
-    check(99999 not in got and names[1] == "rank0.step%d.trace.json" % max(got or [0]),
+    check(99999 not in got and names[2] == "rank0.step%d.trace.json" % max(got or [0]),
           "%s: named after the last step it holds (%s)" % (compress, names))
     launches = sum(1 for e in evs if e.get("name") == "launch")
     check(launches >= EVENTS * len(want), "%s: their events are there (%d launches for %d steps)"
