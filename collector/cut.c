@@ -13,7 +13,8 @@
  * What it finishes: plain JSON files whose header names this host and whose
  * process is gone (no such pid, a zombie, or a pid that now belongs to a
  * process started after the file's last write: /proc/PID/stat's start
- * time).  The file is claimed by renaming it to a temporary name of this
+ * time), and whose writer's lock is free (format/sink.c holds a shared
+ * flock while the file is open: a live writer in another pid namespace).  The file is claimed by renaming it to a temporary name of this
  * process (atomic: of two runs starting together, one wins; the other's
  * rename fails), then finished in place, which costs no copy: events are
  * one per line, so the whole ones end at the last line whose braces close
@@ -37,6 +38,7 @@
 #include <stdio.h> /* renameat() */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -413,6 +415,11 @@ void tp_cut_folder(const char *folder)
 		struct cut_head hd;
 		if (fd < 0)
 			continue;
+		/* Its writer's lock (format/sink.c): held, it lives, wherever. */
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+			close(fd);
+			continue;
+		}
 		if (cut_head(fd, &hd, pid) < 0) {
 			close(fd);
 			continue; /* another host's, or not ours to read: recover's */

@@ -11,7 +11,7 @@
 prog="$BUILD/test/prog_die"
 [ -x "$prog" ] || die "$prog not built"
 "$PYTHON" - "$prog" <<'PY'
-import json, os, signal, subprocess, sys, time
+import fcntl, json, os, signal, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
 import rel, tracecheck
 
@@ -42,6 +42,14 @@ for compress in ("none", "zstd"):
         elif w[0] == "ended":
             ended[int(w[1])] = int(w[2])
         if time.monotonic() - t0 > 3.0:
+            # The live writer holds its file's lock (format/sink.c).
+            with open(rel.temp_files(folder)[0], "rb") as f:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    held = False
+                except BlockingIOError:
+                    held = True
+            check(held, "%s: the live writer holds its temporary file's lock" % compress)
             death = time.monotonic_ns()
             os.kill(pid, signal.SIGKILL)
             break
@@ -75,6 +83,15 @@ for compress in ("none", "zstd"):
         alive = os.path.join(folder, ".rank0.step1.trace.json.tmp.%d.0" % os.getpid())
         with open(alive, "wb") as f:
             f.write(body.replace(b'"pid": %d' % pid, b'"pid": %d' % os.getpid(), 1))
+        # A pid gone, but the file's lock held (its writer lives in another
+        # pid namespace, as the library's sink holds it): left alone.
+        gone2 = subprocess.Popen(["true"])
+        gone2.wait()
+        locked = os.path.join(folder, ".rank0.step1.trace.json.tmp.%d.0" % gone2.pid)
+        with open(locked, "wb") as f:
+            f.write(body.replace(b'"pid": %d' % pid, b'"pid": %d' % gone2.pid, 1))
+        holder = open(locked, "rb")
+        fcntl.flock(holder, fcntl.LOCK_SH)
     # The next run: 3 steps, a window of steps 1-2, a normal end.  A file
     # whose header the library does not read is named only once 2 s old
     # (collector/cut.c: another host's live file is that fresh).
@@ -95,8 +112,9 @@ for compress in ("none", "zstd"):
         continue
     sleeper.kill()
     sleeper.wait()
-    check(rel.temp_files(folder) == [alive], "%s: only the live process's temporary file is left (%s)"
-          % (compress, rel.temp_files(folder)))
+    holder.close()
+    check(rel.temp_files(folder) == sorted([alive, locked]),
+          "%s: only the live writers' temporary files are left (%s)" % (compress, rel.temp_files(folder)))
     check(err.count("finished") == 3 and "cut window of an earlier run (pid %d)" % pid in err
           and "(pid %d)" % sleeper.pid in err,
           "%s: one line each says it was finished: %r" % (compress, err[-800:]))
