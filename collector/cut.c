@@ -60,6 +60,15 @@
 
 static char cut_done[CUT_FOLDERS][PATH_MAX];
 static int cut_ndone;
+/* Set on the flush thread (tp_cut_flush_thread()): a folder first opened by
+ * the exiting thread's last save (a short program) is not scanned, so that
+ * no program thread waits on the scan. */
+static __thread int cut_flush_thread __attribute__((tls_model("initial-exec")));
+
+void tp_cut_flush_thread(void)
+{
+	cut_flush_thread = 1;
+}
 
 struct cut_head {
 	char pattern[NAME_MAX + 1]; /* the final name, the step as "{step}" */
@@ -372,6 +381,8 @@ static long cut_temp_pid(const char *name, size_t *final_len)
 
 void tp_cut_folder(const char *folder)
 {
+	if (!cut_flush_thread)
+		return;
 	for (int i = 0; i < cut_ndone; i++)
 		if (!strcmp(cut_done[i], folder))
 			return;

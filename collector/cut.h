@@ -8,7 +8,11 @@
  * of this host's processes that died, into cut traces named as their
  * windows would have been; names in one line the ones it leaves to
  * `traceprof recover` (compressed, Perfetto, large).  Once per folder per
- * process; bounded work; errors as one line.  Flush thread only. */
+ * process; bounded work; errors as one line.  Does nothing on another
+ * thread than the flush thread (the exiting thread's save). */
 void tp_cut_folder(const char *folder);
+
+/* Marks the calling thread as the flush thread, the only one that scans. */
+void tp_cut_flush_thread(void);
 
 #endif
