@@ -99,7 +99,7 @@ for compress in ("none", "zstd"):
         time.sleep(2.5)
     # (20 steps of 10 ms: the flush thread, which alone scans the folder,
     # opens the window's file long before the exit.)
-    r = subprocess.run([prog, "exit", "20", str(EVENTS)], env=env(folder, compress, "wait=1,active=2"),
+    r = subprocess.run([prog, "exit", "20", str(EVENTS)], env=env(folder, compress, "wait=1,active=2,repeat=1"),
                        capture_output=True, timeout=120)
     out, err = r.stdout.decode(), r.stderr.decode()
     check(r.returncode == 0, "%s: the next run exits 0 (%s)" % (compress, err[-300:]))
