@@ -16,6 +16,7 @@
 
 #include "collector/activity.h"
 #include "collector/control.h"
+#include "collector/cut.h"
 #include "collector/flush_int.h"
 #include "collector/live.h"
 #include "collector/fthread.h"
@@ -216,6 +217,7 @@ static void fl_final_save(void)
 static void *fl_main(void *arg)
 {
 	(void)arg;
+	tp_cut_flush_thread(); /* earlier runs' cut windows: scanned here only */
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
 	uint64_t last_alone_check = F.last_recal_ns;
@@ -349,6 +351,7 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 	tp_fl.cfg = *cfg;
 	tp_fl.vars = *vars;
 	tp_fl.pid = (int64_t)getpid();
+	tp_fl.start_wall = tp_clock_wall_offset_ns() + (int64_t)tp_clock_monotonic_ns();
 	/* The cap is on the writer's bytes (before compression). */
 	tp_fl.max_part_bytes = tp_wsm_part_cap(cfg->max_file_mb);
 	tp_fl.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
@@ -493,6 +496,8 @@ void tp_flush_after_fork_child(int follow)
 	tp_fl.pid = (int64_t)getpid();
 	tp_fl.vars.pid = tp_fl.pid;
 	tp_live_after_fork_child();
+	/* Another process of the same run (the run id is the parent's). */
+	tp_fl.start_wall = tp_clock_wall_offset_ns() + (int64_t)tp_clock_monotonic_ns();
 	/* A child writes its own files: without {pid} in the name, parent and
 	 * child would collide, so the child's name gets its pid in front. */
 	if (!strstr(tp_fl.cfg.filename, "{pid}")) {
