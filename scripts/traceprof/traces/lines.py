@@ -52,24 +52,30 @@ class NotLines(Exception):
     schema): read it with TraceReader."""
 
 
-def _head_ok(head):
-    """Whether head (the text before "[" of traceEvents) is "{", members,
-    and the traceEvents key."""
+def _head(head):
+    """The members before traceEvents when head (the text before "[" of
+    traceEvents) is "{", members, and the traceEvents key; else None."""
     try:
         doc = json.loads(head.decode("utf-8") + "[]}")
     except (ValueError, RecursionError):
-        return False
-    return isinstance(doc, dict) and list(doc)[-1:] == [DOC_TRACE_EVENTS]
+        return None
+    if not isinstance(doc, dict) or list(doc)[-1:] != [DOC_TRACE_EVENTS]:
+        return None
+    del doc[DOC_TRACE_EVENTS]
+    return doc
 
 
-def _tail_ok(tail):
-    """Whether tail (the text after the array's "]") is the object's other
-    members and its end."""
+def _tail(tail):
+    """The members after the array when tail (the text after its "]") is
+    the object's other members and its end; else None."""
     try:
         doc = json.loads('{"%s": []' % DOC_TRACE_EVENTS + tail.decode("utf-8"))
     except (ValueError, RecursionError):
-        return False
-    return isinstance(doc, dict)
+        return None
+    if not isinstance(doc, dict):
+        return None
+    doc.pop(DOC_TRACE_EVENTS, None)
+    return doc
 
 
 def _parse(pa, pj, text, opts):
@@ -104,8 +110,10 @@ def _tables(pa, pj, text, opts):
             yield t
 
 
-def line_tables(path, pa, schema):
-    """Tables of the events of path (see the module's text)."""
+def line_tables(path, pa, schema, meta=None):
+    """Tables of the events of path (see the module's text).  meta, a dict,
+    gets the top-level members but traceEvents once the file was read
+    whole (what TraceReader.items yields as "meta")."""
     import pyarrow.json as pj
     # Blocks of 4 MiB: pyarrow's per-block cost showed at 1 MiB (a 1 MB
     # file parsed in 19 ms instead of 7).
@@ -118,7 +126,8 @@ def line_tables(path, pa, schema):
         if buf.startswith(b"\xef\xbb\xbf"):
             buf = buf[3:]
         at = buf.find(_START, 0, 1 << 20)
-        if at < 0 or not _head_ok(buf[:at + len(_START) - 2]):
+        head = _head(buf[:at + len(_START) - 2]) if at >= 0 else None
+        if head is None:
             raise NotLines("no traceEvents line")
         buf = buf[at + len(_START):]
         first = True
@@ -154,8 +163,12 @@ def line_tables(path, pa, schema):
             if not more:
                 break
             tail += more
-        if len(tail) > _TAIL_MAX or not _tail_ok(tail):
+        foot = _tail(tail) if len(tail) <= _TAIL_MAX else None
+        if foot is None:
             raise NotLines("the text after the event array")
+        if meta is not None:
+            meta.update(head)
+            meta.update(foot)
     except TraceError as e:
         raise NotLines(str(e))
     except (OSError, EOFError, zlib.error) as e:
