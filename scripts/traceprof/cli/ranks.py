@@ -249,7 +249,11 @@ def summary_ranks(a):
     comm = {}   # rank -> CommWait
     notes = []  # why a table was not used: said once the events were read
     edges = []  # start-up and teardown steps left out
-    if getattr(a, "from_events", False) or not _from_tables(files, steps, comm, notes, edges):
+    miss = aggtable.missing_parts(files)
+    if miss:
+        notes.append(miss)
+    if getattr(a, "from_events", False) or miss or \
+            not _from_tables(files, steps, comm, notes, edges):
         del edges[:]
         _from_events(files, steps, comm, edges)
     for n in notes:

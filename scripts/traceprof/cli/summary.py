@@ -87,7 +87,10 @@ def cmd_summary(argv):
         note_cut(a.file)
 
     notes = []  # why a table is not used: said once the events were read
-    if not a.from_events and a.by != "comm":
+    miss = aggtable.missing_parts([a.file])
+    if miss:
+        notes.append(miss)
+    if not a.from_events and a.by != "comm" and not miss:
         tab = aggtable.table_paths([a.file], notes)
         if tab is not None:
             t = tab[a.file]
@@ -172,8 +175,9 @@ def _from_columns(a, meta):
         for t in line_tables(a.file, pa, rowcols.schema(a.by), m):
             rowcols.add_table(acc, t)
         rows = rowcols.finish(acc)
-    except (NotLines, rowcols.NotColumns, pa.ArrowException, UnicodeDecodeError,
+    except (NotLines, rowcols.NotColumns, TraceError, pa.ArrowException, UnicodeDecodeError,
             OverflowError, ValueError):
+        # TraceReader reads the file again and says what is wrong with it.
         acc.close()
         return None
     meta.update(m)
