@@ -5,7 +5,8 @@
 # Python without pyarrow, read event by event (--json-reader python).  On
 # real traces of the library (the demo's training loop on the stand-in
 # runtime, two ranks, plain and .gz; the NVTX program's nested ranges on two
-# threads) and a generated one, every --by prints the same bytes both ways,
+# threads) and a generated one, every --by prints the same bytes both ways
+# (--json-reader arrow: pyarrow whatever the size; auto takes it from 32 MB),
 # and the columnar reading is the one taken (not a silent fall back);
 # --by rank over the job too.
 . "$TP_TOP/test/lib/common.sh"
@@ -31,7 +32,7 @@ taken() {
 import sys
 sys.path.insert(0, sys.argv[1])
 from traceprof.cli import summary
-a = type("A", (), {"json_reader": "auto", "by": sys.argv[3], "file": sys.argv[2]})()
+a = type("A", (), {"json_reader": "arrow", "by": sys.argv[3], "file": sys.argv[2]})()
 got = summary._from_columns(a, {})
 sys.exit(0 if got is not None else 1)
 PY
@@ -41,7 +42,8 @@ n=0
 for f in job/* gz/* nv/* gen.json; do
 	for by in all api kernel marker step; do
 		rc_new=0 rc_old=0
-		"$py" "$T" summary "$f" --from-events --by $by --csv --top 0 >new.csv 2>new.err || rc_new=$?
+		"$py" "$T" summary "$f" --from-events --by $by --csv --top 0 --json-reader arrow \
+			>new.csv 2>new.err || rc_new=$?
 		"$py" "$T" summary "$f" --from-events --by $by --csv --top 0 --json-reader python \
 			>old.csv 2>old.err || rc_old=$?
 		! grep -q Traceback new.err || die "$f --by $by: a traceback: $(cat new.err)"

@@ -96,8 +96,8 @@ def run(path, by, reader):
     return rc, out.getvalue(), errs.getvalue()
 
 
-def columns_taken(path, by):
-    a = type("A", (), {"json_reader": "auto", "by": by, "file": path})()
+def columns_taken(path, by, reader="arrow"):
+    a = type("A", (), {"json_reader": reader, "by": by, "file": path})()
     got = summary._from_columns(a, {})
     if got is not None and got[0].self_times is not None:
         got[0].close()
@@ -108,7 +108,7 @@ def columns_taken(path, by):
 def test_same_table(tmp_path, by):
     path = write(str(tmp_path / "t.json"), events())
     assert columns_taken(path, by), "the one-event-per-line file was not read by columns"
-    new, old = run(path, by, "auto"), run(path, by, "python")
+    new, old = run(path, by, "arrow"), run(path, by, "python")
     assert old[0] == 0 and old[1].count("\n") > 2, old
     assert new == old
 
@@ -121,7 +121,7 @@ def test_spilled_runs_and_small_blocks(tmp_path, monkeypatch, by):
     monkeypatch.setattr(rowcols, "COL_RUN", 3000)
     monkeypatch.setattr(rowacc, "RUN", 1000)
     path = write(str(tmp_path / "t.json"), events(n_steps=8, per_step=200, seed=3))
-    new, old = run(path, by, "auto"), run(path, by, "python")
+    new, old = run(path, by, "arrow"), run(path, by, "python")
     assert old[0] == 0
     assert new == old
 
@@ -166,7 +166,7 @@ def test_left_to_the_per_event_reading(tmp_path, case):
         if case != "NaN ts" and (case not in ("args not an object", "phase a number")
                                  or by == "step"):
             assert not columns_taken(path, by), (case, by)
-        assert run(path, by, "auto") == run(path, by, "python"), (case, by)
+        assert run(path, by, "arrow") == run(path, by, "python"), (case, by)
 
 
 @pytest.mark.parametrize("by", ["all", "kernel", "step"])
@@ -199,3 +199,17 @@ def test_same_floats(tmp_path, monkeypatch, by):
     assert (old_rows or old.steps) and new_rows == old_rows
     assert (new.lo, new.hi, new.complete, new.keyed, new.steps) == \
         (old.lo, old.hi, old.complete, old.keyed, old.steps)
+
+
+def test_auto_from_a_size(tmp_path, monkeypatch):
+    # --json-reader auto: pyarrow for a file of COLUMNS_FROM bytes or more
+    # (its import costs what Python's reading of about 30 MB does), Python
+    # below; a compressed file counts four times its size.
+    path = write(str(tmp_path / "t.json"), events(n_steps=1, per_step=5))
+    size = __import__("os").path.getsize(path)
+    monkeypatch.setattr(summary, "COLUMNS_FROM", size + 1)
+    assert not columns_taken(path, "all", "auto")
+    assert columns_taken(path, "all", "arrow")
+    monkeypatch.setattr(summary, "COLUMNS_FROM", size)
+    assert columns_taken(path, "all", "auto")
+    assert not columns_taken(path, "all", "python")
