@@ -29,11 +29,12 @@
 #include "preload/export.h"
 #include "preload/nvtx.h"
 
-void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
-
-/* The real dlsym, read by the assembly below; written once (any racing
- * writer stores the same value). */
+/* The assembly's copy of common/dl.c's cache of glibc's dlsym (one load on
+ * the way through); filled by tp_cuda_dlsym_resolve() from that cache, so
+ * the address is found in one place.  Written once (any racing writer
+ * stores the same value). */
 void *_Atomic tp_cuda_real_dlsym;
+void *tp_cuda_dlsym_resolve(void);
 
 int tp_cuda_dlsym_hidden(const char *name, const void *caller);
 void *tp_cuda_dlsym_handle(void *handle, const char *name);
@@ -41,22 +42,19 @@ void *tp_cuda_dlsym_handle(void *handle, const char *name);
 /* See cuda_pack.h: only the portable C form of the wrappers writes it. */
 __thread const void *tp_cuda_caller;
 
-/* Finds glibc's dlsym without calling the public one (which is us). */
+/* The assembly's slow path: glibc's dlsym from common/dl.c, copied where
+ * the assembly reads it. */
 void *tp_cuda_dlsym_resolve(void)
 {
 	void *p = atomic_load_explicit(&tp_cuda_real_dlsym, memory_order_relaxed);
 	if (p)
 		return p;
-	p = tp_dl_glibc("dlsym");
-	if (p)
-		atomic_store_explicit(&tp_cuda_real_dlsym, p, memory_order_relaxed);
+	tp_dl_sym_fn fn = tp_dl_real_dlsym();
+	if (!fn)
+		return NULL;
+	memcpy(&p, &fn, sizeof(p));
+	atomic_store_explicit(&tp_cuda_real_dlsym, p, memory_order_relaxed);
 	return p;
-}
-
-static inline tp_dlsym_fn real_dlsym(void)
-{
-	void *p = atomic_load_explicit(&tp_cuda_real_dlsym, memory_order_relaxed);
-	return (tp_dlsym_fn)(p ? p : tp_cuda_dlsym_resolve());
 }
 
 static int is_cuda_name(const char *name)
@@ -112,7 +110,7 @@ int tp_cuda_dlsym_hidden(const char *name, const void *caller)
 void *tp_cuda_dlsym_handle(void *handle, const char *name)
 {
 	tp_nvtx_loader_sym(name);
-	tp_dlsym_fn dl = real_dlsym();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (!dl)
 		return NULL;
 	void *p = dl(handle, name);
@@ -198,7 +196,7 @@ TP_EXPORT void *dlsym(void *handle, const char *name)
 		return tp_cuda_dlsym_handle(handle, name);
 	if (tp_cuda_dlsym_hidden(name, __builtin_return_address(0)))
 		return NULL;
-	tp_dlsym_fn dl = real_dlsym();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	return dl ? dl(handle, name) : NULL;
 }
 #endif

@@ -14,6 +14,7 @@
 
 #include "collector/cuda_kernels.h" /* the registration hooks */
 #include "collector/cuda_record.h" /* the table, the argument layouts */
+#include "common/dl.h" /* tp_dl_sym_fn */
 #include "cuda_table.h" /* generated: TP_CUDA_FUNCS, TP_CUDA_NFUNCS */
 
 /* What a wrapper returns when the real function cannot be found
@@ -27,9 +28,8 @@ extern void *const tp_cuda_wrappers[TP_CUDA_NFUNCS + 1];
 extern void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 
 /* libc's dlsym, never our hook (preload/cuda_dlsym.c, which hands out our
- * wrappers): found once by version.  NULL if not found. */
-typedef void *(*tp_dlsym_fn)(void *, const char *);
-void *tp_cuda_dlsym_resolve(void);
+ * wrappers): common/dl.h's tp_dl_real_dlsym() finds it once by version. */
+typedef tp_dl_sym_fn tp_dlsym_fn;
 
 /* Slow path of the lookups below (preload/cuda_scope.c): the real function
  * that `caller` (a return address; NULL: traceprof's own use) reaches.

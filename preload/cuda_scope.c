@@ -45,6 +45,7 @@
  * into the dynamic linker (which takes its own loader lock, held through the
  * constructors of a loading object; a constructor calling CUDA on the
  * loading thread must not wait for us while we wait for the loader). */
+#include "common/dl.h"
 #include "preload/cuda_scope_int.h"
 
 #include <errno.h>
@@ -135,7 +136,7 @@ void *tp_scope_resolve(uint32_t id, const void *caller)
 		errno = saved;
 		return p;
 	}
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (dl) {
 		tp_dlerr_begin();
 		p = tp_scope_resolve_caller(id, caller, dl, 1);
@@ -175,7 +176,7 @@ void *tp_scope_lookup(uint32_t id, const void *caller)
 		return NULL;
 	int saved = errno;
 	void *p = NULL;
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (dl) {
 		tp_dlerr_begin();
 		p = tp_scope_resolve_caller(id, caller, dl, 0);

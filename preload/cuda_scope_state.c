@@ -13,6 +13,10 @@
 
 const char *const tp_scope_fam_name[TP_SCOPE_NFAM] = { "CUDA runtime", "CUDA driver" };
 
+/* preload/cuda_pack.h's fast pointers, defined here beside the state that
+ * publishes and withdraws them. */
+void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
+
 pthread_mutex_t tp_scope_lock = PTHREAD_MUTEX_INITIALIZER;
 struct tp_scope_state tp_scope_st;
 struct tp_scope_site *_Atomic tp_scope_sites = tp_scope_st.sites0;

@@ -1,5 +1,5 @@
-/* The interposed cuptiActivityRegisterCallbacks (preload/cupti_hook.c) and
- * what preload/cupti.c does when another CUPTI client registers. */
+/* The interposed cuptiActivityRegisterCallbacks (preload/cupti_hook.c), and
+ * how preload/cupti.c hears of another CUPTI client registering. */
 #ifndef TP_PRELOAD_CUPTI_HOOK_H
 #define TP_PRELOAD_CUPTI_HOOK_H
 
@@ -8,12 +8,24 @@
 typedef CUptiResult(CUPTIAPI *tp_cupti_register_fn)(CUpti_BuffersCallbackRequestFunc,
 						      CUpti_BuffersCallbackCompleteFunc);
 
-/* Another client registers its buffer callbacks through `real`: traceprof
- * first gives CUPTI up (its buffers flushed back to it, its activity kinds
- * disabled, no more correlation ids pushed) if it was recording, and never
- * loads CUPTI later if it was not.  Returns what `real` returned. */
-CUptiResult tp_cupti_client_register(tp_cupti_register_fn real, CUpti_BuffersCallbackRequestFunc req,
-				     CUpti_BuffersCallbackCompleteFunc complete);
+/* What preload/cupti.c does when another client registers its buffer
+ * callbacks through `real`: traceprof first gives CUPTI up (its buffers
+ * flushed back to it, its activity kinds disabled, no more correlation ids
+ * pushed) if it was recording, and never loads CUPTI later if it was not.
+ * Returns what `real` returned. */
+typedef CUptiResult (*tp_cupti_client_fn)(tp_cupti_register_fn real,
+					  CUpti_BuffersCallbackRequestFunc req,
+					  CUpti_BuffersCallbackCompleteFunc complete);
+
+/* Set by preload/cupti.c when it starts (the constructor), so that this
+ * file, which the dlsym hook calls, never calls back into capture
+ * (scripts/check-layers).  Until then a registration goes straight to
+ * CUPTI and is only remembered: tp_cupti_hook_early() says so. */
+void tp_cupti_hook_set_client(tp_cupti_client_fn fn);
+
+/* Non-zero when a client registered before preload/cupti.c set its
+ * handler (nothing of traceprof's can have loaded CUPTI then). */
+int tp_cupti_hook_early(void);
 
 /* For the dlsym hook: a lookup of `name` on a handle found `found`; returns
  * the interposed function instead when that is libcupti's

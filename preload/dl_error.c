@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dl.h"
 #include "common/log.h"
 #include "preload/dl_hooks.h"
 #include "preload/export.h"
@@ -43,7 +44,7 @@ static dlerror_fn real_dlerror(void)
 	dlerror_fn f = atomic_load_explicit(&real, memory_order_relaxed);
 	if (f)
 		return f;
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	f = dl ? (dlerror_fn)dl(RTLD_NEXT, "dlerror") : NULL;
 	atomic_store_explicit(&real, f, memory_order_relaxed);
 	return f;

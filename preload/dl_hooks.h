@@ -4,7 +4,7 @@
 #ifndef TP_PRELOAD_DL_HOOKS_H
 #define TP_PRELOAD_DL_HOOKS_H
 
-#include "preload/cuda_pack.h" /* tp_dlsym_fn, tp_cuda_dlsym_resolve */
+#include "preload/cuda_pack.h" /* tp_dlsym_fn */
 
 /* Around traceprof's own dl* calls on a program thread: the program's
  * pending dlerror() text is kept, and whatever our calls leave is dropped. */
@@ -17,6 +17,12 @@ void tp_dlerr_undefined(const char *object, const char *name);
 /* libc's dlopen (never our hook); NULL if it cannot be found. */
 typedef void *(*tp_dlopen_fn)(const char *, int);
 tp_dlopen_fn tp_dl_real_dlopen(void);
+
+/* Makes the dlopen hook's way ready before NVTX's start-up runs it with the
+ * signals held (preload/nvtx_loader.c says why): the real dlopen's address
+ * found and the hook's code pages touched.  Called by the constructor when
+ * tp_nvtx_setenv() says NVTX will load this library. */
+void tp_dl_open_warm(void);
 
 /* The dlopen hook's first step (preload/dl_open.c): where to jump. */
 void *tp_dl_open_plan(const char *file, int mode, const void *caller);

@@ -55,6 +55,22 @@ tp_dlopen_fn tp_dl_real_dlopen(void)
 	return f;
 }
 
+/* A first read of a code page, left out of TSan's instrumentation (as
+ * preload/nvtx_loader.c's own: TSan's shadow of another library's code can
+ * fault under a small RLIMIT_FSIZE). */
+__attribute__((no_sanitize("thread")))
+static void dl_touch(const void *code)
+{
+	(void)*(const volatile char *)code;
+}
+
+void tp_dl_open_warm(void)
+{
+	(void)tp_dl_real_dlopen();
+	dl_touch((const void *)(uintptr_t)dlopen);
+	dl_touch((const void *)(uintptr_t)tp_dl_open_plan);
+}
+
 /* The object that holds `caller`, else the program (glibc's choice for an
  * address in no object). */
 static struct link_map *caller_map(const void *caller)

@@ -31,7 +31,7 @@
 #include "collector/nvtx_decode.h"
 #include "common/log.h"
 #include "preload/export.h"
-#include "preload/init.h"
+#include "preload/state.h"
 #include "preload/nvtx.h"
 #include "preload/nvtx_payload.h"
 #include "preload/steps.h"

@@ -5,8 +5,10 @@
 
 /* Points NVTX_INJECTION64_PATH at this library unless the user set it, so
  * that every NVTX v3 user in the process reports to us.  Called by the
- * constructor once the configuration is loaded and profiling is on. */
-void tp_nvtx_setenv(void);
+ * constructor once the configuration is loaded and profiling is on.
+ * Non-zero when NVTX's start-up will load this library: the constructor
+ * then warms the dlopen hook too (tp_dl_open_warm()). */
+int tp_nvtx_setenv(void);
 
 /* The dlopen hook, first: whether dlopen(file, mode) opens this library
  * again without changing its scope (nothing new to look at: the hook then

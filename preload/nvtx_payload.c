@@ -29,7 +29,7 @@
 
 #include "collector/nvtx_payload.h"
 #include "preload/export.h"
-#include "preload/init.h"
+#include "preload/state.h"
 
 _Static_assert(TP_NVTX_PAYLOAD_TYPE_EXT == NVTX_PAYLOAD_TYPE_EXT, "the payload type's value");
 
