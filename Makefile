@@ -30,7 +30,7 @@ ALL_CFLAGS := $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -pthread -fvisibility=hid
 LIBS    := -ldl -lpthread -lunwind -lzstd -lz -lm
 
 CORE_SRCS    := $(wildcard common/*.c collector/*.c format/*.c)
-PRELOAD_SRCS := $(wildcard preload/*.c)
+PRELOAD_SRCS := $(wildcard preload/*.c preload/resolve/*.c)
 GEN_SRCS     := $(BUILD)/gen/cuda_wrappers.c
 CORE_OBJS    := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/obj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
@@ -78,7 +78,7 @@ preflight:
 	    echo "traceprof: no CUDA toolkit at CUDA_HOME=$(CUDA_HOME) (missing include/:$$missing); install the CUDA 13 toolkit (NVIDIA's cuda-toolkit-13-0 package; no GPU is needed) and run make CUDA_HOME=<its folder> (default /usr/local/cuda)" >&2; \
 	    exit 1; }
 
-$(BUILD)/obj/%.o: %.c $(wildcard */*.h) $(BUILD)/gen/cuda_table.h | preflight
+$(BUILD)/obj/%.o: %.c $(wildcard */*.h preload/resolve/*.h) $(BUILD)/gen/cuda_table.h | preflight
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -86,7 +86,7 @@ $(BUILD)/obj/%.o: %.c $(wildcard */*.h) $(BUILD)/gen/cuda_table.h | preflight
 # The options table expands inside config.c (parser, names, visitor).
 $(BUILD)/obj/common/config.o: common/options.def
 
-$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h) | preflight
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h preload/resolve/*.h) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -424,11 +424,11 @@ SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 
 # The sanitizer runtimes call dlsym() while they initialise, before their
 # shadow memory exists; traceprof interposes dlsym, so the code that a dlsym
-# call reaches first (preload/cuda_dlsym.c, the name lookup in
-# preload/cuda_match.c, over the table of collector/cuda_record.c) must not
-# be instrumented.
+# call reaches first (preload/resolve/cuda_dlsym.c, the name lookup in
+# preload/resolve/cuda_match.c, over the table of collector/cuda_record.c)
+# must not be instrumented.
 ifneq ($(filter build-asan build-tsan,$(BUILD)),)
-$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o \
+$(BUILD)/obj/preload/resolve/cuda_dlsym.o $(BUILD)/obj/preload/resolve/cuda_match.o \
     $(BUILD)/obj/collector/cuda_record.o $(BUILD)/obj/common/dl.o: \
     override ALL_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS))
 endif

@@ -20,7 +20,7 @@
  *     out of its buffers; after it nothing calls CUPTI.
  *   - Another CUPTI client (torch.profiler, ...) registering its buffer
  *     callbacks, on its own thread (client_register(), which
- *     preload/cupti_hook.c calls through the pointer set at start): traceprof gives CUPTI up to it, or never loads
+ *     preload/resolve/cupti_hook.c calls through the pointer set at start): traceprof gives CUPTI up to it, or never loads
  *     it if that client came first. */
 #include "preload/cupti.h"
 
@@ -33,7 +33,7 @@
 #include "collector/cupti_queue.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "preload/cupti_hook.h"
+#include "preload/resolve/cupti_hook.h"
 #include "preload/cupti_internal.h"
 #include "preload/state.h"
 #include "preload/sources.h"
@@ -215,7 +215,7 @@ static void yield(void)
 		step);
 }
 
-/* The handler of another client's registration (preload/cupti_hook.h),
+/* The handler of another client's registration (preload/resolve/cupti_hook.h),
  * handed to cupti_hook.c by tp_cupti_start(). */
 static CUptiResult client_register(tp_cupti_register_fn real, CUpti_BuffersCallbackRequestFunc req,
 				   CUpti_BuffersCallbackCompleteFunc complete)

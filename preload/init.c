@@ -1,23 +1,13 @@
 /* The library's constructor and destructor, and what ties the process's life
  * cycle to the collector: exit, SIGINT/SIGTERM, fork.
  *
- * The large loop of calls among preload/'s files starts here (scripts/
- * check-layers --loops lists it and two small ones, explained in
- * nvtx_payload.c and pystack.c), and it is there on purpose:
- * what runs in the program's threads is one machine with three entries,
- * the constructor (this file), the program's dl* calls (dl_open.c,
- * cuda_dlsym.c) and CUDA's own callbacks (cupti*.c), and each entry needs
- * the others' state.  The constructor starts the sources (sources.c ->
- * steps.c, which reads this file's configuration back); resolving a CUDA
- * function (cuda_dlsym.c -> cuda_scope*.c) must see which copies of a
- * library are loaded (copies.c), which itself resolves through
- * cuda_dlsym.c; a dlopen or dlclose of the program (dl_open.c) changes what
- * cuda_scope*.c may answer and keeps dlerror() as glibc would (dl_error.c),
- * which resolves glibc's own functions through cuda_dlsym.c; and CUPTI,
- * loaded through dl_open.c when the driver starts (cupti_hook.c), calls
- * back into cupti.c's state from its buffer callbacks.  Splitting these
- * would mean handing each file its neighbours as function pointers: the
- * same loop, out of the reader's sight. */
+ * This file is the top of preload/: it calls the sources, the resolution
+ * (preload/resolve/: copies, the dlopen hook's warm-up, NVTX's start-up) and
+ * CUPTI's start, and nothing calls back into it but the generated cuInit
+ * wrapper (tp_preload_on_cuinit()).  The state the other files read (whether
+ * the library records, the configuration) is in the leaf preload/state.c,
+ * which this file writes; scripts/check-layers fails on any loop of calls
+ * between files but the few it allows. */
 #include "preload/init.h"
 
 #include <errno.h>
@@ -37,12 +27,12 @@
 #include "common/preload_env.h"
 #include "format/template.h"
 #include "preload/cuda_pack.h"
-#include "preload/copies.h"
+#include "preload/resolve/copies.h"
 #include "preload/cupti.h"
-#include "preload/dl_hooks.h"
+#include "preload/resolve/dl_hooks.h"
 #include "preload/export.h"
 #include "preload/hook.h"
-#include "preload/nvtx.h"
+#include "preload/resolve/nvtx_loader.h"
 #include "preload/sources.h"
 #include "preload/state.h"
 

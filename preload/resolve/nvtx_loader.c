@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "common/dl.h"
-#include "preload/dl_hooks.h"
-#include "preload/nvtx.h"
+#include "preload/resolve/dl_hooks.h"
+#include "preload/resolve/nvtx_loader.h"
 
 /* NVTX's one-time start-up (nvtxInitOnce in nvtx3/nvtxDetail/nvtxInit.h)
  * moves the image's state from FRESH to STARTED, reads

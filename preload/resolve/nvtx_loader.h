@@ -1,7 +1,7 @@
 /* traceprof as an NVTX injection library: the callbacks (preload/nvtx.c) and
- * NVTX's start-up (preload/nvtx_loader.c). */
-#ifndef TP_PRELOAD_NVTX_H
-#define TP_PRELOAD_NVTX_H
+ * NVTX's start-up (preload/resolve/nvtx_loader.c). */
+#ifndef TP_PRELOAD_RESOLVE_NVTX_LOADER_H
+#define TP_PRELOAD_RESOLVE_NVTX_LOADER_H
 
 /* Points NVTX_INJECTION64_PATH at this library unless the user set it, so
  * that every NVTX v3 user in the process reports to us.  Called by the
@@ -14,7 +14,7 @@ int tp_nvtx_setenv(void);
  * again without changing its scope (nothing new to look at: the hook then
  * just calls the real dlopen).  When it is NVTX's start-up doing so, holds
  * the thread's asynchronous signals back until InitializeInjectionNvtx2
- * has filled NVTX's table (preload/nvtx_loader.c says why).  Keeps errno. */
+ * has filled NVTX's table (preload/resolve/nvtx_loader.c says why).  Keeps errno. */
 int tp_nvtx_loader_open(const char *file, int mode);
 
 /* The dlsym hook, for a lookup in a handle: ends a hold begun by

@@ -1,7 +1,7 @@
-/* The interposed cuptiActivityRegisterCallbacks (preload/cupti_hook.c), and
+/* The interposed cuptiActivityRegisterCallbacks (preload/resolve/cupti_hook.c), and
  * how preload/cupti.c hears of another CUPTI client registering. */
-#ifndef TP_PRELOAD_CUPTI_HOOK_H
-#define TP_PRELOAD_CUPTI_HOOK_H
+#ifndef TP_PRELOAD_RESOLVE_CUPTI_HOOK_H
+#define TP_PRELOAD_RESOLVE_CUPTI_HOOK_H
 
 #include <cupti.h>
 

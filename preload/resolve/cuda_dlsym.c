@@ -23,11 +23,11 @@
 
 #include "common/dl.h"
 #include "preload/cuda_pack.h"
-#include "preload/cuda_scope.h"
-#include "preload/cupti_hook.h"
-#include "preload/dl_hooks.h"
+#include "preload/resolve/cuda_scope.h"
+#include "preload/resolve/cupti_hook.h"
+#include "preload/resolve/dl_hooks.h"
 #include "preload/export.h"
-#include "preload/nvtx.h"
+#include "preload/resolve/nvtx_loader.h"
 
 /* The assembly's copy of common/dl.c's cache of glibc's dlsym (one load on
  * the way through); filled by tp_cuda_dlsym_resolve() from that cache, so

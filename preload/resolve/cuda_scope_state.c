@@ -1,8 +1,8 @@
-/* The state of preload/cuda_scope.h's resolution, and the fast pointers
+/* The state of preload/resolve/cuda_scope.h's resolution, and the fast pointers
  * made from it: published while every caller would get the same answer,
  * withdrawn while a load is in flight or a library has two definers.  See
- * preload/cuda_scope_int.h for the other files. */
-#include "preload/cuda_scope_int.h"
+ * preload/resolve/cuda_scope_int.h for the other files. */
+#include "preload/resolve/cuda_scope_int.h"
 
 #include <link.h>
 #include <pthread.h>

@@ -14,7 +14,7 @@
  * function however many copies there are.  Nothing here is in memory a
  * child inherits through its environment: each process decides again. */
 #include "common/dl.h"
-#include "preload/copies.h"
+#include "preload/resolve/copies.h"
 
 #include <dlfcn.h>
 #include <link.h>

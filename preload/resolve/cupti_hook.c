@@ -26,7 +26,7 @@
 
 #include "common/dl.h"
 #include "preload/cuda_pack.h"
-#include "preload/cupti_hook.h"
+#include "preload/resolve/cupti_hook.h"
 #include "preload/export.h"
 
 

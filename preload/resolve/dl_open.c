@@ -1,6 +1,6 @@
 /* dlopen(), interposed: traceprof learns of every object a program loads, so
  * that a CUDA library arriving in a local scope is seen before any of its
- * code can call CUDA (preload/cuda_scope.c).
+ * code can call CUDA (preload/resolve/cuda_scope.c).
  *
  * What dlopen does depends on who calls it: a name without a slash is
  * searched along the caller's DT_RPATH chain and DT_RUNPATH (cuDNN dlopens
@@ -38,10 +38,10 @@
 #include "common/dl.h"
 #include "common/elf.h"
 #include "common/log.h"
-#include "preload/cuda_scope.h"
-#include "preload/dl_hooks.h"
+#include "preload/resolve/cuda_scope.h"
+#include "preload/resolve/dl_hooks.h"
 #include "preload/export.h"
-#include "preload/nvtx.h"
+#include "preload/resolve/nvtx_loader.h"
 
 tp_dlopen_fn tp_dl_real_dlopen(void)
 {
@@ -56,7 +56,7 @@ tp_dlopen_fn tp_dl_real_dlopen(void)
 }
 
 /* A first read of a code page, left out of TSan's instrumentation (as
- * preload/nvtx_loader.c's own: TSan's shadow of another library's code can
+ * preload/resolve/nvtx_loader.c's own: TSan's shadow of another library's code can
  * fault under a small RLIMIT_FSIZE). */
 __attribute__((no_sanitize("thread")))
 static void dl_touch(const void *code)
@@ -286,7 +286,7 @@ void *tp_dl_open_c(const char *file, int mode)
 }
 
 /* dlclose(), interposed: what traceprof learnt from the objects it unloads
- * must not outlive them (preload/cuda_scope.c).  What dlclose does does not
+ * must not outlive them (preload/resolve/cuda_scope.c).  What dlclose does does not
  * depend on its caller, so a C forwarder is exact. */
 typedef int (*dlclose_fn)(void *);
 

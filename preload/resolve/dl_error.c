@@ -14,7 +14,7 @@
  * exported dlerror() answers glibc's error if a later call of the program
  * set one (it is newer), else the kept copy, once, as glibc would.  A lookup
  * that traceprof answers with NULL itself (a CUDA name with no real function,
- * see preload/cuda_dlsym.c) leaves the message glibc would have written. */
+ * see preload/resolve/cuda_dlsym.c) leaves the message glibc would have written. */
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@
 
 #include "common/dl.h"
 #include "common/log.h"
-#include "preload/dl_hooks.h"
+#include "preload/resolve/dl_hooks.h"
 #include "preload/export.h"
 
 struct dlerr {

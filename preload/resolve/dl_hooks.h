@@ -1,8 +1,8 @@
 /* The dynamic-linker functions traceprof interposes (dlsym in
- * preload/cuda_dlsym.c, dlopen in preload/dl_open.c, dlerror in
- * preload/dl_error.c) and what the rest of preload/ asks of them. */
-#ifndef TP_PRELOAD_DL_HOOKS_H
-#define TP_PRELOAD_DL_HOOKS_H
+ * preload/resolve/cuda_dlsym.c, dlopen in preload/resolve/dl_open.c, dlerror in
+ * preload/resolve/dl_error.c) and what the rest of preload/ asks of them. */
+#ifndef TP_PRELOAD_RESOLVE_DL_HOOKS_H
+#define TP_PRELOAD_RESOLVE_DL_HOOKS_H
 
 #include "preload/cuda_pack.h" /* tp_dlsym_fn */
 
@@ -19,12 +19,12 @@ typedef void *(*tp_dlopen_fn)(const char *, int);
 tp_dlopen_fn tp_dl_real_dlopen(void);
 
 /* Makes the dlopen hook's way ready before NVTX's start-up runs it with the
- * signals held (preload/nvtx_loader.c says why): the real dlopen's address
+ * signals held (preload/resolve/nvtx_loader.c says why): the real dlopen's address
  * found and the hook's code pages touched.  Called by the constructor when
  * tp_nvtx_setenv() says NVTX will load this library. */
 void tp_dl_open_warm(void);
 
-/* The dlopen hook's first step (preload/dl_open.c): where to jump. */
+/* The dlopen hook's first step (preload/resolve/dl_open.c): where to jump. */
 void *tp_dl_open_plan(const char *file, int mode, const void *caller);
 
 #endif
