@@ -21,7 +21,10 @@
  * (CUDA_ERROR_UNKNOWN and cudaErrorUnknown). */
 #define TP_CUDA_NO_REAL 999
 
-/* The exported wrappers by id (generated). */
+/* The exported wrappers by id (generated).  preload/resolve/ reads it to
+ * answer a dlsym or cuGetProcAddress with a wrapper: resolution's one
+ * reference back to capture, an address table written at link time, and
+ * why scripts/check-layers leaves the generated object out. */
 extern void *const tp_cuda_wrappers[TP_CUDA_NFUNCS + 1];
 /* The real functions by id, for every caller at once: published and
  * withdrawn by preload/resolve/cuda_scope.c (NULL: ask per caller). */
