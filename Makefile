@@ -7,6 +7,10 @@
 
 CC        ?= gcc
 CUDA_HOME ?= /usr/local/cuda
+# Where the library looks for a CUPTI the program has not loaded, at run
+# time (preload/cupti_load.c): the toolkit built against, or the usual one
+# when setup.py builds with the headers of NVIDIA's wheels.
+CUDA_RUNTIME_HOME ?= $(CUDA_HOME)
 PREFIX    ?= /usr/local
 PYTHON    ?= python3
 BUILD     := build
@@ -26,7 +30,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -pthread -fvisibility=hidden $(WARN) \
            -I. -I$(BUILD)/gen -I$(CUDA_HOME)/include -DTRACEPROF_VERSION=\"$(VERSION)\" \
-           -DTRACEPROF_CUDA_HOME=\"$(CUDA_HOME)\" $(EXTRA_CFLAGS)
+           -DTRACEPROF_CUDA_HOME=\"$(CUDA_RUNTIME_HOME)\" $(EXTRA_CFLAGS)
 LIBS    := -ldl -lpthread -lunwind -lzstd -lz -lm
 
 CORE_SRCS    := $(wildcard common/*.c collector/*.c format/*.c)

@@ -11,6 +11,7 @@
 #include "collector/stacks.h"
 #include "collector/torch_ops_decode.h"
 #include "common/clock.h"
+#include "common/hash.h"
 #include "common/layout.h"
 
 /* Open markers of one thread, matched by name from the top (the most
@@ -19,6 +20,9 @@
  * with TRACEPROF_WITH_STACK), which the complete event is written from. */
 struct tp_marker {
 	struct tp_record rec[1 + TP_REC_MAX_EXTRA];
+	/* An nn.Module marker's "Python id" and its enclosing module's (0:
+	 * none; cv_module_args); 0 and 0 for every other marker. */
+	uint64_t py_id, py_parent;
 };
 
 struct tp_marker_stack {
@@ -105,6 +109,38 @@ static const char *cv_cat(const char *base, const char *cats, size_t clen)
 	return c;
 }
 
+/* nn.Module forward calls (TRACEPROF_PYTORCH=modules: markers named
+ * TP_MODULE_PREFIX "CLASS QUALIFIED.NAME", from preload/torch_modules.c or
+ * the Python hooks of scripts/traceprof/pyboot/traceprof_torch.py) are
+ * written as torch.profiler's with_stack writes them: python_function
+ * slices with "Python id" (a number for this call, unique in the process),
+ * "Python parent id" (the enclosing module call's, on the same thread;
+ * absent for an outermost one) and "Python module id".  TensorBoard's
+ * Module view builds its tree from these three and finds nothing in
+ * user_annotation slices.  torch.profiler numbers modules per class in the
+ * order it meets them; here the names are already unique (qualified), so the
+ * module id only has to be the same for every call of one module, in every
+ * window, process and run: 31 bits of a hash of the name.  Flush thread
+ * only. */
+static uint64_t cv_py_ids;
+
+static int cv_is_module(const char *name, size_t len)
+{
+	size_t n = sizeof(TP_MODULE_PREFIX) - 1;
+	return len > n && !memcmp(name, TP_MODULE_PREFIX, n);
+}
+
+static unsigned cv_module_args(const struct tp_marker *m, const char *name, size_t len,
+			       struct tp_arg *args)
+{
+	unsigned n = 0;
+	args[n++] = TP_ARG(u64, TP_MODULE_ARG_ID, m->py_id);
+	if (m->py_parent)
+		args[n++] = TP_ARG(u64, TP_MODULE_ARG_PARENT, m->py_parent);
+	args[n++] = TP_ARG(u64, TP_MODULE_ARG_MODULE, tp_hash_bytes(name, len) & 0x7fffffff);
+	return n;
+}
+
 /* The open markers live in the flush side's state of the thread
  * (collector/fthread.h), which the drain made before handing over t's
  * records. */
@@ -130,23 +166,46 @@ static void marker_push(struct tp_thread *t, const struct tp_record *r)
 	}
 	struct tp_marker *m = &s->items[s->n++];
 	memcpy(m->rec, r, (1 + (size_t)r->nextra) * sizeof(*r));
+	m->py_id = m->py_parent = 0;
+	size_t len, clen;
+	const char *cats;
+	const char *name = cv_name(r, &len, &cats, &clen);
+	if (cv_is_module(name, len)) {
+		/* Numbered at its start, so that its children (pushed after it,
+		 * written before it) can name it as their parent. */
+		m->py_id = ++cv_py_ids;
+		for (size_t i = s->n - 1; i-- > 0;)
+			if (s->items[i].py_id) {
+				m->py_parent = s->items[i].py_id;
+				break;
+			}
+	}
 }
 
-/* A user_annotation slice with the stack args of record `stack` (markers
- * and steps), kept for the GPU side's gpu_user_annotation
- * (collector/annos.h).  `unfinished`: a marker still open when its window
+/* A user_annotation slice with the stack args of marker m's record
+ * (markers; NULL for steps), kept for the GPU side's gpu_user_annotation
+ * (collector/annos.h); an nn.Module marker's is a python_function slice
+ * (cv_module_args).  `unfinished`: a marker still open when its window
  * ended. */
 static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, int64_t pid,
 			  int64_t tid, uint64_t start_ns, uint64_t end_ns,
-			  const struct tp_record *stack, int unfinished, const char *phase)
+			  const struct tp_marker *m, int unfinished, const char *phase)
 {
 	struct tp_stack_args buf;
-	struct tp_arg args[4];
+	struct tp_arg args[8]; /* module 3, unfinished, phase, categories, stacks 2 */
 	unsigned n = 0;
 	const char *cats = "";
 	size_t clen = 0;
+	const struct tp_record *stack = m ? m->rec : NULL;
+	const char *cat;
 	if (stack)
 		cv_name(stack, &(size_t){ 0 }, &cats, &clen);
+	if (m && m->py_id) {
+		n = cv_module_args(m, name, len, args);
+		cat = TP_CAT_PYTHON_FUNCTION;
+	} else {
+		cat = cv_cat(TP_CAT_USER_ANNOTATION, cats, clen);
+	}
 	if (unfinished)
 		args[n++] = TP_ARG(bool, "unfinished", 1);
 	if (phase)
@@ -158,7 +217,7 @@ static void cv_anno_slice(struct tp_writer *out, const char *name, size_t len, i
 		.name_stable = 0,
 		.nargs = 0,
 		.name_len = (uint32_t)len,
-		.cat = cv_cat(TP_CAT_USER_ANNOTATION, cats, clen),
+		.cat = cat,
 		.name = name,
 		.pid = pid,
 		.tid = tid,
@@ -188,7 +247,7 @@ static void marker_finish(struct tp_writer *out, struct tp_thread *t, const stru
 		if (mlen != len || memcmp(mname, name, len))
 			continue;
 		cv_anno_slice(out, name, len, pid, t->tid, tp_clock_to_ns(m->rec[0].start),
-			      tp_clock_to_ns(r->start), m->rec, 0, NULL);
+			      tp_clock_to_ns(r->start), m, 0, NULL);
 		memmove(m, m + 1, (s->n - i - 1) * sizeof(*m));
 		s->n--;
 		return;
@@ -220,7 +279,7 @@ void tp_convert_close_markers(struct tp_writer *out, struct tp_thread *t, int64_
 		size_t len, clen;
 		const char *cats;
 		const char *name = cv_name(m->rec, &len, &cats, &clen);
-		cv_anno_slice(out, name, len, pid, t->tid, start, end_ns, m->rec, 1, NULL);
+		cv_anno_slice(out, name, len, pid, t->tid, start, end_ns, m, 1, NULL);
 	}
 	if (s)
 		s->n = k;

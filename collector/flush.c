@@ -342,6 +342,7 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 	tp_fl.cfg = *cfg;
 	tp_fl.vars = *vars;
 	tp_fl.pid = (int64_t)getpid();
+	tp_fl.start_wall = tp_clock_wall_offset_ns() + (int64_t)tp_clock_monotonic_ns();
 	/* The cap is on the writer's bytes (before compression). */
 	tp_fl.max_part_bytes = tp_wsm_part_cap(cfg->max_file_mb);
 	tp_fl.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
@@ -484,6 +485,8 @@ void tp_flush_after_fork_child(int follow)
 	atomic_store_explicit(&F.stop, 0, memory_order_relaxed);
 	tp_fl.pid = (int64_t)getpid();
 	tp_fl.vars.pid = tp_fl.pid;
+	/* Another process of the same run (the run id is the parent's). */
+	tp_fl.start_wall = tp_clock_wall_offset_ns() + (int64_t)tp_clock_monotonic_ns();
 	/* A child writes its own files: without {pid} in the name, parent and
 	 * child would collide, so the child's name gets its pid in front. */
 	if (!strstr(tp_fl.cfg.filename, "{pid}")) {

@@ -37,6 +37,9 @@ struct tp_fl {
 	struct tp_doc footer;		 /* rebuilt for each part */
 	int64_t pid;
 	int64_t base_wall;
+	/* The wall clock (ns since the epoch) when this process started recording:
+	 * the flush's start, or the fork in a child (the footer's start_unix_ns). */
+	int64_t start_wall;
 	uint64_t max_part_bytes; /* tp_wsm_part_cap(TRACEPROF_MAX_FILE_MB) */
 	int zstd_threads_warned; /* TRACEPROF_ZSTD_THREADS could not be had: said once */
 	struct tp_wsm wsm;

@@ -12,6 +12,7 @@
 #include "collector/nvtx_payload_decode.h"
 #include "collector/thread.h"
 #include "common/demangle.h"
+#include "common/layout.h"
 #include "common/clock.h"
 #include "common/log.h"
 
@@ -102,6 +103,9 @@ void tp_fl_footer(const struct tp_win *w, struct tp_doc *d, int part, int nparts
 	tp_nvtx_payload_footer(d);
 	tp_doc_str(d, "clock", tp_clock_source_cur == TP_CLOCK_TSC ? "tsc" : "monotonic");
 	tp_doc_str(d, "hostname", tp_fl.vars.hostname);
+	tp_doc_str(d, TP_FOOTER_RUN_ID, tp_fl.vars.run_id);
+	tp_doc_str(d, TP_FOOTER_RUN_ID_FROM, tp_fl.vars.run_id_from ? tp_fl.vars.run_id_from : "");
+	tp_doc_i64(d, TP_FOOTER_START, tp_fl.start_wall);
 	tp_doc_str(d, "command_line", tp_fl.cmdline);
 	tp_doc_array(d, "threads");
 	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collector/fthread.h"
+#include "collector/stacks.h"
 #include "common/clock.h"
 #include "common/layout.h"
 
@@ -47,7 +48,8 @@ void tp_ops_convert(struct tp_writer *out, struct tp_thread *t, const struct tp_
 		f->node_rf_tid = 0;
 		bwd = 2;
 	}
-	struct tp_arg args[3];
+	struct tp_arg args[5];
+	struct tp_stack_args buf;
 	unsigned n = 0;
 	if (r->id)
 		args[n++] = TP_ARG(u64, "External id", r->id);
@@ -55,6 +57,10 @@ void tp_ops_convert(struct tp_writer *out, struct tp_thread *t, const struct tp_
 		args[n++] = TP_ARG(i64, "Sequence number", seq);
 		args[n++] = TP_ARG(u64, "Fwd thread id", bwd ? rf_tid : 0);
 	}
+	/* TRACEPROF_PYTHON_STACK: "python_stack", as on CUDA calls (no native
+	 * frames on ops: preload/stack.c takes none for them). */
+	if (r->flags & TP_RF_PYSTACK)
+		tp_stacks_args(out, r, &buf, args, &n);
 	tp_writer_slice(out, TP_CAT_CPU_OP, s, len, pid, t->tid, start, tp_clock_to_ns(r->end),
 			args, n);
 	if (seq < 0 || !rf_tid)

@@ -294,3 +294,56 @@ int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override,
 	v->hostname[sizeof(v->hostname) - 1] = '\0';
 	return 0;
 }
+
+/* Process pid's start time (/proc/PID/stat's 22nd field, clock ticks since
+ * boot), or 0 when it is gone or unreadable. */
+static unsigned long long lch_start_ticks(long pid)
+{
+	char path[64], buf[1024];
+	tp_format(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (tp_procfs_read_text(path, buf, sizeof(buf), 0) <= 0)
+		return 0;
+	/* The command name (field 2) may hold spaces and parentheses: the
+	 * fields after it start after the last ')'. */
+	const char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* Field 3 (state) is the first after ") "; field 22 is 19 more on. */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+void tp_launcher_run_id(struct tp_template_vars *v, const char *override)
+{
+	const char *x = NULL;
+	if (override && override[0]) {
+		x = override;
+		v->run_id_from = "TRACEPROF_RUN_ID";
+	} else if ((x = lch_env(TP_RUN_ID_TORCHELASTIC)) && strcmp(x, TP_RUN_NAME_PLACEHOLDER)) {
+		v->run_id_from = TP_RUN_ID_TORCHELASTIC;
+	} else {
+		x = NULL;
+	}
+	if (x) {
+		lch_copy(v->run_id, sizeof(v->run_id), x);
+		return;
+	}
+	const char *job = lch_env(TP_RUN_ID_SLURM_JOB);
+	if (job) {
+		const char *step = lch_env(TP_RUN_ID_SLURM_STEP);
+		tp_format(v->run_id, (int)sizeof(v->run_id), "slurm-%s%s%s", job, step ? "." : "",
+			  step ? step : "");
+		v->run_id_from = TP_RUN_ID_SLURM_JOB;
+		return;
+	}
+	if ((x = lch_env(TP_RUN_ID_PMIX))) {
+		lch_copy(v->run_id, sizeof(v->run_id), x);
+		v->run_id_from = TP_RUN_ID_PMIX;
+		return;
+	}
+	long ppid = (long)getppid();
+	tp_format(v->run_id, (int)sizeof(v->run_id), "parent-%s-%ld-%llu", v->hostname, ppid,
+		  lch_start_ticks(ppid));
+	v->run_id_from = TP_RUN_ID_FROM_PARENT;
+}

@@ -18,6 +18,10 @@ struct tp_template_vars {
 	 * torch.distributed.run, composer, accelerate launch): it starts the
 	 * workers and runs none of the job's work, so it records nothing. */
 	int is_agent;
+	/* The run this process belongs to (tp_launcher_run_id()), and the
+	 * variable or rule it came from: the footer's run_id and run_id_from. */
+	char run_id[160];
+	const char *run_id_from;
 };
 
 /* Reads the launcher's variables: torchrun (RANK LOCAL_RANK WORLD_SIZE
@@ -36,5 +40,20 @@ int tp_launcher_placeholder(const char *value);
 
 int tp_launcher_vars(struct tp_template_vars *v, const char *run_name_override, char *err,
 		     int errlen);
+
+/* Fills v->run_id and v->run_id_from: the processes of one run get the same
+ * id, those of two runs different ones, so that readers never mix them
+ * (summary --by rank).  The first of: TRACEPROF_RUN_ID (given as override
+ * when not empty; `traceprof run` sets one for all it launches),
+ * TORCHELASTIC_RUN_ID (not empty or "none": a UUID is fine here, every
+ * worker of the launch has it), SLURM_JOB_ID with SLURM_STEP_ID, PMIX_NAMESPACE
+ * (Open MPI's job), else the parent process: "parent-HOST-PPID-TICKS", the
+ * parent's start time in clock ticks since boot making a reused PPID
+ * another run.  The parent's id is weak (TP_RUN_ID_FROM_PARENT): siblings
+ * share it (torchrun's local workers, which get a session each, so no
+ * process group would do; mp.spawn's), but a recording parent and its
+ * exec'd children, or two nodes' workers, differ; readers do not refuse
+ * on it. */
+void tp_launcher_run_id(struct tp_template_vars *v, const char *override);
 
 #endif

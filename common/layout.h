@@ -26,6 +26,18 @@
  * RecordFunction observer), as torch.profiler names them. */
 #define TP_CAT_CPU_OP "cpu_op"
 
+/* nn.Module forward calls (TRACEPROF_PYTORCH=modules: markers named
+ * MODULE_PREFIX + "CLASS QUALIFIED.NAME"), as torch.profiler's with_stack
+ * writes them: python_function slices whose args (a number for the event,
+ * the enclosing module's event's number, one for the module) give
+ * TensorBoard's Module view its tree (collector/convert.c writes them;
+ * scripts/traceprof/pyboot/traceprof_torch.py names the modules). */
+#define TP_CAT_PYTHON_FUNCTION "python_function"
+#define TP_MODULE_PREFIX "nn.Module: "
+#define TP_MODULE_ARG_ID "Python id"
+#define TP_MODULE_ARG_PARENT "Python parent id"
+#define TP_MODULE_ARG_MODULE "Python module id"
+
 /* The launch -> GPU work arrows ("ph":"s"/"f"; their name is the category). */
 #define TP_CAT_FLOW "ac2g"
 
@@ -104,6 +116,30 @@
 
 /* The footer member of a cut file: why, when, and what may be missing. */
 #define TP_FOOTER_CUT "cut"
+
+/* The footer's run: its id (the same in every process of one run: common/
+ * launcher.h, tp_launcher_run_id()), where the id came from (the variable,
+ * or RUN_ID_FROM_PARENT), and when the process started recording (the wall
+ * clock at the library's start, or at fork in a child: ns since the Unix
+ * epoch).  summary --by rank refuses files of several run ids, and counts a
+ * pid that started twice as two processes. */
+#define TP_FOOTER_RUN_ID "run_id"
+#define TP_FOOTER_RUN_ID_FROM "run_id_from"
+#define TP_FOOTER_START "start_unix_ns"
+
+/* run_id_from when no launcher named the run: the id is derived from the
+ * parent process, which the processes of one run need not share (common/
+ * launcher.h): readers compare only ids from the other sources. */
+#define TP_RUN_ID_FROM_PARENT "parent process"
+
+/* The run id's sources after TRACEPROF_RUN_ID, in this order (common/
+ * launcher.c, tp_launcher_run_id(), which writes the variable's name as
+ * run_id_from): torchrun's id (not empty or RUN_NAME_PLACEHOLDER), Slurm's
+ * job with its step ("slurm-JOB.STEP"), Open MPI's PMIx namespace. */
+#define TP_RUN_ID_TORCHELASTIC "TORCHELASTIC_RUN_ID"
+#define TP_RUN_ID_SLURM_JOB "SLURM_JOB_ID"
+#define TP_RUN_ID_SLURM_STEP "SLURM_STEP_ID"
+#define TP_RUN_ID_PMIX "PMIX_NAMESPACE"
 
 /* The same file's header member, before traceEvents, with the footer's
  * last_write: readers see that a file is cut from its head (a compressed

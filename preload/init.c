@@ -298,6 +298,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		tp_error("%s; profiling is disabled for this process", err);
 		goto out;
 	}
+	tp_launcher_run_id(&vars, cfg.run_id);
 	/* torchrun's agent (composer, accelerate launch) starts the workers,
 	 * which load the library and record the job; its own few CUDA calls
 	 * are none of the job's, and a file of them would be named rank 0

@@ -69,8 +69,8 @@ void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const c
 	}
 	size_t room = (maxbytes - off) / 8 - 1;
 	int depth = tp_hook_stack_depth < (int)room ? tp_hook_stack_depth : (int)room;
-	if (!tp_hook_native_stack)
-		depth = 0; /* TRACEPROF_PYTHON_STACK alone */
+	if (!tp_hook_native_stack || rec->kind == TP_REC_OP)
+		depth = 0; /* TRACEPROF_PYTHON_STACK alone; ops get Python frames only */
 	void **ips = (void **)(p + off + 8);
 	int n = 0;
 	if (depth) {
@@ -104,10 +104,12 @@ void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const c
 	memcpy(p + off, &(uint64_t){ (uint64_t)n }, 8);
 	rec->flags |= TP_RF_STACK;
 	size_t used = off + 8 + (size_t)n * 8;
-	/* Python frames after the native ones, on CUDA calls only: a marker or
-	 * counter may be recorded from a signal handler, where the
-	 * interpreter's frames may be half changed. */
-	if (tp_pystack_on && rec->kind == TP_REC_API && maxbytes - used >= 16) {
+	/* Python frames after the native ones, on CUDA calls and PyTorch's ops
+	 * (preload/torch_ops.c) only: a marker or counter may be recorded from
+	 * a signal handler, where the interpreter's frames may be half changed;
+	 * an op's callback runs where PyTorch runs the op, never in one. */
+	if (tp_pystack_on && (rec->kind == TP_REC_API || rec->kind == TP_REC_OP) &&
+	    maxbytes - used >= 16) {
 		size_t room_py = (maxbytes - used) / 8 - 1;
 		size_t m = tp_pystack_capture((uint64_t *)(void *)(p + used + 8),
 					      room_py < TP_PYSTACK_MAX ? room_py : TP_PYSTACK_MAX);

@@ -29,7 +29,9 @@
  * accessors are inline in record_function.h, so they are read at the
  * offsets of at::RecordFunction's data members, and only where a
  * RecordFunction built by PyTorch's own constructor shows its defaults at
- * those offsets (to_probe).
+ * those offsets (to_probe).  With TRACEPROF_PYTHON_STACK it also carries
+ * the Python stack of its caller, as torch.profiler's with_stack gives it
+ * (to_op_end).
  *
  * PyTorch runs the callbacks only while a step records (to_follow); they
  * still read tp_state first, for the ops of a step boundary.  The op path
@@ -46,6 +48,7 @@
 #include "common/layout.h"
 #include "common/log.h"
 #include "preload/export.h"
+#include "preload/hook.h"
 #include "preload/tls.h"
 #include "preload/traceprof.h"
 
@@ -195,6 +198,24 @@ static void to_op_end(const void *rf, void *ctx)
 				t->rf_tid = (uint32_t)to_current_tid();
 			rtid = (int32_t)t->rf_tid;
 		}
+	}
+	if (__builtin_expect(tp_pystack_on, 0)) {
+		/* TRACEPROF_PYTHON_STACK: the Python stack of the op's caller, as
+		 * torch.profiler's with_stack gives its ops (preload/stack.c
+		 * captures it after the name).  Taken at the op's end, which runs
+		 * before the op returns to the frame that called it, so that the
+		 * stack is the one its start saw. */
+		struct tp_record r = { 0 };
+		r.kind = TP_REC_OP;
+		r.start = o->start;
+		r.end = end;
+		r.step = o->step;
+		r.flags = (uint8_t)flags;
+		r.id = ext;
+		r.result = rtid;
+		r.arg[0] = (uint64_t)seq;
+		tp_hook_emit_with_stack(th, &r, name, len);
+		return;
 	}
 	if (__builtin_expect(len < TP_REC_INLINE_NAME_MAX, 1)) {
 		/* Most names ("aten::_to_copy"): one record, written in place. */

@@ -9,8 +9,9 @@
 #   - no schedule, each rank training alone, rank 0 sleeping 4 s before its
 #     loop (start-up, in step 0) and rank 1 20 ms more in every step: the
 #     median names rank 1 (the mean named rank 0);
-#   - the two runs' files in one folder are refused (rank 0 by two
-#     processes) with one traceprof: line; --all-runs counts them together.
+#   - the two runs' files in one folder are refused (two run ids, as
+#     traceprof run gives each run its own) with one traceprof: line;
+#     --all-runs counts them together.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
 need_venv torch 'import torch.distributed as d; assert d.is_available() and d.is_gloo_available()' "torch without gloo"
@@ -95,7 +96,8 @@ cp nosched/rank0.*.json ddp/ 2>/dev/null || cp $workers ddp/
 if "$T" summary --by rank ddp >mix.out 2>mix.err; then
 	die "two runs in one folder were counted together: $(cat mix.out)"
 fi
-[ "$(wc -l <mix.err)" = 1 ] && grep -q "^traceprof: these files mix runs: rank 0 was recorded by [23] processes (pid " mix.err &&
+# Both runs are traceprof run's: their footers' run ids differ.
+[ "$(wc -l <mix.err)" = 1 ] && grep -q "^traceprof: these files mix runs: 2 run ids (the footers' run_id: " mix.err &&
 	grep -q -- "--all-runs" mix.err || die "the refusal is not one line naming the runs: $(cat mix.err)"
 cat mix.err
 "$T" summary --by rank --all-runs ddp >all.out 2>all.err || die "--all-runs refused: $(cat all.err)"

@@ -22,7 +22,7 @@ def X(name, cat, ts, dur, pid=1, tid=1):
     return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
 
 
-def write_with_table(path, events, rank, host="h"):
+def write_with_table(path, events, rank, host="h", footer=None):
     """A trace in the library's layout: the events, then the footer with
     the table format/aggregate.c would write of them (ns; self = total:
     nothing here nests)."""
@@ -47,8 +47,8 @@ def write_with_table(path, events, rank, host="h"):
     agg["covers"] = covers(head, len(events))
     with open(path, "wb") as f:
         f.write(head)
-        f.write(('\n  ],\n  "traceprof": %s\n}\n' % json.dumps({"hostname": host,
-                                                               "aggregate": agg})).encode())
+        f.write(('\n  ],\n  "traceprof": %s\n}\n' % json.dumps(
+            dict({"hostname": host, "aggregate": agg}, **(footer or {})))).encode())
     return str(path)
 
 
@@ -183,6 +183,75 @@ def test_runs_mixed(capsys, tmp_path, tables):
         assert "--all-runs" in err and len(err.splitlines()) == 1
     rows, _ = by_rank(capsys, d, "--all-runs")
     assert rows[0]["steps"] == "9"
+
+
+def write_run(path, evs, rank, tables, run_id=None, start=None, id_from="TRACEPROF_RUN_ID"):
+    """A rank's file with a footer of that run id and start time (None:
+    left out, as in files of a library before them)."""
+    ft = {k: v for k, v in (("run_id", run_id), ("start_unix_ns", start)) if v is not None}
+    if run_id is not None:
+        ft["run_id_from"] = id_from
+    if tables:
+        return write_with_table(path, evs, rank, footer=ft)
+    return write_trace(path, evs, distributedInfo={"rank": rank, "world_size": 2},
+                       traceprof=dict({"hostname": "h"}, **ft))
+
+
+@pytest.mark.parametrize("tables", [True, False])
+def test_run_ids_mixed(capsys, tmp_path, tables):
+    """Three runs into one folder whose processes had the same pids (a
+    container each) and whose step numbers do not repeat: only the footers'
+    run ids tell them apart.  Refused, naming the ids; --all-runs counts
+    them together."""
+    d = tmp_path / "job"
+    d.mkdir()
+    for i in range(3):
+        for r in (0, 1):
+            write_run(d / ("run%d.rank%d.json" % (i, r)), steps(10 + r, [10e3] * 3, first=3 * i),
+                      r, tables, run_id="run-%d" % i, start=(1700000000 + 60 * i) * 10 ** 9 + r)
+    for extra in ((), ("--from-events",)):
+        rc, out, err = run(capsys, str(d), "--by", "rank", *extra)
+        assert rc == 1 and out == "", out
+        assert err.startswith("traceprof: these files mix runs: 3 run ids (the footers' run_id: "
+                              "run-0: run0.rank0.json, run0.rank1.json; run-1: "), err
+        assert "--all-runs" in err and len(err.splitlines()) == 1, err
+    rows, _ = by_rank(capsys, d, "--all-runs")
+    assert rows[0]["steps"] == "9" and rows[1]["steps"] == "9"
+
+
+@pytest.mark.parametrize("tables", [True, False])
+def test_same_pid_started_twice(capsys, tmp_path, tables):
+    """Files without run ids (another launcher's, or hand-picked) of one
+    pid that started twice, 20 minutes apart: two processes, refused."""
+    d = tmp_path / "job"
+    d.mkdir()
+    for i in (0, 1):
+        write_run(d / ("run%d.json" % i), steps(7, [10e3] * 3, first=3 * i), 0, tables,
+                  start=(1700000000 + 1200 * i) * 10 ** 9)
+    rc, _, err = run(capsys, str(d), "--by", "rank")
+    assert rc == 1 and "rank 0 was recorded by 2 processes (pid 7 on h started " in err, err
+    assert "run1.json" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("tables", [True, False])
+@pytest.mark.parametrize("ids", [("job-1", "job-1", "TORCHELASTIC_RUN_ID"),
+                                 ("parent-h-50-7", "parent-h-51-8", "parent process")])
+def test_one_run_two_processes(capsys, tmp_path, tables, ids):
+    """The two ranks of one run: two pids started 3 s apart, a file each
+    and rank 0's second window: accepted, not mixed.  With one run id, or
+    with ids derived from each worker's parent, which one run's processes
+    need not share (a node each): those decide nothing."""
+    d = tmp_path / "job"
+    d.mkdir()
+    for r in (0, 1):
+        start = (1700000000 + 3 * r) * 10 ** 9
+        write_run(d / ("rank%d.step2.json" % r), steps(20 + r, [10e3] * 3), r, tables,
+                  run_id=ids[r], start=start, id_from=ids[2])
+    write_run(d / "rank0.step5.json", steps(20, [10e3] * 3, first=3), 0, tables,
+              run_id=ids[0], start=1700000000 * 10 ** 9, id_from=ids[2])
+    rows, err = by_rank(capsys, d)
+    assert rows[0]["steps"] == "6" and rows[1]["steps"] == "3", rows
+    assert "mix" not in err, err
 
 
 def test_same_pid_twice(capsys, tmp_path):

@@ -22,6 +22,8 @@ commands:
                                         every event as a Parquet dataset (pyarrow)
   recover [FOLDER...]                   finish the windows of processes that died
                                         (killed, crashed) into cut traces
+  top [FOLDER] [--once|--json]          watch a running job: step times and status
+                                        of each process, the straggler, stalls
   --lib                                 print the library `run` preloads, for
                                         LD_PRELOAD=$(traceprof --lib) PROGRAM
   --version                             print the version
@@ -65,6 +67,9 @@ def main(argv):
     if cmd == "recover":
         from .recover import cmd_recover
         return cmd_recover(rest)
+    if cmd == "top":
+        from .top import cmd_top
+        return cmd_top(rest)
     sys.stderr.write(USAGE)
     fail("unknown command '%s'" % cmd)
 

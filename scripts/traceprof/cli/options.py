@@ -21,6 +21,10 @@ RUN_OPTIONS = [
     ("--run-name", "TRACEPROF_RUN_NAME",
      "$TORCHELASTIC_RUN_ID (not \"none\" or a UUID), else $SLURM_JOB_ID, else the program's name", "str",
      "value of {run_name}"),
+    ("--run-id", "TRACEPROF_RUN_ID",
+     "set by traceprof run; else $TORCHELASTIC_RUN_ID, $SLURM_JOB_ID.$SLURM_STEP_ID, $PMIX_NAMESPACE, the parent process", "str",
+     "the run's id in each file's footer (run_id); default: a new UUID, the same for "
+     "every process the program starts"),
     ("--keep", "TRACEPROF_NUM_TRACES_TO_KEEP", "-1 (keep all)", "str",
      "windows whose files this process keeps (all parts of a window count as one); older "
      "ones are deleted; 0: delete each file once --on-save succeeded (right away without "
@@ -61,8 +65,8 @@ RUN_OPTIONS = [
     ("--stack-depth", "TRACEPROF_STACK_DEPTH", "16", "str",
      "frames per stack (1-56)"),
     ("--python-stack", "TRACEPROF_PYTHON_STACK", "0", "bool",
-     "record the Python stack (file:line function) of each CUDA call made while its "
-     "thread holds the GIL"),
+     "record the Python stack (file:line function) of each CUDA call (and PyTorch op "
+     "with --pytorch ops) made from Python"),
     ("--format", "TRACEPROF_FORMAT", "json", ["json", "perfetto"],
      "json: Chrome/Kineto JSON (.json); perfetto: Perfetto's protobuf (.pftrace)"),
     ("--compress", "TRACEPROF_COMPRESS", "none", ["none", "zstd", "gzip"],

@@ -5,9 +5,11 @@ import heapq
 import os
 import re
 import sys
+import time
 from array import array
 
-from ..layout import (META_PROCESS_NAME, STEP_PHASE_ARG, STEP_PHASE_STARTUP,
+from ..layout import (FOOTER_RUN_ID, FOOTER_RUN_ID_FROM, FOOTER_START, META_PROCESS_NAME,
+                      RUN_ID_FROM_PARENT, STEP_PHASE_ARG, STEP_PHASE_STARTUP,
                       STEP_PHASE_TEARDOWN)
 from ..traces import aggtable
 from ..traces.cut import note_cut
@@ -70,12 +72,17 @@ class _Steps:
     def __init__(self):
         self.durs, self.nums = array("d"), array("q")
         self.procs = {}
+        self.runs = {}  # run id (the footer's run_id) -> the files
 
-    def extend(self, pairs, host, pid, path):
+    def extend(self, pairs, host, pid, path, run=(None, None)):
+        """run: the file's (run id, start time), from its footer (None
+        each where it has none: older files, merged ones)."""
         for d, n in pairs:
             self.durs.append(d)
             self.nums.append(n)
-        self.procs.setdefault((host, str(pid)), []).append(path)
+        self.procs.setdefault((host, str(pid), run[1]), []).append(path)
+        if run[0] is not None:
+            self.runs.setdefault(run[0], []).append(path)
 
     def __iter__(self):
         return zip(self.durs, self.nums)
@@ -85,22 +92,52 @@ class _Steps:
 
 
 def _processes(procs):
-    """procs ((host, pid) -> files) with a file of unknown host (a merged
-    file keeps its ranks' pids, not their hosts) counted with the known
-    host of the same pid."""
+    """procs ((host, pid, start) -> files) with a file of unknown host or
+    start time (a merged file keeps its ranks' pids, not their hosts; a
+    file of an older library has no start) counted with the known ones of
+    the same pid.  One pid that started twice (two runs, pids reused as in
+    containers) is two processes."""
     out = {}
-    for (host, pid), files in procs.items():
+    for (host, pid, start), files in procs.items():
         if host is None:
-            host = next((h for h, p in procs if p == pid and h is not None), None)
-        out.setdefault((host, pid), []).extend(files)
+            host = next((h for h, p, _ in procs if p == pid and h is not None), None)
+        if start is None:
+            start = next((t for h, p, t in procs if p == pid and h in (host, None)
+                          and t is not None), None)
+        out.setdefault((host, pid, start), []).extend(files)
     return out
+
+
+def _files(files):
+    names = sorted(set(os.path.basename(f) for f in files))
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def _mixed_ids(steps):
+    """None, or one line naming the run ids of files that mix runs."""
+    runs = {}
+    for s in steps.values():
+        for rid, files in s.runs.items():
+            runs.setdefault(rid, []).extend(files)
+    if len(runs) < 2:
+        return None
+    order = sorted(runs.items(), key=lambda kv: min(kv[1]))
+    shown = "; ".join("%s: %s" % (rid, _files(files)) for rid, files in order[:3])
+    if len(order) > 3:
+        shown += "; and %d more" % (len(order) - 3)
+    return ("these files mix runs: %d run ids (the footers' run_id: %s); name the files of "
+            "one run, record each run in its own folder (traceprof run --run-name NAME, or "
+            "--folder), or pass --all-runs to count them together" % (len(order), shown))
 
 
 def mixed_runs(steps):
     """None, or one line saying which runs a job's files mix: a rank whose
     steps come from several processes (a (host, pid) each: two runs, or a
     restarted worker), or that has a step number twice (the same pid in
-    two runs, as in containers)."""
+    two runs, as in containers); first, files of several run ids."""
+    ids = _mixed_ids(steps)
+    if ids:
+        return ids
     bad = []
     for rank in sorted(steps):
         s = steps[rank]
@@ -111,10 +148,13 @@ def mixed_runs(steps):
         return None
     s = steps[bad[0]]
     procs = sorted(_processes(s.procs).items(), key=lambda kv: min(kv[1]))
-    shown = "; ".join("pid %s%s: %s" % (
+    twice = {p for i, ((h, p, _), _f) in enumerate(procs)
+             if any(p == q for (_h, q, _t), _g in procs[:i])}
+    shown = "; ".join("pid %s%s%s: %s" % (
         pid, " on %s" % host if host else "",
-        ", ".join(os.path.basename(f) for f in sorted(set(files))[:3]) +
-        (", ..." if len(set(files)) > 3 else "")) for (host, pid), files in procs[:4])
+        " started %s" % time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start / 1e9))
+        if pid in twice and start is not None else "",
+        _files(files)) for (host, pid, start), files in procs[:4])
     if len(procs) > 4:
         shown += "; and %d more" % (len(procs) - 4)
     what = ("%d processes (%s)" % (len(procs), shown) if len(procs) > 1 else
@@ -129,6 +169,20 @@ def mixed_runs(steps):
 def _footer_host(ft):
     h = ft.get("hostname") if isinstance(ft, dict) else None
     return h if isinstance(h, str) else None
+
+
+def _footer_run(ft):
+    """(run id, start time in ns) of a file's footer, None each where it
+    has none (a file of a library before them, a merged file).  An id
+    derived from the parent process is not one: the processes of one run
+    need not share their parent (common/launcher.h)."""
+    if not isinstance(ft, dict):
+        return None, None
+    rid, start = ft.get(FOOTER_RUN_ID), ft.get(FOOTER_START)
+    if ft.get(FOOTER_RUN_ID_FROM) == RUN_ID_FROM_PARENT:
+        rid = None
+    return (rid if isinstance(rid, str) and rid else None,
+            start if isinstance(start, int) and start > 0 else None)
 
 
 # The steps that are not iterations: the span before the program's first
@@ -155,7 +209,7 @@ def _from_tables(files, steps, comm, notes=None, edges=None):
             return False
         if t.get("names_cut") or t.get("calls_cut"):
             cut.append(path)
-        host, by_pid = _footer_host(ft), {}
+        host, run, by_pid = _footer_host(ft), _footer_run(ft), {}
         phases = {(r[0], r[1]) for r in t.get("step_phases") or ()
                   if isinstance(r, list) and len(r) == 3 and r[2] in _EDGES}
         for n, dur, pid in t["steps"]:
@@ -165,7 +219,7 @@ def _from_tables(files, steps, comm, notes=None, edges=None):
                 continue
             by_pid.setdefault(pid, []).append((dur / 1e3, n))
         for pid, lst in by_pid.items():
-            steps.setdefault(t["rank"], _Steps()).extend(lst, host, pid, path)
+            steps.setdefault(t["rank"], _Steps()).extend(lst, host, pid, path, run)
         comm.setdefault(t["rank"], CommWait()).add_table(t["rows"])
     if cut:
         err("note: %d file%s (%s%s) left names out of %s table (more than 4,096 names): the "
@@ -217,9 +271,9 @@ def _from_events(files, steps, comm, edges=None):
                         w.add_event(name, ev.get("cat"), dur)
         except TraceError as e:
             fail(str(e), 1)
-        host = _footer_host(meta.get("traceprof"))
+        host, run = _footer_host(meta.get("traceprof")), _footer_run(meta.get("traceprof"))
         for pid, lst in by_pid.items():
-            steps.setdefault(pid_rank.get(pid, rank), _Steps()).extend(lst, host, pid, path)
+            steps.setdefault(pid_rank.get(pid, rank), _Steps()).extend(lst, host, pid, path, run)
         for pid, w in waits.items():
             c = comm.setdefault(pid_rank.get(pid, rank), CommWait())
             for (name, cat), r in w.rows.items():

@@ -9,6 +9,7 @@ import signal
 import socket
 import sys
 import time
+import uuid
 
 from . import sigmask
 from .options import RUN_OPTIONS
@@ -146,6 +147,11 @@ def cmd_run(argv):
         if val is not None:
             env[var] = val
     python_boot(env)
+    # One run id for every process this command starts, whatever launcher
+    # comes between (the files' footers, run_id): summary --by rank refuses
+    # to mix runs.  An id the caller set (an outer traceprof run) is kept.
+    if not env.get("TRACEPROF_RUN_ID"):
+        env["TRACEPROF_RUN_ID"] = str(uuid.uuid4())
     pre = env.get("LD_PRELOAD", "")
     parts = [x for x in re.split(r"[: ]+", pre) if x and os.path.realpath(x) != lib]
     # Another traceprof in the program's LD_PRELOAD (an installed copy while

@@ -195,20 +195,25 @@ _tls = None
 # module -> the bytes name of its events.  Weak: a model that goes away takes
 # its names with it.
 _names = None
+# The prefix the collector knows module calls by (scripts/layout.spec
+# MODULE_PREFIX; collector/convert.c writes them as python_function slices
+# for TensorBoard's Module view).  pyboot imports nothing of traceprof's
+# package; test/python/test_module_prefix.py checks the two agree.
+MODULE_PREFIX = "nn.Module: "
 
 
 def _name_tree(root):
     """Names every module under root by its qualified name in root."""
     for qual, m in root.named_modules():
         try:
-            _names[m] = ("nn.Module: %s%s%s" % (type(m).__name__, " " if qual else "", qual)
+            _names[m] = ("%s%s%s%s" % (MODULE_PREFIX, type(m).__name__, " " if qual else "", qual)
                          ).encode("utf-8", "replace")
         except TypeError:  # a module that is not hashable or weak-referenceable
             pass
 
 
 def _class_name(module):
-    return ("nn.Module: %s" % type(module).__name__).encode("utf-8", "replace")
+    return (MODULE_PREFIX + type(module).__name__).encode("utf-8", "replace")
 
 
 def _name_of(module, stack):

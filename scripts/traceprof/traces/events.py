@@ -8,7 +8,8 @@ from .. import layout as L
 
 API_CATS = {L.CAT_CUDA_RUNTIME, L.CAT_CUDA_DRIVER}
 GPU_CATS = {L.CAT_KERNEL, L.CAT_GPU_MEMCPY, L.CAT_GPU_MEMSET}
-MARKER_CATS = {L.CAT_USER_ANNOTATION, L.CAT_GPU_USER_ANNOTATION}
+# python_function: nn.Module calls (--pytorch modules), which are markers too.
+MARKER_CATS = {L.CAT_USER_ANNOTATION, L.CAT_GPU_USER_ANNOTATION, L.CAT_PYTHON_FUNCTION}
 STEP_RE = re.compile(r"^%s(\d+)$" % re.escape(L.STEP_PREFIX))
 
 
