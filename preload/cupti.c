@@ -20,8 +20,9 @@
  *     out of its buffers; after it nothing calls CUPTI.
  *   - Another CUPTI client (torch.profiler, ...) registering its buffer
  *     callbacks, on its own thread (client_register(), which
- *     preload/resolve/cupti_hook.c calls through the pointer set at start): traceprof gives CUPTI up to it, or never loads
- *     it if that client came first. */
+ *     preload/resolve/cupti_hook.c calls through the pointer set at
+ *     start): traceprof gives CUPTI up to it, or never loads it if that
+ *     client came first. */
 #include "preload/cupti.h"
 
 #include <errno.h>

@@ -425,8 +425,8 @@ static int fill(const NvtxExportTableCallbacks *et, NvtxCallbackModule module,
 
 static int inject(NvtxGetExportTableFunc_t getExportTable);
 
-/* Kept short (see NVTX's start-up in preload/resolve/nvtx_loader.c): it fills the image's tables and
- * nothing else. */
+/* Kept short (see NVTX's start-up in preload/resolve/nvtx_loader.c): it
+ * fills the image's tables and nothing else. */
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {
