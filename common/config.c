@@ -161,7 +161,7 @@ static int parse_step(struct parse_ctx *c, const char *name, struct tp_config *c
 	if (!v || !strcmp(v, "api"))
 		return 0;
 	/* torch: traceprof_step() calls made by the Python side
-	 * (scripts/pyboot/traceprof_torch.py) when an optimizer's step()
+	 * (scripts/traceprof/pyboot/traceprof_torch.py) when an optimizer's step()
 	 * returns; the library counts them as it counts any traceprof_step(). */
 	if (!strcmp(v, "torch")) {
 		strcpy(cfg->step_arg, "torch");
@@ -214,7 +214,7 @@ static int parse_step(struct parse_ctx *c, const char *name, struct tp_config *c
 }
 
 /* TRACEPROF_PYTORCH: a comma-separated subset of modules, ops, shapes.  The
- * Python side (scripts/pyboot/traceprof_torch.py) acts on it; the library
+ * Python side (scripts/traceprof/pyboot/traceprof_torch.py) acts on it; the library
  * only checks it, so that a typo is one clear line here. */
 static const char *const pytorch_words[] = { "modules", "ops", "shapes" };
 

@@ -2,7 +2,7 @@
  * extension modules that release it around a call): a per-thread shadow of
  * the Python call stack, kept by a C-level profile function.
  *
- * scripts/pyboot/sitecustomize.py calls traceprof_pystack_install() through
+ * scripts/traceprof/pyboot/sitecustomize.py calls traceprof_pystack_install() through
  * ctypes.PyDLL (so with the GIL held) in the main thread at start, and in
  * every thread that the threading module starts (threading.setprofile).  It
  * installs ps_profile with PyEval_SetProfile, and seeds the shadow with the
@@ -214,7 +214,7 @@ static long ps_find_offset(void)
 	return off;
 }
 
-/* Called from Python (scripts/pyboot) through ctypes.PyDLL, so with the
+/* Called from Python (scripts/traceprof/pyboot) through ctypes.PyDLL, so with the
  * GIL held, on the thread to follow; skip: the innermost frames to leave
  * out (the caller's own).  Returns 0, or -1 when this process has no Python
  * stacks (option off, no CPython 3.9+) or the profile function could not be

@@ -30,9 +30,9 @@
 #include "preload/resolve/nvtx_loader.h"
 
 /* The assembly's copy of common/dl.c's cache of glibc's dlsym (one load on
- * the way through); filled by tp_cuda_dlsym_resolve() from that cache, so
- * the address is found in one place.  Written once (any racing writer
- * stores the same value). */
+ * the way through, cuda_dlsym_x86_64.S); filled by tp_cuda_dlsym_resolve()
+ * from that cache, so the address is found in one place.  Written once (any
+ * racing writer stores the same value). */
 void *_Atomic tp_cuda_real_dlsym;
 void *tp_cuda_dlsym_resolve(void);
 
@@ -129,63 +129,8 @@ void *tp_cuda_dlsym_handle(void *handle, const char *name)
 	return tp_cuda_set_real((uint32_t)id, p) == p ? tp_cuda_wrappers[id] : p;
 }
 
-#if defined(__x86_64__)
-/* dlsym(handle, name): rdi = handle, rsi = name.  RTLD_DEFAULT (0) and
- * RTLD_NEXT (-1) jump to the real dlsym with the caller's frame untouched;
- * the calls to C helpers keep rdi/rsi on an aligned stack around them. */
-__asm__(".text\n"
-	".globl dlsym\n"
-	".type dlsym, @function\n"
-	".p2align 4\n"
-	"dlsym:\n"
-	".cfi_startproc\n"
-	"	testq %rdi, %rdi\n"
-	"	je 1f\n"
-	"	cmpq $-1, %rdi\n"
-	"	je 1f\n"
-	"	jmp tp_cuda_dlsym_handle\n"
-	"1:	pushq %rdi\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	pushq %rsi\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	subq $8, %rsp\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	movq %rsi, %rdi\n"
-	"	movq 24(%rsp), %rsi\n"
-	"	call tp_cuda_dlsym_hidden\n"
-	"	addq $8, %rsp\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	popq %rsi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	popq %rdi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	testl %eax, %eax\n"
-	"	jne 4f\n"
-	"2:	movq tp_cuda_real_dlsym(%rip), %rax\n"
-	"	testq %rax, %rax\n"
-	"	je 3f\n"
-	"	jmp *%rax\n"
-	"3:	pushq %rdi\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	pushq %rsi\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	subq $8, %rsp\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	call tp_cuda_dlsym_resolve\n"
-	"	addq $8, %rsp\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	popq %rsi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	popq %rdi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	testq %rax, %rax\n"
-	"	je 4f\n"
-	"	jmp *%rax\n"
-	"4:	xorl %eax, %eax\n"
-	"	ret\n"
-	".cfi_endproc\n"
-	".size dlsym, .-dlsym\n");
-#else
+/* x86-64: the entry point is assembly, preload/resolve/cuda_dlsym_x86_64.S. */
+#if !defined(__x86_64__)
 /* Other architectures: a C forwarder.  RTLD_NEXT and RTLD_DEFAULT lookups are
  * then resolved relative to traceprof instead of the caller (a known
  * limitation; write the tail jump for the architecture to lift it). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/self_image.h"
 
 const char *const tp_scope_fam_name[TP_SCOPE_NFAM] = { "CUDA runtime", "CUDA driver" };
 
@@ -44,18 +45,6 @@ void tp_scope_range_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t
 	*hi = h;
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	uintptr_t me = (uintptr_t)data, lo, hi;
-	tp_scope_range_of(info, &lo, &hi);
-	if (me < lo || me >= hi)
-		return 0;
-	tp_scope_self_lo = lo;
-	tp_scope_self_hi = hi;
-	return 1;
-}
-
 /* A child forked while another thread held the lock would never get it:
  * the child starts with a fresh one (the tables are small, and each update
  * under the lock leaves them usable at every step). */
@@ -66,7 +55,11 @@ static void child_after_fork(void)
 
 static void init_self(void)
 {
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)&tp_scope_is_self);
+	struct tp_image im;
+	if (!tp_image_of((const void *)(uintptr_t)&tp_scope_is_self, &im)) {
+		tp_scope_self_lo = im.lo;
+		tp_scope_self_hi = im.hi;
+	}
 	pthread_atfork(NULL, NULL, child_after_fork);
 }
 

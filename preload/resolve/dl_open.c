@@ -8,7 +8,7 @@
  * is the caller's folder, and the object goes into the caller's namespace.
  * glibc reads the caller from dlopen's return address, so a hook that calls
  * the real dlopen from C would make traceprof the caller.  Hence two paths,
- * chosen by the assembly entry point below (tp_dl_open_plan):
+ * chosen by the assembly entry point (dl_open_x86_64.S) through tp_dl_open_plan:
  *   - the C path (tp_dl_open_c), for every dlopen whose result cannot depend
  *     on that: a NULL or slash-holding name, or a bare name that the caller's
  *     own search folders (from dlinfo(RTLD_DI_SERINFO), those it has and
@@ -64,6 +64,9 @@ static void dl_touch(const void *code)
 	(void)*(const volatile char *)code;
 }
 
+/* Touches the entry point in dl_open_x86_64.S, which calls this file: a
+ * loop of two files kept on purpose (scripts/check-layers allows it), the
+ * one hook written in two languages. */
 void tp_dl_open_warm(void)
 {
 	(void)tp_dl_real_dlopen();
@@ -318,38 +321,8 @@ TP_EXPORT int dlclose(void *handle)
 	return r;
 }
 
-#if defined(__x86_64__)
-/* dlopen(file, mode): rdi = file, esi = mode.  The plan gets both and the
- * return address (at 24(%rsp) after the two pushes and the alignment), and
- * answers where to jump with the caller's frame as it came. */
-__asm__(".text\n"
-	".globl dlopen\n"
-	".type dlopen, @function\n"
-	".p2align 4\n"
-	"dlopen:\n"
-	".cfi_startproc\n"
-	"	pushq %rdi\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	pushq %rsi\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	subq $8, %rsp\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	movq 24(%rsp), %rdx\n"
-	"	call tp_dl_open_plan\n"
-	"	addq $8, %rsp\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	popq %rsi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	popq %rdi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	testq %rax, %rax\n"
-	"	je 1f\n"
-	"	jmp *%rax\n"
-	"1:	xorl %eax, %eax\n"
-	"	ret\n"
-	".cfi_endproc\n"
-	".size dlopen, .-dlopen\n");
-#else
+/* x86-64: the entry point is assembly, preload/resolve/dl_open_x86_64.S. */
+#if !defined(__x86_64__)
 /* Other architectures: a C forwarder, so the real dlopen sees traceprof as
  * its caller (the caller's RUNPATH is emulated by the plan; `$ORIGIN` and
  * namespaces are not: a known limitation, lifted by writing the entry point
