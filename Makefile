@@ -118,11 +118,18 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(DEPS_STAMP) | preflight
 # One run writes both files: the table depends on the wrappers, so that a
 # parallel make runs the generator once (two targets of one rule would be two
 # runs racing on the same temporary files).
-$(BUILD)/gen/cuda_wrappers.c: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
+# The generator rewrites a file only when its text changes (so that the
+# objects built from it are not rebuilt for nothing); the stamp records that
+# it ran, so that make does not run it again on every build.
+$(BUILD)/gen/.stamp: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
 	@mkdir -p $(BUILD)/gen
 	$(PYTHON) scripts/gen-cuda-wrappers --cuda-home "$(CUDA_HOME)" --out $(BUILD)/gen
+	@touch $@
 
+$(BUILD)/gen/cuda_wrappers.c: $(BUILD)/gen/.stamp
+	@:
 $(BUILD)/gen/cuda_table.h: $(BUILD)/gen/cuda_wrappers.c
+	@:
 
 $(LIB): $(CORE_OBJS) $(PRELOAD_OBJS) preload/exports.map
 	@echo "  LD      $@"

@@ -16,6 +16,7 @@
 
 #include "collector/activity.h"
 #include "collector/control.h"
+#include "collector/cut.h"
 #include "collector/flush_int.h"
 #include "collector/fthread.h"
 #include "collector/rotate.h"
@@ -212,6 +213,7 @@ static void fl_final_save(void)
 static void *fl_main(void *arg)
 {
 	(void)arg;
+	tp_cut_flush_thread(); /* earlier runs' cut windows: scanned here only */
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
 	uint64_t last_alone_check = F.last_recal_ns;

@@ -5,6 +5,7 @@
  *   window.c   which steps form a window, when it opens, closes, is saved
  *   drain.c    records out of the rings and the store, into their window
  *   parts.c    a window's part files: open, name, close, rotate
+ *   cut.c      earlier runs' cut windows, finished at a folder's first open
  *   footer.c   a part's metadata and footer, and drop attribution
  *   self.c     what it reads about its own process (/proc, through
  *              common/procfs.c)
