@@ -37,7 +37,7 @@ ALL_CFLAGS := $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -pthread -fvisibility=hid
 LIBS    := -ldl -lpthread -lunwind -lzstd -lz -lm
 
 CORE_SRCS    := $(wildcard common/*.c collector/*.c format/*.c)
-PRELOAD_SRCS := $(wildcard preload/*.c preload/*.S)
+PRELOAD_SRCS := $(wildcard preload/*.c preload/*.S preload/resolve/*.c preload/resolve/*.S)
 GEN_SRCS     := $(BUILD)/gen/cuda_wrappers.c
 CORE_OBJS    := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 PRELOAD_OBJS := $(addsuffix .o,$(basename $(PRELOAD_SRCS:%=$(BUILD)/obj/%))) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
@@ -99,7 +99,7 @@ $(BUILD)/obj/%.o: %.c $(DEPS_STAMP) | preflight $(BUILD)/gen/cuda_table.h
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# Hand-written entry points (preload/*.S): preprocessed, so they see the
+# Hand-written entry points (preload/resolve/*.S): preprocessed, so they see the
 # same -D flags (the sanitizer builds' TP_C_WRAPPERS, the architecture).
 $(BUILD)/obj/%.o: %.S $(DEPS_STAMP) | preflight
 	@mkdir -p $(dir $@)
@@ -266,11 +266,11 @@ SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 
 # The sanitizer runtimes call dlsym() while they initialise, before their
 # shadow memory exists; traceprof interposes dlsym, so the code that a dlsym
-# call reaches first (preload/cuda_dlsym.c, the name lookup in
-# preload/cuda_match.c, over the table of collector/cuda_record.c) must not
-# be instrumented.
+# call reaches first (preload/resolve/cuda_dlsym.c, the name lookup in
+# preload/resolve/cuda_match.c, over the table of collector/cuda_record.c)
+# must not be instrumented.
 ifneq ($(filter build-asan build-tsan,$(BUILD)),)
-$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o \
+$(BUILD)/obj/preload/resolve/cuda_dlsym.o $(BUILD)/obj/preload/resolve/cuda_match.o \
     $(BUILD)/obj/collector/cuda_record.o $(BUILD)/obj/common/dl.o: \
     override ALL_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS))
 endif

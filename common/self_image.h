@@ -1,7 +1,7 @@
 /* "Our own image": the loaded object that holds an address of ours
  * (libtraceprof.so, or a program linked with libtpcore.a), found once from
  * the loader's program headers.  One finder for what used to be three
- * copies: the dlsym hook's caller test (preload/cuda_scope_state.c), the
+ * copies: the dlsym hook's caller test (preload/resolve/cuda_scope_state.c), the
  * stacks' own frames (collector/stack_syms.c) and the literal names the
  * events table need not compare (format/aggregate.c). */
 #ifndef TP_COMMON_SELF_IMAGE_H

@@ -63,7 +63,7 @@ int tp_pystack_init(void);
 /* The calling thread's Python frames, innermost first: from its shadow
  * stack (preload/pystack_profile.c) when it keeps one, else through the
  * frame API when it holds the GIL.  Fills at most max entries
- * (collector/pystack.h) and returns their number; 0 without Python. */
+ * (collector/pystack_decode.h) and returns their number; 0 without Python. */
 size_t tp_pystack_capture(uint64_t *out, size_t max);
 
 /* Captures the caller's stack into extras and emits (preload/stack.c). */

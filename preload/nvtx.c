@@ -31,8 +31,8 @@
 #include "collector/nvtx_decode.h"
 #include "common/log.h"
 #include "preload/export.h"
-#include "preload/init.h"
-#include "preload/nvtx.h"
+#include "preload/state.h"
+#include "preload/resolve/nvtx_loader.h"
 #include "preload/nvtx_payload.h"
 #include "preload/steps.h"
 
@@ -452,8 +452,8 @@ static int fill(const NvtxExportTableCallbacks *et, NvtxCallbackModule module,
 
 static int inject(NvtxGetExportTableFunc_t getExportTable);
 
-/* Kept short (see NVTX's start-up in preload/nvtx_loader.c): it fills the image's tables and
- * nothing else. */
+/* Kept short (see NVTX's start-up in preload/resolve/nvtx_loader.c): it
+ * fills the image's tables and nothing else. */
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {

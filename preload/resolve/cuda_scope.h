@@ -1,4 +1,4 @@
-/* Which definition of a CUDA function a caller reaches (preload/cuda_scope.c).
+/* Which definition of a CUDA function a caller reaches (preload/resolve/cuda_scope.c).
  *
  * The generated wrappers keep one fast pointer per function (tp_cuda_reals,
  * preload/cuda_pack.h).  It is valid for every caller only while the process
@@ -6,8 +6,8 @@
  * one driver), and no dlopen is between its start and its end.  Otherwise the
  * pointer is NULL and each call goes the slow way, to tp_scope_resolve(),
  * which answers for that caller and caches the answer per call site. */
-#ifndef TP_PRELOAD_CUDA_SCOPE_H
-#define TP_PRELOAD_CUDA_SCOPE_H
+#ifndef TP_PRELOAD_RESOLVE_CUDA_SCOPE_H
+#define TP_PRELOAD_RESOLVE_CUDA_SCOPE_H
 
 #include <stdint.h>
 
@@ -35,7 +35,7 @@ void *tp_scope_publish(uint32_t id, void *p);
  * its own definition without asking who calls (one definer). */
 int tp_scope_single(uint32_t id);
 
-/* dlopen's two halves (preload/dl_open.c): before the real dlopen, every
+/* dlopen's two halves (preload/resolve/dl_open.c): before the real dlopen, every
  * fast pointer is withdrawn (a constructor of the object being loaded may
  * call CUDA and must reach its own runtime); after it, new objects are
  * scanned for CUDA definitions and the pointers come back if still safe.
@@ -43,7 +43,7 @@ int tp_scope_single(uint32_t id);
 void tp_scope_load_begin(void);
 void tp_scope_load_end(int global);
 
-/* dlclose's two halves (preload/dl_open.c): before the real dlclose, the
+/* dlclose's two halves (preload/resolve/dl_open.c): before the real dlclose, the
  * fast pointers and the call-site cache are withdrawn (they may point into
  * the objects going away); after it, when anything was unloaded, all that
  * was learnt from the loaded objects is forgotten and every object is

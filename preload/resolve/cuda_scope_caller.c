@@ -1,8 +1,8 @@
-/* What one caller reaches for a CUDA function (preload/cuda_scope.h):
- * steps 0-3 of preload/cuda_scope.c's comment, read from the loaded
+/* What one caller reaches for a CUDA function (preload/resolve/cuda_scope.h):
+ * steps 0-3 of preload/resolve/cuda_scope.c's comment, read from the loaded
  * objects' own symbol tables and glibc's RTLD_NEXT.  No state of its own;
- * see preload/cuda_scope_int.h. */
-#include "preload/cuda_scope_int.h"
+ * see preload/resolve/cuda_scope_int.h. */
+#include "preload/resolve/cuda_scope_int.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -11,7 +11,7 @@
 
 #include "common/elf.h"
 #include "common/log.h"
-#include "preload/copies.h"
+#include "preload/resolve/copies.h"
 
 static void *not_self(void *p)
 {

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "common/dl.h"
-#include "preload/dl_hooks.h"
-#include "preload/nvtx.h"
+#include "preload/resolve/dl_hooks.h"
+#include "preload/resolve/nvtx_loader.h"
 
 /* NVTX's one-time start-up (nvtxInitOnce in nvtx3/nvtxDetail/nvtxInit.h)
  * moves the image's state from FRESH to STARTED, reads
@@ -115,13 +115,13 @@ static void loader_warm(void)
 	static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
 	for (size_t i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
 		sigdelset(&loader_mask, sync_signals[i]);
-	(void)tp_dl_real_dlopen();
+	/* dl_open.c's part (the real dlopen, the dlopen hook's code) is warmed
+	 * by its tp_dl_open_warm(), which init.c calls right after: this file
+	 * is below dl_open.c and calls nothing of it. */
 	(void)tp_nvtx_loader_open(NULL, 0);
 	sigset_t now;
 	pthread_sigmask(SIG_BLOCK, NULL, &now);
-	const void *code[] = { (const void *)(uintptr_t)dlopen,
-			       (const void *)(uintptr_t)tp_dl_open_plan,
-			       (const void *)(uintptr_t)tp_nvtx_loader_open,
+	const void *code[] = { (const void *)(uintptr_t)tp_nvtx_loader_open,
 			       (const void *)(uintptr_t)tp_dl_self_path };
 	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
 		loader_touch(code[i]);
@@ -135,17 +135,18 @@ void tp_nvtx_loader_sym(const char *name)
 }
 
 
-void tp_nvtx_setenv(void)
+int tp_nvtx_setenv(void)
 {
 	const char *self = tp_dl_self_path();
 	if (!self || !self[0])
-		return;
+		return 0;
 	const char *cur = getenv("NVTX_INJECTION64_PATH");
 	/* The user's own injection library (nsys, a custom tool) wins; this
 	 * library named already (inherited from a traced parent) is ours. */
 	if (cur && strcmp(cur, self))
-		return;
+		return 0;
 	if (!cur)
 		setenv("NVTX_INJECTION64_PATH", self, 0);
 	loader_warm();
+	return 1;
 }

@@ -1,10 +1,10 @@
-/* Python frame names for TRACEPROF_PYTHON_STACK (see collector/pystack.h).
+/* Python frame names for TRACEPROF_PYTHON_STACK (see collector/pystack_decode.h).
  *
  * A fixed table in static storage: the capture runs on the program's
  * threads, where nothing may allocate.  A code object is added once, the
  * first time one of its frames is seen; preload/pystack.c keeps a reference
  * to it so that its address is never reused by another code object. */
-#include "collector/pystack.h"
+#include "collector/pystack_decode.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -1,23 +1,23 @@
-/* What the files of preload/cuda_scope.h's resolution share with one
+/* What the files of preload/resolve/cuda_scope.h's resolution share with one
  * another, and nothing else includes.  Who does what (each file calls only
  * the ones listed above it):
  *
- *   preload/cuda_scope_state.c   the tables and their lock, libtraceprof's
+ *   preload/resolve/cuda_scope_state.c   the tables and their lock, libtraceprof's
  *                                own address range, the fast pointers
  *                                (published, withdrawn, degraded)
- *   preload/cuda_scope_sites.c   the call-site cache: (return address,
+ *   preload/resolve/cuda_scope_sites.c   the call-site cache: (return address,
  *                                function) -> the definition it reaches
- *   preload/cuda_scope_scan.c    scanning loaded objects for the objects
+ *   preload/resolve/cuda_scope_scan.c    scanning loaded objects for the objects
  *                                that define each CUDA library
- *   preload/cuda_scope_caller.c  what one caller reaches (steps 0-3 of
- *                                preload/cuda_scope.c's comment)
- *   preload/cuda_scope.c         the public calls: resolve, look up, and
+ *   preload/resolve/cuda_scope_caller.c  what one caller reaches (steps 0-3 of
+ *                                preload/resolve/cuda_scope.c's comment)
+ *   preload/resolve/cuda_scope.c         the public calls: resolve, look up, and
  *                                the dlopen/dlclose halves
  *
  * Locking: tp_scope_lock guards tp_scope_st and is never held across a call
- * into the dynamic linker (see preload/cuda_scope.c). */
-#ifndef TP_PRELOAD_CUDA_SCOPE_INT_H
-#define TP_PRELOAD_CUDA_SCOPE_INT_H
+ * into the dynamic linker (see preload/resolve/cuda_scope.c). */
+#ifndef TP_PRELOAD_RESOLVE_CUDA_SCOPE_INT_H
+#define TP_PRELOAD_RESOLVE_CUDA_SCOPE_INT_H
 
 #include <link.h>
 #include <pthread.h>
@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "preload/cuda_pack.h"
-#include "preload/cuda_scope.h"
+#include "preload/resolve/cuda_scope.h"
 
 enum { TP_SCOPE_NFAM = 2 }; /* indexed by enum tp_cuda_lib: runtime, driver */
 
@@ -114,7 +114,7 @@ void *tp_scope_definer_def(uint32_t id);
 
 /* ---- cuda_scope_caller.c ---- */
 
-/* Steps 0-3 of preload/cuda_scope.c's comment for function id and caller
+/* Steps 0-3 of preload/resolve/cuda_scope.c's comment for function id and caller
  * (with_driver: step 3 too).  Called without lock, inside
  * tp_dlerr_begin/end. */
 void *tp_scope_resolve_caller(uint32_t id, const void *caller, tp_dlsym_fn dl, int with_driver);

@@ -1,8 +1,8 @@
-/* The state of preload/cuda_scope.h's resolution, and the fast pointers
+/* The state of preload/resolve/cuda_scope.h's resolution, and the fast pointers
  * made from it: published while every caller would get the same answer,
  * withdrawn while a load is in flight or a library has two definers.  See
- * preload/cuda_scope_int.h for the other files. */
-#include "preload/cuda_scope_int.h"
+ * preload/resolve/cuda_scope_int.h for the other files. */
+#include "preload/resolve/cuda_scope_int.h"
 
 #include <link.h>
 #include <pthread.h>
@@ -13,6 +13,10 @@
 #include "common/self_image.h"
 
 const char *const tp_scope_fam_name[TP_SCOPE_NFAM] = { "CUDA runtime", "CUDA driver" };
+
+/* preload/cuda_pack.h's fast pointers, defined here beside the state that
+ * publishes and withdraws them. */
+void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 
 pthread_mutex_t tp_scope_lock = PTHREAD_MUTEX_INITIALIZER;
 struct tp_scope_state tp_scope_st;

@@ -18,8 +18,8 @@
  * acquired the GIL after that and published its record with the ring's
  * release store, which the flush thread's acquire load pairs with, so the
  * name is complete when the flush thread reads it. */
-#ifndef TP_COLLECTOR_PYSTACK_H
-#define TP_COLLECTOR_PYSTACK_H
+#ifndef TP_COLLECTOR_PYSTACK_DECODE_H
+#define TP_COLLECTOR_PYSTACK_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* dlopen's entry point on x86-64 (the C side: preload/dl_open.c, whose
+/* dlopen's entry point on x86-64 (the C side: preload/resolve/dl_open.c, whose
  * #else branch is the C forwarder other architectures use).
  *
  * It implements:

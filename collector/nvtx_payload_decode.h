@@ -8,8 +8,8 @@
  * extras, padded to 8 bytes, a struct tp_nvtx_payload_hdr and then the
  * first `copied` bytes of the payload (at most TP_NVTX_PAYLOAD_MAX: the
  * hot path copies a bounded number of bytes and nothing it points to). */
-#ifndef TP_COLLECTOR_NVTX_PAYLOAD_H
-#define TP_COLLECTOR_NVTX_PAYLOAD_H
+#ifndef TP_COLLECTOR_NVTX_PAYLOAD_DECODE_H
+#define TP_COLLECTOR_NVTX_PAYLOAD_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -23,17 +23,18 @@
 
 #include "common/dl.h"
 #include "preload/cuda_pack.h"
-#include "preload/cuda_scope.h"
-#include "preload/cupti_hook.h"
-#include "preload/dl_hooks.h"
+#include "preload/resolve/cuda_scope.h"
+#include "preload/resolve/cupti_hook.h"
+#include "preload/resolve/dl_hooks.h"
 #include "preload/export.h"
-#include "preload/nvtx.h"
+#include "preload/resolve/nvtx_loader.h"
 
-void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
-
-/* The real dlsym, read by the assembly (cuda_dlsym_x86_64.S); written
- * once (any racing writer stores the same value). */
+/* The assembly's copy of common/dl.c's cache of glibc's dlsym (one load on
+ * the way through, cuda_dlsym_x86_64.S); filled by tp_cuda_dlsym_resolve()
+ * from that cache, so the address is found in one place.  Written once (any
+ * racing writer stores the same value). */
 void *_Atomic tp_cuda_real_dlsym;
+void *tp_cuda_dlsym_resolve(void);
 
 int tp_cuda_dlsym_hidden(const char *name, const void *caller);
 void *tp_cuda_dlsym_handle(void *handle, const char *name);
@@ -41,22 +42,19 @@ void *tp_cuda_dlsym_handle(void *handle, const char *name);
 /* See cuda_pack.h: only the portable C form of the wrappers writes it. */
 __thread const void *tp_cuda_caller;
 
-/* Finds glibc's dlsym without calling the public one (which is us). */
+/* The assembly's slow path: glibc's dlsym from common/dl.c, copied where
+ * the assembly reads it. */
 void *tp_cuda_dlsym_resolve(void)
 {
 	void *p = atomic_load_explicit(&tp_cuda_real_dlsym, memory_order_relaxed);
 	if (p)
 		return p;
-	p = tp_dl_glibc("dlsym");
-	if (p)
-		atomic_store_explicit(&tp_cuda_real_dlsym, p, memory_order_relaxed);
+	tp_dl_sym_fn fn = tp_dl_real_dlsym();
+	if (!fn)
+		return NULL;
+	memcpy(&p, &fn, sizeof(p));
+	atomic_store_explicit(&tp_cuda_real_dlsym, p, memory_order_relaxed);
 	return p;
-}
-
-static inline tp_dlsym_fn real_dlsym(void)
-{
-	void *p = atomic_load_explicit(&tp_cuda_real_dlsym, memory_order_relaxed);
-	return (tp_dlsym_fn)(p ? p : tp_cuda_dlsym_resolve());
 }
 
 static int is_cuda_name(const char *name)
@@ -112,7 +110,7 @@ int tp_cuda_dlsym_hidden(const char *name, const void *caller)
 void *tp_cuda_dlsym_handle(void *handle, const char *name)
 {
 	tp_nvtx_loader_sym(name);
-	tp_dlsym_fn dl = real_dlsym();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (!dl)
 		return NULL;
 	void *p = dl(handle, name);
@@ -131,7 +129,7 @@ void *tp_cuda_dlsym_handle(void *handle, const char *name)
 	return tp_cuda_set_real((uint32_t)id, p) == p ? tp_cuda_wrappers[id] : p;
 }
 
-/* x86-64: the entry point is assembly, preload/cuda_dlsym_x86_64.S. */
+/* x86-64: the entry point is assembly, preload/resolve/cuda_dlsym_x86_64.S. */
 #if !defined(__x86_64__)
 /* Other architectures: a C forwarder.  RTLD_NEXT and RTLD_DEFAULT lookups are
  * then resolved relative to traceprof instead of the caller (a known
@@ -143,7 +141,7 @@ TP_EXPORT void *dlsym(void *handle, const char *name)
 		return tp_cuda_dlsym_handle(handle, name);
 	if (tp_cuda_dlsym_hidden(name, __builtin_return_address(0)))
 		return NULL;
-	tp_dlsym_fn dl = real_dlsym();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	return dl ? dl(handle, name) : NULL;
 }
 #endif

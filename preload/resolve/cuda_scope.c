@@ -9,7 +9,7 @@
  * the real function up after traceprof (RTLD_NEXT) sees the global scope
  * only, and two runtimes of different majors (libcudart.so.12 and .so.13, each
  * in its own local scope) define the same names.  So the answer depends on
- * the caller, and is found like this (preload/cuda_scope_caller.c's
+ * the caller, and is found like this (preload/resolve/cuda_scope_caller.c's
  * tp_scope_resolve_caller()):
  *   0. when the caller's object refers to the name (its relocation is what
  *      reached us): the global scope after traceprof, binding only a
@@ -34,18 +34,19 @@
  * each library (runtime, driver) has at most one defining object in the
  * process, so that every caller would get the same answer, and no dlopen is
  * in flight.  Objects are scanned for definitions at the first resolution
- * and after every dlopen (preload/dl_open.c), by a few marker names per
+ * and after every dlopen (preload/resolve/dl_open.c), by a few marker names per
  * library.  Once a library has two definers (or after a load traceprof could
  * not follow), its pointers stay NULL: each call goes through the wrapper's
  * slow path to a per-call-site cache keyed by (return address, function).
  *
- * The jobs are split across files: preload/cuda_scope_int.h.
+ * The jobs are split across files: preload/resolve/cuda_scope_int.h.
  *
  * Locking: `tp_scope_lock` guards the tables and is never held across a call
  * into the dynamic linker (which takes its own loader lock, held through the
  * constructors of a loading object; a constructor calling CUDA on the
  * loading thread must not wait for us while we wait for the loader). */
-#include "preload/cuda_scope_int.h"
+#include "common/dl.h"
+#include "preload/resolve/cuda_scope_int.h"
 
 #include <errno.h>
 #include <link.h>
@@ -55,7 +56,7 @@
 
 #include "common/elf.h"
 #include "common/log.h"
-#include "preload/dl_hooks.h"
+#include "preload/resolve/dl_hooks.h"
 
 /* dl_iterate_phdr callback: whether the object holding c->a names
  * libtraceprof.so in its DT_NEEDED (the program linked with -ltraceprof). */
@@ -135,7 +136,7 @@ void *tp_scope_resolve(uint32_t id, const void *caller)
 		errno = saved;
 		return p;
 	}
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (dl) {
 		tp_dlerr_begin();
 		p = tp_scope_resolve_caller(id, caller, dl, 1);
@@ -175,7 +176,7 @@ void *tp_scope_lookup(uint32_t id, const void *caller)
 		return NULL;
 	int saved = errno;
 	void *p = NULL;
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (dl) {
 		tp_dlerr_begin();
 		p = tp_scope_resolve_caller(id, caller, dl, 0);

@@ -1,8 +1,8 @@
-/* preload/cuda_scope.h's call-site cache: (return address, function) ->
+/* preload/resolve/cuda_scope.h's call-site cache: (return address, function) ->
  * the definition that caller reaches, for the calls that go the slow way.
  * Open addressing with a bounded probe; lock-free readers, writers under
- * tp_scope_lock.  See preload/cuda_scope_int.h. */
-#include "preload/cuda_scope_int.h"
+ * tp_scope_lock.  See preload/resolve/cuda_scope_int.h. */
+#include "preload/resolve/cuda_scope_int.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,7 +1,7 @@
 /* The capture side of kernel names: asking the driver.  The registry that
  * maps stubs and handles to names, and the names' one demangling, are the
  * flush thread's (collector/cuda_kernels.c); this file is its way to the
- * real driver, which only preload/ resolves (preload/cuda_scope.c). */
+ * real driver, which only preload/ resolves (preload/resolve/cuda_scope.c). */
 #include <stddef.h>
 
 #include "collector/cuda_kernels.h"

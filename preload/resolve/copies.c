@@ -13,7 +13,8 @@
  * answers with the next definition after it, so the chain ends at the real
  * function however many copies there are.  Nothing here is in memory a
  * child inherits through its environment: each process decides again. */
-#include "preload/copies.h"
+#include "common/dl.h"
+#include "preload/resolve/copies.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -130,7 +131,7 @@ void *tp_copies_skip(void *p, const char *name)
  * dlsym(RTLD_NEXT) is called from here, so "next" means after this copy. */
 TP_EXPORT void *traceprof_copy_next(const char *name)
 {
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (!dl || !name)
 		return NULL;
 	return tp_copies_skip(dl(RTLD_NEXT, name), name);

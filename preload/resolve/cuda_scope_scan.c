@@ -1,8 +1,8 @@
-/* Which loaded objects define each CUDA library (preload/cuda_scope.h):
+/* Which loaded objects define each CUDA library (preload/resolve/cuda_scope.h):
  * looked at once each, by a few marker names read from the object's own
  * symbol table, at the first resolution and after every dlopen and
- * dlclose.  See preload/cuda_scope_int.h. */
-#include "preload/cuda_scope_int.h"
+ * dlclose.  See preload/resolve/cuda_scope_int.h. */
+#include "preload/resolve/cuda_scope_int.h"
 
 #include <errno.h>
 #include <link.h>
@@ -14,7 +14,7 @@
 
 #include "common/elf.h"
 #include "common/log.h"
-#include "preload/copies.h"
+#include "preload/resolve/copies.h"
 
 static const char *const markers[TP_SCOPE_NFAM][3] = {
 	{ "cudaGetDeviceCount", "cudaMalloc", "cudaLaunchKernel" },

@@ -8,7 +8,8 @@
  * load after cuInit registers too) or kept pushing its correlation ids into
  * a profiler's records after that profiler took over.  With it, the first
  * client keeps CUPTI: preload/cupti.c gives way to the other client before
- * the other client's registration takes effect (tp_cupti_client_register).
+ * the other client's registration takes effect (the handler that cupti.c
+ * sets with tp_cupti_hook_set_client(): this file calls nothing of capture).
  *
  * Programs reach the function three ways, all of which land here: a direct
  * call (Kineto links libcupti: the PLT binds to the first definition in the
@@ -23,8 +24,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "common/dl.h"
 #include "preload/cuda_pack.h"
-#include "preload/cupti_hook.h"
+#include "preload/resolve/cupti_hook.h"
 #include "preload/export.h"
 
 
@@ -37,6 +39,16 @@ static _Atomic(tp_cupti_register_fn) real_register;
 
 TP_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 							       CUpti_BuffersCallbackCompleteFunc done);
+
+/* preload/cupti.c's handler (tp_cupti_hook_set_client()); set once, in the
+ * constructor.  Release/acquire: the store pairs with the load in
+ * cuptiActivityRegisterCallbacks(), so a thread that finds the handler also
+ * sees what cupti.c set up before it. */
+static _Atomic(tp_cupti_client_fn) client;
+/* A registration came before the handler was set.  The release store in
+ * cuptiActivityRegisterCallbacks() pairs with the acquire load in
+ * tp_cupti_hook_early(), read when cupti.c decides whether to load CUPTI. */
+static _Atomic int early;
 
 static int find_loaded(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -57,7 +69,7 @@ static tp_cupti_register_fn find_real(void)
 	tp_cupti_register_fn f = atomic_load_explicit(&real_register, memory_order_relaxed);
 	if (f)
 		return f;
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	if (!dl)
 		return NULL;
 	/* Called from here, RTLD_NEXT means "after traceprof". */
@@ -88,7 +100,23 @@ TP_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallb
 	 * direct call needs one): CUPTI's answer before it is initialized. */
 	if (!real)
 		return CUPTI_ERROR_NOT_INITIALIZED;
-	return tp_cupti_client_register(real, req, done);
+	tp_cupti_client_fn fn = atomic_load_explicit(&client, memory_order_acquire);
+	if (fn)
+		return fn(real, req, done);
+	/* NULL callbacks: CUPTI refuses them and changes nothing. */
+	if (req && done)
+		atomic_store_explicit(&early, 1, memory_order_release);
+	return real(req, done);
+}
+
+void tp_cupti_hook_set_client(tp_cupti_client_fn fn)
+{
+	atomic_store_explicit(&client, fn, memory_order_release);
+}
+
+int tp_cupti_hook_early(void)
+{
+	return atomic_load_explicit(&early, memory_order_acquire);
 }
 
 void *tp_cupti_hook_for(const char *name, void *found)

@@ -1,4 +1,4 @@
-/* dlsym's entry point on x86-64 (the C side: preload/cuda_dlsym.c, whose
+/* dlsym's entry point on x86-64 (the C side: preload/resolve/cuda_dlsym.c, whose
  * #else branch is the C forwarder other architectures use).
  *
  * It implements:

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "common/dl.h"
 #include "preload/cuda_pack.h"
 
 
@@ -44,7 +45,7 @@ static void *variant_address(void *ctx, uint32_t id)
 	void *p = atomic_load_explicit(&tp_cuda_reals[id], memory_order_relaxed);
 	if (p || !ctx)
 		return p;
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	p = dl ? dl(ctx, tp_cuda_fns[id].name) : NULL;
 	if (!p || p == tp_cuda_wrappers[id])
 		return NULL;

@@ -1,6 +1,6 @@
 /* Several copies of libtraceprof in one process (issue 30, item 7). */
-#ifndef TP_PRELOAD_COPIES_H
-#define TP_PRELOAD_COPIES_H
+#ifndef TP_PRELOAD_RESOLVE_COPIES_H
+#define TP_PRELOAD_RESOLVE_COPIES_H
 
 /* 1 when this copy is the first traceprof in load order (the one that
  * records); else 0, and the active copy's path is written to who. */

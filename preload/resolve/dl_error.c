@@ -14,14 +14,15 @@
  * exported dlerror() answers glibc's error if a later call of the program
  * set one (it is newer), else the kept copy, once, as glibc would.  A lookup
  * that traceprof answers with NULL itself (a CUDA name with no real function,
- * see preload/cuda_dlsym.c) leaves the message glibc would have written. */
+ * see preload/resolve/cuda_dlsym.c) leaves the message glibc would have written. */
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dl.h"
 #include "common/log.h"
-#include "preload/dl_hooks.h"
+#include "preload/resolve/dl_hooks.h"
 #include "preload/export.h"
 
 struct dlerr {
@@ -43,7 +44,7 @@ static dlerror_fn real_dlerror(void)
 	dlerror_fn f = atomic_load_explicit(&real, memory_order_relaxed);
 	if (f)
 		return f;
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	f = dl ? (dlerror_fn)dl(RTLD_NEXT, "dlerror") : NULL;
 	atomic_store_explicit(&real, f, memory_order_relaxed);
 	return f;
