@@ -8,7 +8,7 @@
 #include "collector/emit.h"
 #include "collector/activity.h"
 #include "collector/flush.h"
-#include "collector/live.h"
+#include "collector/live_steps.h"
 #include "common/log.h"
 
 /* First in tp_hot (link order): its line holds the other hot globals. */

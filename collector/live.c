@@ -1,7 +1,9 @@
 /* The live file (collector/live.h, docs/live.md).  Everything here runs on
  * the flush thread (or on the exiting thread once it stopped), but
- * tp_live_step_ended() and tp_live_set_exit_status(), which only store. */
+ * tp_live_set_exit_status(), which only stores; the steps' times are kept by
+ * collector/live_steps.c. */
 #include "collector/live.h"
+#include "collector/live_steps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,17 +29,6 @@
 /* The file's update period: the windows' disk flush's (TP_FL_DISK_NS) would
  * do, but readers judge staleness in seconds; one second is the issue's. */
 #define LV_INTERVAL_NS 1000000000ULL
-
-/* The last TP_LIVE_STEPS steps that ended, by step number modulo the size.
- * The stepping thread stores the slot's times, then its number (release);
- * lv_last is the number of the last step ended + 1 (release).  The reader
- * loads lv_last (acquire), then each slot's number (acquire), times, and
- * the number again: a slot being rewritten by a step 64 later is skipped. */
-static struct {
-	_Atomic uint64_t num; /* step + 1; 0: empty */
-	_Atomic uint64_t start, end;
-} lv_steps[TP_LIVE_STEPS];
-static _Atomic uint64_t lv_last;
 
 /* The exit status given to exit(), + 1 (0: none known). */
 static _Atomic int lv_exit;
@@ -136,31 +127,6 @@ void tp_live_thread_started(void)
 		on_exit(lv_on_exit, NULL);
 }
 
-void tp_live_step_ended(uint64_t step, uint64_t start, uint64_t end)
-{
-	unsigned i = (unsigned)(step % TP_LIVE_STEPS);
-	/* Mark the slot as being rewritten first, so that a reader that sees
-	 * the old number both times did not read the new times in between. */
-	atomic_store_explicit(&lv_steps[i].num, 0, memory_order_relaxed);
-	/* Release fence: the 0 above is visible before the times below (pairs
-	 * with the reader's acquire fence in lv_write_steps()). */
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&lv_steps[i].start, start, memory_order_relaxed);
-	atomic_store_explicit(&lv_steps[i].end, end, memory_order_relaxed);
-	/* Release: the times above come with the number (pairs with the
-	 * reader's acquire load of num). */
-	atomic_store_explicit(&lv_steps[i].num, step + 1, memory_order_release);
-	/* Release: the slot is complete before lv_last names it (pairs with
-	 * the reader's acquire load of lv_last).  Only forward: two threads
-	 * ending consecutive steps at once may get here in either order.
-	 * Ends: lv_last only grows, and a spurious failure is retried once more. */
-	uint64_t last = atomic_load_explicit(&lv_last, memory_order_relaxed);
-	while (last < step + 1 &&
-	       !atomic_compare_exchange_weak_explicit(&lv_last, &last, step + 1, memory_order_release,
-						      memory_order_relaxed))
-		;
-}
-
 void tp_live_forget_thread(const struct tp_thread *t)
 {
 	L.events_gone += atomic_load_explicit(&t->ring.head, memory_order_relaxed);
@@ -172,9 +138,7 @@ void tp_live_after_fork_child(void)
 	L.started_ns = lv_realtime_ns();
 	L.events_gone = L.dropped_gone = 0;
 	L.last_ns = 0;
-	atomic_store_explicit(&lv_last, 0, memory_order_relaxed);
-	for (unsigned i = 0; i < TP_LIVE_STEPS; i++)
-		atomic_store_explicit(&lv_steps[i].num, 0, memory_order_relaxed);
+	tp_live_steps_reset();
 	if (L.on)
 		lv_name();
 }
@@ -205,26 +169,14 @@ static void lv_write_steps(struct tp_json *j)
 	tp_json_lit(j, ",\"step_started_ns\":");
 	uint64_t st = tp_control_step_start();
 	lv_int_or_null(j, st ? lv_wall(st) : 0, st != 0);
-	/* Acquire: pairs with the release store in tp_live_step_ended(). */
-	uint64_t last = atomic_load_explicit(&lv_last, memory_order_acquire);
-	uint64_t first = last > TP_LIVE_STEPS ? last - TP_LIVE_STEPS : 0;
+	uint64_t durs[TP_LIVE_STEPS];
+	uint64_t last;
+	int n = tp_live_steps_read(durs, &last);
 	tp_json_lit(j, ",\"steps\":[");
-	int n = 0;
-	for (uint64_t s = first; s < last; s++) {
-		unsigned i = (unsigned)(s % TP_LIVE_STEPS);
-		/* Acquire: pairs with the release store of num. */
-		uint64_t num = atomic_load_explicit(&lv_steps[i].num, memory_order_acquire);
-		uint64_t b = atomic_load_explicit(&lv_steps[i].start, memory_order_relaxed);
-		uint64_t e = atomic_load_explicit(&lv_steps[i].end, memory_order_relaxed);
-		/* Acquire fence: the times are read before num again (pairs with
-		 * the release fence after the writer's store of 0). */
-		atomic_thread_fence(memory_order_acquire);
-		if (num != s + 1 || atomic_load_explicit(&lv_steps[i].num, memory_order_relaxed) != num)
-			continue; /* being rewritten, or a step that raced */
-		if (n++)
+	for (int i = 0; i < n; i++) {
+		if (i)
 			tp_json_char(j, ',');
-		uint64_t bn = tp_clock_to_ns(b), en = tp_clock_to_ns(e);
-		tp_json_u64(j, en > bn ? en - bn : 0);
+		tp_json_u64(j, durs[i]);
 	}
 	tp_json_lit(j, "],\"last_step\":");
 	lv_int_or_null(j, last ? (int64_t)tp_control_display_step(last - 1) : 0, last != 0);

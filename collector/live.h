@@ -14,9 +14,6 @@ struct tp_config;
 struct tp_template_vars;
 struct tp_thread;
 
-/* The steps' durations kept for the file. */
-#define TP_LIVE_STEPS 64
-
 /* Flush thread's set-up (tp_flush_start(), before any pass). */
 void tp_live_init(const struct tp_config *cfg, const struct tp_template_vars *vars);
 
@@ -32,11 +29,6 @@ void tp_live_final(void);
  * it): registers the on_exit() handler that keeps exit()'s status for the
  * final file.  Once per process. */
 void tp_live_thread_started(void);
-
-/* Step `step` ran from start to end (tp_clock_now() ticks): called by
- * tp_control_step()'s winner on the stepping thread.  Lock-free, two
- * stores. */
-void tp_live_step_ended(uint64_t step, uint64_t start, uint64_t end);
 
 /* Flush thread: t is about to be freed; its counts stay in the totals. */
 void tp_live_forget_thread(const struct tp_thread *t);
