@@ -3,7 +3,9 @@
 #
 # Sources are picked up by folder, so adding a file to preload/, collector/,
 # format/ or common/ needs no edit here.  Tests are picked up by name:
-# test/unit/test_*.c (Check suites) and test/integration/*.sh.
+# test/unit/test_*.c (Check suites) and test/integration/*.sh; `make check
+# T=NAME` runs one of any kind.  The fixtures' rules are test/fixtures.mk,
+# the benchmarks' bench/bench.mk.
 
 CC        ?= gcc
 CUDA_HOME ?= /usr/local/cuda
@@ -17,11 +19,12 @@ BUILD     := build
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 # Build dependencies: `make deps` installs them (scripts/install-deps, which
-# .ci/run also calls).  Reading this file never installs anything (make -n
-# included); the targets that compile check first (preflight, below) and run
-# install-deps themselves when a library is missing, and `make check` does
-# the same for the tests' packages and venvs (check-deps).  TP_INSTALL_DEPS
-# names another script (the tests' stand-in, test/integration/build_autodeps.sh).
+# .ci/run also calls); nothing else installs.  Reading this file never
+# installs anything (make -n included); the targets that compile check
+# first (preflight, below) and stop with what is missing and the fix, and
+# `make check` says which of the tests' packages and venvs are missing
+# (check-deps).  TP_INSTALL_DEPS names another script (the tests' stand-in,
+# test/integration/build_autodeps.sh).
 PKGS := check libunwind libzstd zlib
 TP_INSTALL_DEPS ?= scripts/install-deps
 
@@ -34,10 +37,10 @@ ALL_CFLAGS := $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -pthread -fvisibility=hid
 LIBS    := -ldl -lpthread -lunwind -lzstd -lz -lm
 
 CORE_SRCS    := $(wildcard common/*.c collector/*.c format/*.c)
-PRELOAD_SRCS := $(wildcard preload/*.c)
+PRELOAD_SRCS := $(wildcard preload/*.c preload/*.S preload/resolve/*.c preload/resolve/*.S)
 GEN_SRCS     := $(BUILD)/gen/cuda_wrappers.c
 CORE_OBJS    := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
-PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/obj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
+PRELOAD_OBJS := $(addsuffix .o,$(basename $(PRELOAD_SRCS:%=$(BUILD)/obj/%))) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 
 LIB       := $(BUILD)/libtraceprof.so
 CORE_LIB  := $(BUILD)/libtpcore.a
@@ -61,10 +64,9 @@ deps:
 
 # Everything that compiles needs this first, as an order-only prerequisite
 # (so it never makes a file out of date).  It runs once per make invocation,
-# before any compiler error could bury the cause:
-# - the libraries pkg-config finds: when one is missing it says which and
-#   runs scripts/install-deps (apt-get install, as root or through sudo),
-#   then goes on; when they are still missing it stops with one line;
+# before any compiler error could bury the cause, and installs nothing:
+# - the libraries pkg-config finds: when one is missing it stops with one
+#   line naming them and the fix (`make deps`, or the Debian packages);
 # - a CUDA toolkit at CUDA_HOME: its headers (cuda.h, cuda_runtime_api.h,
 #   cupti.h, nvtx3/) are needed by preload/ and the test stand-ins even
 #   where no GPU exists.  Not a Debian package: it stops with how to get it.
@@ -73,38 +75,61 @@ PKG_MISSING = missing=""; for p in $(PKGS); do pkg-config --exists $$p 2>/dev/nu
 preflight:
 	@command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) || { \
 	    $(PKG_MISSING); \
-	    echo "traceprof: missing build dependencies (pkg-config cannot find:$$missing); running $(TP_INSTALL_DEPS) (apt-get install, as root or through sudo)" >&2; \
-	    $(TP_INSTALL_DEPS) || { echo "traceprof: $(TP_INSTALL_DEPS) failed (above); install the packages it names, or run 'make deps' as root, then make again" >&2; exit 1; }; \
-	    $(PKG_MISSING); \
-	    [ -z "$$missing" ] || { echo "traceprof: still missing after $(TP_INSTALL_DEPS) (pkg-config cannot find:$$missing); install them (Debian: libunwind-dev libzstd-dev zlib1g-dev check) or set PKG_CONFIG_PATH" >&2; exit 1; }; }
+	    echo "traceprof: missing build dependencies (pkg-config cannot find:$$missing); run 'make deps' (installs them with apt-get, as root or through sudo), or install the Debian packages libunwind-dev libzstd-dev zlib1g-dev check, or set PKG_CONFIG_PATH" >&2; \
+	    exit 1; }
 	@missing=""; for h in $(TOOLKIT_HEADERS); do [ -e "$(CUDA_HOME)/include/$$h" ] || missing="$$missing $$h"; done; \
 	[ -z "$$missing" ] || { \
 	    echo "traceprof: no CUDA toolkit at CUDA_HOME=$(CUDA_HOME) (missing include/:$$missing); install the CUDA 13 toolkit (NVIDIA's cuda-toolkit-13-0 package; no GPU is needed) and run make CUDA_HOME=<its folder> (default /usr/local/cuda)" >&2; \
 	    exit 1; }
 
-$(BUILD)/obj/%.o: %.c $(wildcard */*.h) $(BUILD)/gen/cuda_table.h | preflight
+# Each object's headers come from the compiler (-MMD -MP: a .d file beside
+# the object, read back below), so touching a header rebuilds only the
+# files that include it.  The generated table is order-only: it must exist
+# before the first compile; once it does, the .d files of its users name it.
+DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+# A build folder made before the .d files existed would never see a header
+# change: this stamp, made once per folder, is newer than all its objects,
+# so they are rebuilt once (and write their .d files).
+DEPS_STAMP := $(BUILD)/.deps-mmd
+$(DEPS_STAMP):
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/obj/%.o: %.c $(DEPS_STAMP) | preflight $(BUILD)/gen/cuda_table.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# The options table expands inside config.c (parser, names, visitor).
-$(BUILD)/obj/common/config.o: common/options.def
+# Hand-written entry points (preload/resolve/*.S): preprocessed, so they see the
+# same -D flags (the sanitizer builds' TP_C_WRAPPERS, the architecture).
+$(BUILD)/obj/%.o: %.S $(DEPS_STAMP) | preflight
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(wildcard */*.h) | preflight
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(DEPS_STAMP) | preflight
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+-include $(CORE_OBJS:=.d) $(PRELOAD_OBJS:=.d)
 
 # The CUDA wrappers are generated from the toolkit's headers on every build of
 # a new toolkit; see scripts/gen-cuda-wrappers.
 # One run writes both files: the table depends on the wrappers, so that a
 # parallel make runs the generator once (two targets of one rule would be two
 # runs racing on the same temporary files).
-$(BUILD)/gen/cuda_wrappers.c: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
+# The generator rewrites a file only when its text changes (so that the
+# objects built from it are not rebuilt for nothing); the stamp records that
+# it ran, so that make does not run it again on every build.
+$(BUILD)/gen/.stamp: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
 	@mkdir -p $(BUILD)/gen
 	$(PYTHON) scripts/gen-cuda-wrappers --cuda-home "$(CUDA_HOME)" --out $(BUILD)/gen
+	@touch $@
 
+$(BUILD)/gen/cuda_wrappers.c: $(BUILD)/gen/.stamp
+	@:
 $(BUILD)/gen/cuda_table.h: $(BUILD)/gen/cuda_wrappers.c
+	@:
 
 $(LIB): $(CORE_OBJS) $(PRELOAD_OBJS) preload/exports.map
 	@echo "  LD      $@"
@@ -130,50 +155,46 @@ $(BUILD)/traceprof: scripts/traceprof-launcher $(PKG_PY) VERSION
 	cp VERSION $(BUILD)/python/traceprof/VERSION
 	cp scripts/traceprof-launcher $@ && chmod +x $@
 
-$(BUILD)/test/test_%: test/unit/test_%.c $(CORE_LIB) $(wildcard test/unit/*.h) | preflight
-	@mkdir -p $(dir $@)
-	@echo "  TEST    $@"
-	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(CORE_LIB) $$(pkg-config --libs check) $(LIBS) $(EXTRA_LDFLAGS)
-
-$(BUILD)/test/prog_%: test/programs/%.c preload/traceprof.h | preflight
-	@mkdir -p $(dir $@)
-	@echo "  PROG    $@"
-	@$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread -lm $(EXTRA_LDFLAGS)
-
-$(BUILD)/bench/%: bench/%.c $(CORE_LIB) | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< $(CORE_LIB) $(LIBS)
+# The test fixtures' and the benchmarks' rules are in their own makefiles.
+include test/fixtures.mk
+include bench/bench.mk
 
 # The tests' packages (clang, uftrace, Node.js, ...) and venvs (PyTorch, the
 # wheel tools): install-deps --check says what is missing without
-# installing; only then does install-deps --with-optional run (it says what
-# it installs).  After preflight, so that two apt-get never run at once.
+# installing; check-deps says so with the fix (install-deps --with-optional)
+# and goes on (the tests that need them print SKIP).
 check-deps: preflight
-	@m=$$($(TP_INSTALL_DEPS) --check --with-optional) || { \
-	    echo "traceprof: make check: the tests need what is $$m; running $(TP_INSTALL_DEPS) --with-optional" >&2; \
-	    $(TP_INSTALL_DEPS) --with-optional || { echo "traceprof: $(TP_INSTALL_DEPS) --with-optional failed (above); the tests that need it will SKIP" >&2; }; }
+	@m=$$($(TP_INSTALL_DEPS) --check --with-optional) || \
+	    echo "traceprof: make check: the tests need what is $$m; run '$(TP_INSTALL_DEPS) --with-optional' to install it (the tests that need it SKIP meanwhile)" >&2
 
-check: all $(UNIT_BINS) $(PROG_BINS) check-deps
-	@$(MAKE) --no-print-directory check-python
-	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) PYTHON=$(PYTHON) test/run-all $(UNIT_BINS)
+# `make check T="NAME ..."`: only the tests of those names, of any kind (a
+# Check suite test/unit/test_NAME.c, test/integration/NAME.sh, pytest's
+# test/python/test_NAME.py or FILE.py::TEST; test/run-all resolves them),
+# building the named suites and what the integration tests need.
+T_UNIT_BINS := $(foreach n,$(T),$(patsubst test/unit/%.c,$(BUILD)/test/%,$(firstword \
+                 $(wildcard test/unit/test_$(patsubst test_%,%,$(n)).c))))
+
+check: all $(if $(T),$(T_UNIT_BINS),$(UNIT_BINS)) $(PROG_BINS) $(if $(T),,check-deps)
+	@echo "make check: one test of any kind: make check T=NAME (test/unit/test_NAME.c, test/integration/NAME.sh, test/python/test_NAME.py or FILE.py::TEST; several: T=\"A B\")"
+	@$(if $(T),true,$(MAKE) --no-print-directory check-python)
+	@BUILD=$(BUILD) CUDA_HOME=$(CUDA_HOME) PYTHON=$(PYTHON) TP_T='$(T)' test/run-all $(if $(T),$(T_UNIT_BINS),$(UNIT_BINS))
 
 # make check-python: the Python package's own tests (test/python; issue 45
 # item 2) in the small pytest venv (pytest and hypothesis: scripts/install-deps
-# makes it, and this target asks it to when the venv is missing), without the
-# tests marked torchvenv (they need pyarrow or numpy): seconds, no build, no
-# torch.  integration/python_units.sh runs all of them with the torch venv.
-# The package comes from python/ (test/python/pytest.ini's pythonpath).  No
-# venv (no PyPI): SKIP with the reason.  Pure Python: not run again under a
-# sanitizer (check-asan, check-tsan).
+# makes it; like check-deps, this target installs nothing), without the tests
+# marked torchvenv (they need pyarrow or numpy): seconds, no build, no torch.
+# integration/python_units.sh runs all of them with the torch venv.  The
+# package comes from python/ (test/python/pytest.ini's pythonpath).  No venv:
+# SKIP with the fix.  Pure Python: not run again under a sanitizer
+# (check-asan, check-tsan).  make check runs it first, unless T= names tests.
 PYTEST_VENV ?= $(or $(TP_VENVS),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/traceprof/venvs)/pytest
 PYTEST_OK = $(PYTEST_VENV)/bin/python -c 'import pytest, hypothesis' 2>/dev/null
 .PHONY: check-python
 check-python:
 	@if [ -n "$$TP_SANITIZER" ]; then echo "check-python: pure Python, not run again under TP_SANITIZER=$$TP_SANITIZER"; exit 0; fi; \
-	$(PYTEST_OK) || $(TP_INSTALL_DEPS) --venv=pytest || true; \
 	if $(PYTEST_OK); then \
 	    PYTHONDONTWRITEBYTECODE=1 $(PYTEST_VENV)/bin/python -m pytest -q -m 'not torchvenv' test/python; \
-	else echo "SKIP: check-python: no pytest venv at $(PYTEST_VENV) (scripts/install-deps --venv=pytest makes it; it needs PyPI)"; fi
+	else echo "SKIP: check-python: no pytest venv at $(PYTEST_VENV); run '$(TP_INSTALL_DEPS) --venv=pytest' (or make deps) to make it (needs PyPI)"; fi
 
 check-unit: $(UNIT_BINS)
 	@BUILD=$(BUILD) test/run-all --unit-only $(UNIT_BINS)
@@ -193,190 +214,6 @@ demo: all $(PROG_BINS)
 clean:
 	rm -rf $(BUILD)
 	rm -rf python/traceprof.egg-info  # left by pip install . (make install)
-
-# ---- bench ----
-# Bench-only binaries that the bench/*.c rule above does not cover (bench/run
-# uses them).  build/bench/libcudart.so.13 is a STAND-IN for NVIDIA's runtime:
-# a no-op cudaLaunchKernel and cudaGetLastError (bench/standin/noop_cudart.c),
-# so that the benchmark measures what traceprof adds to an intercepted call.
-# build/bench/launch_loop calls it through the PLT and finds it by $ORIGIN.
-# build/bench/libcuda.so.1 is its driver stand-in (a no-op cuLaunchKernel,
-# which the runtime stand-in's __cudaLaunchKernel calls, as the real one
-# does); build/bench/cold_launch makes nvcc's launch sequence between bursts
-# of cache-evicting work (row 11).
-BENCH_STANDIN := $(BUILD)/bench/libcudart.so.13
-BENCH_DRIVER  := $(BUILD)/bench/libcuda.so.1
-BENCH_PROGS   := $(BUILD)/bench/launch_loop $(BUILD)/bench/cold_launch
-
-$(BENCH_DRIVER): bench/standin/noop_cuda.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcuda.so.1 -o $@ $<
-
-$(BENCH_STANDIN): bench/standin/noop_cudart.c $(BENCH_DRIVER) | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -shared -Wl,-soname,libcudart.so.13 -o $@ $< -L$(BUILD)/bench \
-	    -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
-
-$(BUILD)/bench/cold_launch: bench/prog/cold_launch.c bench/prog/cold_probe.S $(BENCH_STANDIN) | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< bench/prog/cold_probe.S -L$(BUILD)/bench \
-	    -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
-
-$(BUILD)/bench/launch_loop: bench/prog/launch_loop.c $(BENCH_STANDIN) preload/traceprof.h | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -fvisibility=default -o $@ $< -L$(BUILD)/bench \
-	    -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
-
-bench: $(BENCH_STANDIN) $(BENCH_PROGS)
-# test/integration/rel_burst.sh runs the bench's launch loop.
-check: $(BENCH_STANDIN) $(BENCH_PROGS)
-
-# ---- CUDA test stand-ins (test/standin) ----
-# Test-only libcuda.so.1 / libcudart.so.13 that succeed without a GPU, a
-# libcupti.so.13 that makes up one kernel per correlated call, and the
-# C programs that drive them (see test/standin/*.c and test/integration/cuda_*.sh).
-STANDIN_DIR  := $(BUILD)/standin
-STANDIN_BINS := $(STANDIN_DIR)/libcuda.so.1 $(STANDIN_DIR)/libcudart.so.13 \
-                $(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12 \
-                $(STANDIN_DIR)/standin_app \
-                $(STANDIN_DIR)/standin_dlopen \
-                $(STANDIN_DIR)/standin_capture \
-                $(STANDIN_DIR)/standin_graph
-STANDIN_CFLAGS := -O2 -g -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
-
-$(STANDIN_DIR)/libcuda.so.1: test/standin/fake_cuda.c test/standin/fake_cuda_launch.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $^ -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -lpthread
-	ln -sf libcuda.so.1 $(STANDIN_DIR)/libcuda.so
-
-# Like NVIDIA's, the stand-in runtimes version every symbol with their soname
-# (cudaMalloc@@libcudart.so.13), which decides what a caller binds to when two
-# runtimes are loaded.
-$(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/rt12/libcudart.so.12: test/standin/fake_cudart.c | preflight
-	@mkdir -p $(dir $@)
-	printf '%s { global: *; };\n' $(notdir $@) > $@.map
-	$(CC) $(STANDIN_CFLAGS) -DSTANDIN_MAJOR=$(subst .,,$(suffix $@)) -shared -o $@ $< \
-	    -Wl,-soname,$(notdir $@) -Wl,--version-script,$@.map -ldl
-	ln -sf $(notdir $@) $(dir $@)libcudart.so
-
-# ---- Local scopes (test/scope, test/integration/cuda_scope.sh) ----
-# Libraries that reach a CUDA runtime or driver in their own local scope, as
-# extension modules do: the test stand-ins of two runtime majors, the stand-in
-# driver, and the toolkit's real libcudart.so.13 when there is a toolkit.
-SCOPE_DIR  := $(STANDIN_DIR)/scope
-SCOPE_BINS := $(SCOPE_DIR)/scope_app $(SCOPE_DIR)/libprobe12.so $(SCOPE_DIR)/libprobe13.so \
-              $(SCOPE_DIR)/libprobe_drv.so $(SCOPE_DIR)/libinit_top.so \
-              $(if $(wildcard $(CUDA_HOME)/lib64/libcudart.so.13),$(SCOPE_DIR)/libprobe_real.so)
-
-$(SCOPE_DIR)/scope_app: test/scope/scope_app.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl -lpthread
-
-$(SCOPE_DIR)/libinit_a.so: test/scope/init_order.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -DINIT_A -shared -o $@ $< -ldl
-
-$(SCOPE_DIR)/libinit_b.so: test/scope/init_order.c $(SCOPE_DIR)/libinit_a.so | preflight
-	$(CC) $(STANDIN_CFLAGS) -DINIT_B -shared -o $@ $< -L$(SCOPE_DIR) -l:libinit_a.so \
-	    -Wl,-rpath,'$$ORIGIN'
-
-$(SCOPE_DIR)/libinit_top.so: test/scope/init_order.c $(SCOPE_DIR)/libinit_b.so | preflight
-	$(CC) $(STANDIN_CFLAGS) -DINIT_TOP -shared -o $@ $< -L$(SCOPE_DIR) -Wl,--no-as-needed -l:libinit_b.so \
-	    -l:libinit_a.so -Wl,-rpath,'$$ORIGIN'
-
-$(SCOPE_DIR)/libprobe12.so: test/scope/probe.c $(STANDIN_DIR)/rt12/libcudart.so.12 | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(STANDIN_DIR)/rt12 -l:libcudart.so.12 \
-	    -Wl,-rpath,'$$ORIGIN/../rt12'
-
-$(SCOPE_DIR)/libprobe13.so: test/scope/probe.c $(STANDIN_DIR)/libcudart.so.13 | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(STANDIN_DIR) -l:libcudart.so.13 \
-	    -Wl,-rpath,'$$ORIGIN/..'
-
-$(SCOPE_DIR)/libprobe_drv.so: test/scope/probe.c $(STANDIN_DIR)/libcuda.so.1 | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -DPROBE_DRIVER -shared -o $@ $< -L$(STANDIN_DIR) -l:libcuda.so.1 \
-	    -Wl,-rpath,'$$ORIGIN/..'
-
-$(SCOPE_DIR)/libprobe_real.so: test/scope/probe.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -L$(CUDA_HOME)/lib64 -l:libcudart.so.13 \
-	    -Wl,-rpath,$(CUDA_HOME)/lib64
-
-# A plugin loaded, unloaded and loaded again (test/scope/reload.c,
-# test/integration/cuda_reload.sh): two builds of the stand-in runtime that
-# report different device counts (1 and 3), each beside its own plugin, and
-# a plugin linked with the toolkit's real runtime.
-RELOAD_BINS := $(SCOPE_DIR)/reload_app $(SCOPE_DIR)/reload_a/libplugin.so \
-               $(SCOPE_DIR)/reload_b/libplugin.so \
-               $(if $(wildcard $(CUDA_HOME)/lib64/libcudart.so.13),$(SCOPE_DIR)/libplugin_real.so)
-
-$(SCOPE_DIR)/reload_app: test/scope/reload.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl
-
-$(SCOPE_DIR)/reload_a/libcudart.so.13 $(SCOPE_DIR)/reload_b/libcudart.so.13: test/standin/fake_cudart.c | preflight
-	@mkdir -p $(dir $@)
-	printf '%s { global: *; };\n' $(notdir $@) > $@.map
-	$(CC) $(STANDIN_CFLAGS) $(if $(findstring reload_a,$@),-DSTANDIN_DEVICES=1 -DSTANDIN_PAD=2,-DSTANDIN_DEVICES=3 -DSTANDIN_PAD=1) -shared -o $@ $< \
-	    -Wl,-soname,$(notdir $@) -Wl,--version-script,$@.map -ldl
-
-$(SCOPE_DIR)/reload_%/libplugin.so: test/scope/reload.c $(SCOPE_DIR)/reload_%/libcudart.so.13 | preflight
-	$(CC) $(STANDIN_CFLAGS) -DRELOAD_PLUGIN -shared -o $@ $< -L$(dir $@) -l:libcudart.so.13 \
-	    -Wl,-rpath,'$$ORIGIN'
-
-$(SCOPE_DIR)/libplugin_real.so: test/scope/reload.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -DRELOAD_PLUGIN -shared -o $@ $< -L$(CUDA_HOME)/lib64 -l:libcudart.so.13 \
-	    -Wl,-rpath,$(CUDA_HOME)/lib64
-
-check: $(SCOPE_BINS) $(RELOAD_BINS)
-
-# A preloaded CUDA interposer (test/integration/cuda_shim.sh): unversioned,
-# and versioned as another runtime major's (libshim12.so); a program linked
-# with the stand-in runtime.
-SHIM_BINS := $(STANDIN_DIR)/libshim.so $(STANDIN_DIR)/libshim12.so $(STANDIN_DIR)/shim_app
-
-$(STANDIN_DIR)/libshim.so: test/standin/shim.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -ldl
-
-$(STANDIN_DIR)/libshim12.so: test/standin/shim.c | preflight
-	@mkdir -p $(dir $@)
-	printf 'libcudart.so.12 { global: cudaGetDeviceCount; local: *; };\n' > $@.map
-	$(CC) $(STANDIN_CFLAGS) -shared -o $@ $< -Wl,--version-script,$@.map -ldl
-
-$(STANDIN_DIR)/shim_app: test/standin/shim_app.c $(STANDIN_DIR)/libcudart.so.13 | preflight
-	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
-
-check: $(SHIM_BINS)
-
-# With the toolkit's CUPTI headers: the stand-in writes their record layouts.
-# Built twice: as our major's libcupti, and as another major's (cupti12/),
-# which a program may have loaded already.  The soname is the file's name.
-$(STANDIN_DIR)/libcupti.so.13 $(STANDIN_DIR)/cupti12/libcupti.so.12: test/standin/fake_cupti.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $< -Wl,-soname,$(notdir $@) \
-	    -lpthread
-
-$(STANDIN_DIR)/standin_app: test/standin/standin_app.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1 | preflight
-	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -lcudart -ldl -Wl,--no-as-needed -lstdc++ \
-	    -Wl,-rpath,'$$ORIGIN'
-
-$(STANDIN_DIR)/standin_capture: test/standin/standin_capture.c $(STANDIN_DIR)/libcudart.so.13 $(STANDIN_DIR)/libcuda.so.1 | preflight
-	$(CC) $(STANDIN_CFLAGS) -I. -o $@ $< -L$(STANDIN_DIR) -lcudart -lcuda -ldl \
-	    -Wl,-rpath,'$$ORIGIN'
-
-$(STANDIN_DIR)/standin_graph: test/standin/standin_graph.c $(STANDIN_DIR)/libcuda.so.1 | preflight
-	$(CC) $(STANDIN_CFLAGS) -o $@ $< -L$(STANDIN_DIR) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
-
-$(STANDIN_DIR)/standin_dlopen: test/standin/standin_dlopen.c | preflight
-	@mkdir -p $(dir $@)
-	$(CC) $(STANDIN_CFLAGS) -o $@ $< -ldl
-
-$(BUILD)/bench/bench_cuda: $(STANDIN_DIR)/libcudart.so.13
-check: $(STANDIN_BINS)
 
 # ---- install / uninstall ----
 # make install [PREFIX=/usr/local] [DESTDIR=...] [PYTHON=python3]: pip is the
@@ -466,11 +303,11 @@ SAN_TSAN := -fsanitize=thread -fno-omit-frame-pointer
 
 # The sanitizer runtimes call dlsym() while they initialise, before their
 # shadow memory exists; traceprof interposes dlsym, so the code that a dlsym
-# call reaches first (preload/cuda_dlsym.c, the name lookup in
-# preload/cuda_match.c, over the table of collector/cuda_record.c) must not
-# be instrumented.
+# call reaches first (preload/resolve/cuda_dlsym.c, the name lookup in
+# preload/resolve/cuda_match.c, over the table of collector/cuda_record.c)
+# must not be instrumented.
 ifneq ($(filter build-asan build-tsan,$(BUILD)),)
-$(BUILD)/obj/preload/cuda_dlsym.o $(BUILD)/obj/preload/cuda_match.o \
+$(BUILD)/obj/preload/resolve/cuda_dlsym.o $(BUILD)/obj/preload/resolve/cuda_match.o \
     $(BUILD)/obj/collector/cuda_record.o $(BUILD)/obj/common/dl.o: \
     override ALL_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS))
 endif

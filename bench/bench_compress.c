@@ -348,6 +348,9 @@ struct bc_result {
 static const char *bc_folder;
 /* TRACEPROF_ZSTD_THREADS of the run: 0, the flush thread compresses. */
 static int bc_threads;
+/* Events between two flushes of the writer (0: none): the flush thread's
+ * drain to disk every 0.5 s (collector/parts.c), a compressor block end. */
+static uint64_t bc_flush_every;
 
 /* Writes one trace file of n events and returns its figures. */
 static int bc_run(int compress, int level, enum bc_mix mix, uint64_t n, struct bc_result *res)
@@ -400,6 +403,8 @@ static int bc_run(int compress, int level, enum bc_mix mix, uint64_t n, struct b
 			bc_step_event(w, &s);
 		else
 			bc_result_event(w, &s);
+		if (bc_flush_every && (i + 1) % bc_flush_every == 0)
+			tp_writer_flush(w);
 	}
 	/* The footer's few bytes are left out: per event they are nothing. */
 	uint64_t json_bytes = tp_writer_bytes(w);
@@ -595,6 +600,23 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	bc_threads = 0;
+	/* The cost of the 0.5 s drains (issue 44): the same files with a flush
+	 * every N events, N the events of a drain interval. */
+	static const struct { const char *mix; enum bc_mix m; int sink; uint64_t every; } fl[] = {
+		{ "step mix", BC_STEPS, TP_SINK_ZSTD, 50000 }, { "step mix", BC_STEPS, TP_SINK_ZSTD, 5000 },
+		{ "step mix", BC_STEPS, TP_SINK_ZSTD, 500 }, { "iid mix", BC_IID, TP_SINK_ZSTD, 5000 },
+		{ "iid mix", BC_IID, TP_SINK_GZIP, 5000 } };
+	for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++) {
+		char label[64];
+		bc_flush_every = fl[i].every;
+		snprintf(label, sizeof(label), "%s, %s -%d, flush/%llu", fl[i].mix,
+			 fl[i].sink == TP_SINK_GZIP ? "gzip" : "zstd",
+			 fl[i].sink == TP_SINK_GZIP ? 1 : bc_default_level(),
+			 (unsigned long long)fl[i].every);
+		if (bc_setting(label, fl[i].sink, bc_default_level(), fl[i].m, n, runs))
+			return 1;
+	}
+	bc_flush_every = 0;
 	if (!bc_only)
 		bc_stacks(runs);
 	return 0;

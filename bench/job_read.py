@@ -23,6 +23,11 @@ without a table (gentrace.py without --aggregate: what a torch.profiler or
 Perfetto file without a footer takes), its time, MB/s and peak memory, and
 the same of a file of a fifth of that size: the memory must not grow.
 
+The readers' speed (issue 43 item 5): reader_speed, `summary --from-events`
+and `export --parquet` of one 100 MB file and of the job, in MB/s, against
+another checkout's command with BENCH_TP_BEFORE (BENCH_READERS=0 leaves it
+out).
+
 Prints lines `name: value` (seconds, MiB)."""
 import json
 import os
@@ -232,6 +237,63 @@ def export_speed(tmp, job, ranks, mb_one):
     os.unlink(one)
 
 
+def reader_speed(tmp, job, ranks, mb_one):
+    """Issue 43 item 5, the readers' row: MB/s of `summary --from-events`
+    (one file of mb_one MB without a table, and --by rank over the job of
+    ranks x 1 MB) and of `export --parquet` (the same two inputs), in
+    interleaved rounds (BENCH_READ_ROUNDS, default 3) of this tree's command
+    and, with BENCH_TP_BEFORE=PATH (another checkout's python/traceprof),
+    that one's: medians of wall and CPU time, MB per wall and per CPU
+    second; the outputs of the two compared (CSV bytes; datasets byte for
+    byte)."""
+    import statistics
+    rounds = int(os.environ.get("BENCH_READ_ROUNDS", "3"))
+    before = os.environ.get("BENCH_TP_BEFORE")
+    one = os.path.join(tmp, "read-one.trace.json")
+    subprocess.run([PY, GEN, one, "--mb", str(mb_one), "--gpu"], check=True,
+                   stderr=subprocess.DEVNULL)
+    jobmb = sum(os.path.getsize(os.path.join(job, f)) for f in os.listdir(job)) / 1e6
+    cases = [("summary --from-events, 1 file of %g MB" % mb_one, os.path.getsize(one) / 1e6,
+              lambda tp, out: measure([PY, tp, "summary", "--from-events", "--csv", "--top", "0",
+                                       one], out + ".csv")),
+             ("summary --by rank --from-events, %d ranks x 1 MB" % ranks, jobmb,
+              lambda tp, out: measure([PY, tp, "summary", "--by", "rank", "--from-events",
+                                       "--csv", "--top", "0", job], out + ".csv")),
+             ("export --parquet, 1 file of %g MB" % mb_one, os.path.getsize(one) / 1e6,
+              lambda tp, out: (shutil.rmtree(out, ignore_errors=True),
+                               measure([PY, tp, "export", "--parquet", out, one]))[1]),
+             ("export --parquet, %d ranks x 1 MB" % ranks, jobmb,
+              lambda tp, out: (shutil.rmtree(out, ignore_errors=True),
+                               measure([PY, tp, "export", "--parquet", out, job]))[1])]
+    tps = [("this", TP)] + ([("before", before)] if before else [])
+    for label, size, run in cases:
+        got = {h: [] for h, _ in tps}
+        for _ in range(rounds):
+            for how, tp in tps:
+                dt, mib = run(tp, os.path.join(tmp, "read-" + how))
+                got[how].append((dt, measure.cpu, mib))
+        med = {h: [statistics.median(x[i] for x in got[h]) for i in range(3)] for h in got}
+        for how, _ in tps:
+            dt, cpu, mib = med[how]
+            print("readers, %s, %s: %.2f s (%.1f MB/s), %.2f CPU s (%.1f MB per CPU second), "
+                  "%.0f MiB; medians of %d interleaved rounds"
+                  % (label, how, dt, size / dt, cpu, size / cpu, mib, rounds))
+        if before:
+            a, b = os.path.join(tmp, "read-this"), os.path.join(tmp, "read-before")
+            same = _same_tree(a, b) if os.path.isdir(a) else _same_file(a + ".csv", b + ".csv")
+            print("readers, %s: before / this %.2fx (wall), %.2fx (CPU); outputs %s"
+                  % (label, med["before"][0] / med["this"][0], med["before"][1] / med["this"][1],
+                     "identical" if same else "DIFFER"))
+        for how, _ in tps:
+            shutil.rmtree(os.path.join(tmp, "read-" + how), ignore_errors=True)
+    os.unlink(one)
+
+
+def _same_file(a, b):
+    with open(a, "rb") as x, open(b, "rb") as y:
+        return x.read() == y.read()
+
+
 def _same_tree(a, b):
     files = lambda top: sorted(os.path.relpath(os.path.join(d, f), top)
                                for d, _, fs in os.walk(top) for f in fs)
@@ -271,6 +333,8 @@ def main():
                            os.path.join(tmp, "sub%d" % n)])
         print("summary --by rank, %d ranks x %g MB, events (--from-events): %.2f s, %.0f MiB "
               "(%.1f s for all %d ranks at that rate)" % (n, mb, dt, mib, dt * ranks / n, ranks))
+        if os.environ.get("BENCH_READERS", "1") == "1":
+            reader_speed(tmp, job, ranks, 20 if os.environ.get("BENCH_QUICK") == "1" else 100)
         if os.environ.get("BENCH_EXPORT", "1") == "1":
             export_speed(tmp, job, ranks, 20 if os.environ.get("BENCH_QUICK") == "1" else 100)
         if os.environ.get("BENCH_SHAPES", "1") == "1":

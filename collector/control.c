@@ -8,6 +8,7 @@
 #include "collector/emit.h"
 #include "collector/activity.h"
 #include "collector/flush.h"
+#include "collector/live_steps.h"
 #include "common/log.h"
 
 /* First in tp_hot (link order): its line holds the other hot globals. */
@@ -213,6 +214,8 @@ static uint64_t advance(int user, uint64_t *now_state)
 			break;
 	}
 	uint64_t start = atomic_exchange_explicit(&step_start_ticks, now, memory_order_relaxed);
+	/* The live file's step times (collector/live.h): a few stores. */
+	tp_live_step_ended(step, start, now);
 	enum tp_action prev_action = tp_control_action(step);
 	enum tp_action cur_action = tp_control_action(step + 1);
 	if (tp_schedule_transition(prev_action, cur_action) & TP_TR_WARN)

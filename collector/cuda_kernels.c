@@ -173,7 +173,7 @@ const char *tp_cuda_kernels_name_len(const void *key, uint32_t *len)
 	return s->name ? s->name : e->name;
 }
 
-/* The capture side's driver lookup (preload/cuda_kernels.c).  Relaxed: a
+/* The capture side's driver lookup (preload/cuda_namer.c).  Relaxed: a
  * function pointer set once at start, to a function that lives as long as
  * the library; NULL (the unit tests, or not set yet): no driver names. */
 static const char *(*_Atomic driver_namer)(const void *f);

@@ -28,7 +28,7 @@ void tp_cuda_kernels_alias(const void *kernel, const void *host_fun);
 #define TP_CUDA_KERNELS_ASK_LATER ((const char *)1)
 /* Sets the flush thread's way to ask the driver for a CUfunction's or
  * CUkernel's (mangled) name, or NULL when it has none: the capture side's
- * (preload/cuda_kernels.c), which calls the real driver.  Set once at
+ * (preload/cuda_namer.c), which calls the real driver.  Set once at
  * start. */
 void tp_cuda_kernels_set_driver_namer(const char *(*fn)(const void *f));
 

@@ -1,6 +1,6 @@
 /* The CUDA function table (collector/cuda_record.h), from the generated
  * build/gen/cuda_table.h: read by the wrappers' name lookups
- * (preload/cuda_match.c) and by the decoder (collector/cuda_decode.c).
+ * (preload/resolve/cuda_match.c) and by the decoder (collector/cuda_decode.c).
  * Data only: the dlsym path reads it before a sanitizer's runtime is up,
  * so this file is built without instrumentation, as cuda_match.c is
  * (Makefile). */

@@ -16,7 +16,9 @@
 
 #include "collector/activity.h"
 #include "collector/control.h"
+#include "collector/cut.h"
 #include "collector/flush_int.h"
+#include "collector/live.h"
 #include "collector/fthread.h"
 #include "collector/rotate.h"
 #include "collector/store.h"
@@ -145,6 +147,7 @@ static int fl_thread_in_use(struct tp_thread *t, void *ctx)
 static void fl_thread_forget(struct tp_thread *t, void *ctx)
 {
 	(void)ctx;
+	tp_live_forget_thread(t);
 	tp_fthread_forget(t);
 }
 
@@ -172,6 +175,7 @@ static int fl_run_pass(void)
 		tp_wsm_finalize(&tp_fl.wsm, 0);
 	tp_threads_reap(fl_thread_in_use, fl_thread_forget, NULL);
 	tp_control_log_warnings();
+	tp_live_pass(now);
 	/* Pairs with the acquire load in tp_flush_sync(): a whole pass means
 	 * every record moved before it is converted. */
 	if (!backlog)
@@ -204,6 +208,7 @@ static void fl_final_save(void)
 	tp_fl_drain_final();
 	tp_wsm_exit(&tp_fl.wsm, step);
 	tp_control_log_warnings();
+	tp_live_final();
 	/* Release pairs with the acquire load in fl_wait_saved(). */
 	atomic_store_explicit(&F.saved, 1, memory_order_release);
 	fl_futex(&F.saved, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -212,6 +217,7 @@ static void fl_final_save(void)
 static void *fl_main(void *arg)
 {
 	(void)arg;
+	tp_cut_flush_thread(); /* earlier runs' cut windows: scanned here only */
 	tp_clock_recalibrate();
 	F.last_recal_ns = tp_clock_monotonic_ns();
 	uint64_t last_alone_check = F.last_recal_ns;
@@ -325,6 +331,9 @@ void tp_flush_need(void)
 		errno = saved;
 		return;
 	}
+	/* On this thread, before the flush thread exists: a program that exits
+	 * right after has its status kept all the same. */
+	tp_live_thread_started();
 	int rc = fl_start_thread();
 	/* Release: F.thread, written by pthread_create(), is seen by whoever
 	 * reads FL_RUNNING with acquire (fl_thread_state()). */
@@ -348,6 +357,7 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 	tp_fl.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
 					     (int64_t)tp_clock_monotonic_ns());
 	tp_fl_read_identity();
+	tp_live_init(cfg, vars);
 	const char *fmt = cfg->format == TP_FORMAT_PERFETTO ? "perfetto" : "json";
 	tp_fl.ops = tp_writer_find(fmt);
 	if (!tp_fl.ops) {
@@ -485,6 +495,7 @@ void tp_flush_after_fork_child(int follow)
 	atomic_store_explicit(&F.stop, 0, memory_order_relaxed);
 	tp_fl.pid = (int64_t)getpid();
 	tp_fl.vars.pid = tp_fl.pid;
+	tp_live_after_fork_child();
 	/* Another process of the same run (the run id is the parent's). */
 	tp_fl.start_wall = tp_clock_wall_offset_ns() + (int64_t)tp_clock_monotonic_ns();
 	/* A child writes its own files: without {pid} in the name, parent and

@@ -5,10 +5,13 @@
  *   window.c   which steps form a window, when it opens, closes, is saved
  *   drain.c    records out of the rings and the store, into their window
  *   parts.c    a window's part files: open, name, close, rotate
+ *   cut.c      earlier runs' cut windows, finished at a folder's first open
  *   footer.c   a part's metadata and footer, and drop attribution
  *   self.c     what it reads about its own process (/proc, through
  *              common/procfs.c)
  *   fthread.c  its own state of each program thread (collector/fthread.h)
+ *   live.c     the live file, once a second and at the final save
+ *              (collector/live.h)
  *   flush_state.c  the state below (struct tp_fl), defined apart from
  *              flush.c: flush.c calls the files above, none calls it back
  * The program's side reaches these files through nothing but atomics and

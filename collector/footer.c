@@ -9,7 +9,7 @@
 #include "collector/flush_int.h"
 #include "collector/fthread.h"
 #include "collector/nvtx_decode.h"
-#include "collector/nvtx_payload.h"
+#include "collector/nvtx_payload_decode.h"
 #include "collector/thread.h"
 #include "common/demangle.h"
 #include "common/layout.h"

@@ -7,7 +7,7 @@
 
 #include "collector/annos.h"
 #include "collector/convert.h"
-#include "collector/nvtx_payload.h"
+#include "collector/nvtx_payload_decode.h"
 #include "common/clock.h"
 #include "common/layout.h"
 

@@ -1,6 +1,6 @@
 /* NVTX extended payloads: registries and the flush thread's decoder
- * (collector/nvtx_payload.h). */
-#include "collector/nvtx_payload.h"
+ * (collector/nvtx_payload_decode.h). */
+#include "collector/nvtx_payload_decode.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

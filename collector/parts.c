@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collector/activity.h"
+#include "collector/cut.h"
 #include "collector/thread.h"
 #include "collector/flush_int.h"
 #include "collector/rotate.h"
@@ -136,7 +137,9 @@ static int pt_open(const struct tp_win *win, struct pt_files *w)
 	int have_pattern = pt_pattern(tp_fl.cfg.filename, pattern, sizeof(pattern)) == 0;
 	if (have_pattern)
 		pt_set_ext(pattern, sizeof(pattern));
-	if ((rc = tp_sink_mkdirs(w->folder)) < 0 ||
+	if ((rc = tp_sink_mkdirs(w->folder)) >= 0)
+		tp_cut_folder(w->folder); /* earlier runs' cut windows: once a folder */
+	if (rc < 0 ||
 	    (rc = tp_sink_open(&pt->sink, w->folder, name, tp_fl.cfg.compress,
 			       tp_fl.cfg.zstd_level, tp_fl.cfg.overwrite)) < 0) {
 		tp_error("cannot create a trace file in '%s': %s; window from step %llu not saved",

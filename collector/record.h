@@ -34,8 +34,8 @@ enum tp_rec_flags {
 	TP_RF_STACK = 1u << 1,	/* extras end with a stack: u64 depth, then IPs */
 	TP_RF_TRUNC = 1u << 2,	/* the string was cut to fit TP_REC_MAX_EXTRA */
 	TP_RF_CUDA_DRIVER = 1u << 3, /* API record of a driver (cu*) function */
-	TP_RF_PYSTACK = 1u << 4, /* after the stack: u64 n, then n Python frames (collector/pystack.h) */
-	TP_RF_PAYLOAD = 1u << 5, /* TP_REC_RANGE: after the string, an NVTX payload (collector/nvtx_payload.h) */
+	TP_RF_PYSTACK = 1u << 4, /* after the stack: u64 n, then n Python frames (collector/pystack_decode.h) */
+	TP_RF_PAYLOAD = 1u << 5, /* TP_REC_RANGE: after the string, an NVTX payload (collector/nvtx_payload_decode.h) */
 	/* MARKER_BEGIN, INSTANT: the string is the name then, without a
 	 * separator, the categories ("forward,train"); arg[0] = the name's
 	 * length.  One string, so that a stack still follows its NUL. */

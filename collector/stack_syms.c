@@ -11,6 +11,7 @@
 #include "common/demangle.h"
 #include "common/hashmap.h"
 #include "common/log.h"
+#include "common/self_image.h"
 
 /* Demangled template names can run to kilobytes; a viewer shows the start. */
 #define ST_MAX_NAME 1024
@@ -20,7 +21,9 @@ static struct {
 	size_t nsyms, syms_cap;
 	struct tp_map sym_tab; /* IP (never 0) -> index in syms */
 	int self_known;
-	const void *self_base; /* dli_fbase of traceprof's module, or NULL */
+	/* [self_lo, self_hi): traceprof's module (common/self_image.h), or
+	 * empty. */
+	uintptr_t self_lo, self_hi;
 } S;
 
 static const char *st_basename(const char *path)
@@ -31,23 +34,29 @@ static const char *st_basename(const char *path)
 
 void tp_stack_syms_set_self(const void *addr)
 {
-	Dl_info info;
+	struct tp_image im;
 	S.self_known = 1;
-	S.self_base = addr && dladdr(addr, &info) ? info.dli_fbase : NULL;
+	S.self_lo = S.self_hi = 0;
+	if (addr && !tp_image_of(addr, &im)) {
+		S.self_lo = im.lo;
+		S.self_hi = im.hi;
+	}
 }
 
 static void st_find_self(void)
 {
 	if (S.self_known)
 		return;
-	Dl_info info;
+	struct tp_image im;
 	S.self_known = 1;
-	S.self_base = NULL;
+	S.self_lo = S.self_hi = 0;
 	/* Inside a static test binary, the "own" module is the program: skip
 	 * nothing there. */
-	if (dladdr((const void *)tp_stack_syms_get, &info) &&
-	    !strncmp(st_basename(info.dli_fname), "libtraceprof", 12))
-		S.self_base = info.dli_fbase;
+	if (!tp_image_of((const void *)tp_stack_syms_get, &im) &&
+	    !strncmp(st_basename(im.name), "libtraceprof", 12)) {
+		S.self_lo = im.lo;
+		S.self_hi = im.hi;
+	}
 }
 
 /* Formats the frame at ip into a new st_sym.  Returns 0 or -1 (no memory). */
@@ -70,7 +79,7 @@ static int st_symbolize(uint64_t ip, int innermost, struct tp_stack_sym *out)
 		const char *mod = st_basename(info.dli_fname);
 		if (!mod[0])
 			mod = "?";
-		out->self = S.self_base && info.dli_fbase == S.self_base;
+		out->self = look >= S.self_lo && look < S.self_hi;
 		out->unwind = !strncmp(mod, "libunwind", 9);
 		if (info.dli_sname && info.dli_saddr) {
 			/* libstdc++ is loaded in any C++ program (PyTorch

@@ -1,5 +1,5 @@
 #include "collector/stacks.h"
-#include "collector/pystack.h"
+#include "collector/pystack_decode.h"
 #include "collector/stack_syms.h"
 
 #include <dlfcn.h>

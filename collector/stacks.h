@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "collector/record.h"
-#include "collector/pystack.h"
+#include "collector/pystack_decode.h"
 #include "format/writer.h"
 
 /* Captures skipped in or around signal handlers (preload/stack.c): the
@@ -42,7 +42,7 @@ extern _Atomic uintptr_t tp_stacks_sigreturn;
 /* A counted array in a record's extras x (max bytes): at offset off, a
  * 64-bit count n, then n 64-bit words.  Returns n and sets *out, or 0 (and
  * leaves *out) when the count does not fit in max.  Inline, as
- * tp_stacks_ips() below: collector/pystack.c reads its frames with them and
+ * tp_stacks_ips() below: collector/pystack_decode.c reads its frames with them and
  * stacks.c calls pystack.c, so pystack.c never calls back into stacks.c. */
 static inline size_t tp_stacks_counted(const char *x, size_t max, size_t off,
 				       const uint64_t **out)

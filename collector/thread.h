@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collector/live_pub.h"
 #include "collector/ring.h"
 
 /* 1: the x86-64 assembly wrappers test "tp_self <= 1" for NULL or gone
@@ -54,6 +55,9 @@ struct tp_thread {
 	 * the thread's first drain.  The program's thread never reads it, so the
 	 * hooks see only the fields above. */
 	struct tp_fthread *fl;
+	/* Where the thread is right now (collector/live_pub.h): written by
+	 * the owner with atomics, read by the flush thread for the live file. */
+	struct tp_live_pub live;
 };
 
 /* The calling thread's state: NULL before its first event, TP_THREAD_GONE

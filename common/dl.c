@@ -23,9 +23,7 @@ void *tp_dl_glibc(const char *name)
 	return p;
 }
 
-typedef void *(*dl_dlsym_fn)(void *, const char *);
-
-void *tp_dl_sym(void *handle, const char *name)
+tp_dl_sym_fn tp_dl_real_dlsym(void)
 {
 	/* Written once; racing writers store the same address.  Relaxed: the
 	 * function is in libc, mapped before any of our code ran. */
@@ -37,9 +35,15 @@ void *tp_dl_sym(void *handle, const char *name)
 			return NULL;
 		atomic_store_explicit(&real, p, memory_order_relaxed);
 	}
-	dl_dlsym_fn fn;
+	tp_dl_sym_fn fn;
 	memcpy(&fn, &p, sizeof(fn));
-	return fn(handle, name);
+	return fn;
+}
+
+void *tp_dl_sym(void *handle, const char *name)
+{
+	tp_dl_sym_fn fn = tp_dl_real_dlsym();
+	return fn ? fn(handle, name) : NULL;
 }
 
 static char dl_self[4096];

@@ -16,6 +16,13 @@
  * exists, and preload/'s dlsym comes here the first time. */
 void *tp_dl_glibc(const char *name);
 
+/* glibc's dlsym, never preload/'s hook: found once (tp_dl_glibc) and kept.
+ * This is traceprof's one cache of it: preload/'s dlsym hook forwards to
+ * it and every lookup traceprof makes for itself goes through it.  NULL if
+ * this C library has none of the versions known. */
+typedef void *(*tp_dl_sym_fn)(void *, const char *);
+tp_dl_sym_fn tp_dl_real_dlsym(void);
+
 /* dlsym(handle, name) through glibc's dlsym.  RTLD_NEXT means the next
  * object after libtraceprof, as it would from any of its files. */
 void *tp_dl_sym(void *handle, const char *name);

@@ -15,7 +15,7 @@
  *
  * Not thread-safe: one thread owns a map (all of traceprof's maps belong to
  * the flush thread or to a writer).  A table that other threads read
- * without a lock keeps its own layout (see preload/cuda_kernels.c's note)
+ * without a lock keeps its own layout (see collector/cuda_kernels.c's note)
  * but still hashes with common/hash.h.
  *
  * Zero-initialised structs are empty maps; tp_*_free() returns them to

@@ -168,7 +168,7 @@
  * written exactly (near the base), decimals of up to DUR_PLACES_MAX places
  * are tried, then the TIME_PLACES duration is cut by up to DUR_TRIM_MAX ns
  * until the sum is not past the end.  Written by format/trace.c
- * (tr_put_dur); undone and redone when times move by
+ * (tp_trace_put_dur); undone and redone when times move by
  * python/traceprof/traces/shift.py (_end_ns, which searches the whole-ns
  * end within DUR_END_SEARCH ns of the rounded one); imitated by
  * test/lib/gentrace.py (span).  The algorithm itself is code on each side:

@@ -284,6 +284,19 @@ static struct tp_writer *pw_open(struct tp_sink *sink, const struct tp_writer_he
 	tp_doc_i64(&doc, TP_DI_NODE_RANK, h->node_rank);
 	if (h->launcher)
 		tp_doc_str(&doc, TP_HEADER_LAUNCHER, h->launcher);
+	/* The window, as the JSON's DOC_WINDOW: what `traceprof recover`
+	 * needs to finish the file of a process that died (its name, part,
+	 * first step, host, pid and rotation), read from this first instant. */
+	if (h->window_name) {
+		tp_doc_object(&doc, TP_DOC_WINDOW);
+		tp_doc_str(&doc, TP_WINDOW_NAME, h->window_name);
+		tp_doc_i64(&doc, TP_WINDOW_PART, h->window_part);
+		tp_doc_i64(&doc, TP_WINDOW_FIRST_STEP, h->window_first_step);
+		tp_doc_str(&doc, TP_WINDOW_HOST, h->hostname ? h->hostname : "");
+		tp_doc_i64(&doc, TP_WINDOW_PID, h->pid);
+		tp_doc_i64(&doc, TP_WINDOW_KEEP, h->window_keep);
+		tp_doc_end(&doc);
+	}
 	if (!doc.error)
 		pw_doc_event(pf, TP_DOC_HEADER, &doc);
 	tp_doc_free(&doc);

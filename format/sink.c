@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -133,6 +134,13 @@ int tp_sink_open(struct tp_sink **out, const char *folder, const char *name, int
 			s->tmp[0] = '\0';
 		goto fail;
 	}
+	/* A shared lock held as long as a process has the file open: the
+	 * kernel drops it at any death.  collector/cut.c (the next run's
+	 * finishing of cut windows) takes a file whose lock it cannot get as
+	 * one a live process writes, whatever /proc shows (a process in another
+	 * pid namespace sharing the folder).  Without flock (some file
+	 * systems) nothing changes here. */
+	(void)flock(s->file.fd, LOCK_SH | LOCK_NB);
 	/* Listed for _exit(), which removes it (sink_live.c); without the
 	 * folder's absolute path (no /proc) it is not, and stays as before. */
 	if (s->dir_abs)

@@ -8,7 +8,7 @@
  * Event times are given in CLOCK_MONOTONIC nanoseconds and written as
  * microseconds relative to baseTimeNanoseconds: ts with 3 decimals, dur as
  * double(end) - double(ts), exactly (up to about 10 decimals; see
- * tr_put_dur() in trace.c), so that readers' double sums ts + dur land
+ * tp_trace_put_dur() in trace_dur.c), so that readers' double sums ts + dur land
  * exactly on the end. */
 #ifndef TP_FORMAT_TRACE_H
 #define TP_FORMAT_TRACE_H

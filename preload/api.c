@@ -7,7 +7,7 @@
 #include "collector/emit.h"
 #include "preload/export.h"
 #include "preload/hook.h"
-#include "preload/init.h"
+#include "preload/state.h"
 
 /* Whether this process records: 0 without profiling (TRACEPROF_ENABLE=0, a
  * configuration error, an internal failure).  For the Python hook's

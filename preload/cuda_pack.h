@@ -14,24 +14,27 @@
 
 #include "collector/cuda_kernels.h" /* the registration hooks */
 #include "collector/cuda_record.h" /* the table, the argument layouts */
+#include "common/dl.h" /* tp_dl_sym_fn */
 #include "cuda_table.h" /* generated: TP_CUDA_FUNCS, TP_CUDA_NFUNCS */
 
 /* What a wrapper returns when the real function cannot be found
  * (CUDA_ERROR_UNKNOWN and cudaErrorUnknown). */
 #define TP_CUDA_NO_REAL 999
 
-/* The exported wrappers by id (generated). */
+/* The exported wrappers by id (generated).  preload/resolve/ reads it to
+ * answer a dlsym or cuGetProcAddress with a wrapper: resolution's one
+ * reference back to capture, an address table written at link time, and
+ * why scripts/check-layers leaves the generated object out. */
 extern void *const tp_cuda_wrappers[TP_CUDA_NFUNCS + 1];
 /* The real functions by id, for every caller at once: published and
- * withdrawn by preload/cuda_scope.c (NULL: ask per caller). */
+ * withdrawn by preload/resolve/cuda_scope.c (NULL: ask per caller). */
 extern void *_Atomic tp_cuda_reals[TP_CUDA_NFUNCS + 1];
 
-/* libc's dlsym, never our hook (preload/cuda_dlsym.c, which hands out our
- * wrappers): found once by version.  NULL if not found. */
-typedef void *(*tp_dlsym_fn)(void *, const char *);
-void *tp_cuda_dlsym_resolve(void);
+/* libc's dlsym, never our hook (preload/resolve/cuda_dlsym.c, which hands out our
+ * wrappers): common/dl.h's tp_dl_real_dlsym() finds it once by version. */
+typedef tp_dl_sym_fn tp_dlsym_fn;
 
-/* Slow path of the lookups below (preload/cuda_scope.c): the real function
+/* Slow path of the lookups below (preload/resolve/cuda_scope.c): the real function
  * that `caller` (a return address; NULL: traceprof's own use) reaches.
  * Never returns a traceprof wrapper.  NULL when nothing defines it. */
 void *tp_scope_resolve(uint32_t id, const void *caller);
@@ -39,7 +42,7 @@ void *tp_scope_resolve(uint32_t id, const void *caller);
 /* The real function if it is already known for every caller, else NULL (the
  * wrappers' first test: their slow path then asks tp_cuda_real_at()).
  * Relaxed: a function's code never changes, so the pointer is all that needs
- * to be seen; preload/cuda_scope.c publishes and withdraws it under its lock
+ * to be seen; preload/resolve/cuda_scope.c publishes and withdraws it under its lock
  * and a racing reader at worst takes the slow path. */
 static inline __attribute__((always_inline)) void *tp_cuda_real_known(uint32_t id)
 {
@@ -69,7 +72,7 @@ void *tp_cuda_set_real(uint32_t id, void *p);
 
 /* The wrappers of the portable C form (no assembly entry points) call their
  * recording half with a normal call, so they leave the caller's return
- * address here for it (preload/cuda_dlsym.c). */
+ * address here for it (preload/resolve/cuda_dlsym.c). */
 extern __thread const void *tp_cuda_caller;
 
 /* Which recorded calls a trace holds (TRACEPROF_CUDA_CALLS, preload/cuda_calls.c),
@@ -99,7 +102,7 @@ static inline __attribute__((always_inline)) void tp_cuda_in_runtime_add_hot(int
 }
 void tp_cuda_calls_configure(int all);
 
-/* Name lookups (preload/cuda_match.c). */
+/* Name lookups (preload/resolve/cuda_match.c). */
 int tp_cuda_find(const char *name);
 /* Non-zero when name is a variant of symbol: symbol, then optionally _vN,
  * then optionally _ptsz or _ptds. */

@@ -19,9 +19,10 @@
  *     calling CUPTI, flushes CUPTI one last time and has the records copied
  *     out of its buffers; after it nothing calls CUPTI.
  *   - Another CUPTI client (torch.profiler, ...) registering its buffer
- *     callbacks, on its own thread (tp_cupti_client_register, through
- *     preload/cupti_hook.c): traceprof gives CUPTI up to it, or never loads
- *     it if that client came first. */
+ *     callbacks, on its own thread (client_register(), which
+ *     preload/resolve/cupti_hook.c calls through the pointer set at
+ *     start): traceprof gives CUPTI up to it, or never loads it if that
+ *     client came first. */
 #include "preload/cupti.h"
 
 #include <errno.h>
@@ -33,9 +34,9 @@
 #include "collector/cupti_queue.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "preload/cupti_hook.h"
+#include "preload/resolve/cupti_hook.h"
 #include "preload/cupti_internal.h"
-#include "preload/init.h"
+#include "preload/state.h"
 #include "preload/sources.h"
 
 _Atomic int tp_cupti_corr_on;
@@ -177,7 +178,7 @@ static void load_locked(void)
 static void load(void)
 {
 	pthread_mutex_lock(&client_mu);
-	if (other_client)
+	if (other_client || tp_cupti_hook_early())
 		tp_cupti_give_up("another CUPTI client, such as torch.profiler, registered its "
 				 "activity callbacks first and keeps CUPTI");
 	else
@@ -215,8 +216,10 @@ static void yield(void)
 		step);
 }
 
-CUptiResult tp_cupti_client_register(tp_cupti_register_fn real, CUpti_BuffersCallbackRequestFunc req,
-				     CUpti_BuffersCallbackCompleteFunc complete)
+/* The handler of another client's registration (preload/resolve/cupti_hook.h),
+ * handed to cupti_hook.c by tp_cupti_start(). */
+static CUptiResult client_register(tp_cupti_register_fn real, CUpti_BuffersCallbackRequestFunc req,
+				   CUpti_BuffersCallbackCompleteFunc complete)
 {
 	/* NULL callbacks: CUPTI refuses them and changes nothing. */
 	if (!req || !complete)
@@ -360,6 +363,7 @@ static void sync_now(int how)
 int tp_cupti_start(const struct tp_config *cfg)
 {
 	mode = cfg->cupti;
+	tp_cupti_hook_set_client(client_register);
 	tp_cupti_report_status(mode == TP_CUPTI_OFF ? "off" : "not loaded: no successful cuInit");
 	return 0;
 }

@@ -10,7 +10,7 @@
  *   preload/cupti_buffers.c  CUPTI's two buffer callbacks: buffers from and
  *                            to the collector's queue
  *   preload/cupti_devices.c  device properties, through the real driver
- *   preload/cupti_hook.c     the interposed cuptiActivityRegisterCallbacks
+ *   preload/resolve/cupti_hook.c     the interposed cuptiActivityRegisterCallbacks
  *
  * The buffers are queued, walked, decoded and freed on the collector side
  * (collector/cupti_queue.c, cupti_decode.c), whose flush plugin
@@ -89,7 +89,7 @@ int tp_cupti_open(char *err, size_t errlen);
 /* CUPTI's text for r ("unknown CUPTI error" when it has none). */
 const char *tp_cupti_result_str(CUptiResult r);
 
-/* A lookup with libc's dlsym, never our hook (preload/cuda_dlsym.c). */
+/* A lookup with libc's dlsym, never our hook (preload/resolve/cuda_dlsym.c). */
 void *tp_cupti_real_sym(void *h, const char *name);
 
 /* ---- cupti_buffers.c ---- */

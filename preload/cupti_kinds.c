@@ -2,7 +2,13 @@
  * steps around the recording ones, off otherwise (TRACEPROF_STEPS), so that
  * steps that record nothing pay nothing for CUPTI.  Callers hold
  * preload/cupti.c's client lock, which orders these switches with loading,
- * exit and another client's registration. */
+ * exit and another client's registration.
+ *
+ * A loop of two files with cupti.c, on purpose (scripts/check-layers allows
+ * it): the switches are steps of cupti.c's state machine, which calls them,
+ * and a kind CUPTI refuses gives CUPTI up through that machine
+ * (tp_cupti_give_up) as any other failure does.  Handing these files each
+ * other as function pointers would keep the same loop out of sight. */
 #include "collector/control.h"
 #include "common/log.h"
 #include "preload/cupti.h"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dl.h"
 #include "common/log.h"
 #include "preload/cuda_pack.h"
 #include "preload/cupti_internal.h"
@@ -71,7 +72,7 @@ static void *open_cupti(char *err, size_t errlen)
  * interposed cuptiActivityRegisterCallbacks. */
 void *tp_cupti_real_sym(void *h, const char *name)
 {
-	tp_dlsym_fn dl = (tp_dlsym_fn)tp_cuda_dlsym_resolve();
+	tp_dlsym_fn dl = tp_dl_real_dlsym();
 	return dl ? dl(h, name) : NULL;
 }
 

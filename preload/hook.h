@@ -63,7 +63,7 @@ int tp_pystack_init(void);
 /* The calling thread's Python frames, innermost first: from its shadow
  * stack (preload/pystack_profile.c) when it keeps one, else through the
  * frame API when it holds the GIL.  Fills at most max entries
- * (collector/pystack.h) and returns their number; 0 without Python. */
+ * (collector/pystack_decode.h) and returns their number; 0 without Python. */
 size_t tp_pystack_capture(uint64_t *out, size_t max);
 
 /* Captures the caller's stack into extras and emits (preload/stack.c). */
@@ -74,6 +74,16 @@ void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const c
  * first event and reads the configured clock.  Returns TP_SPAN_FULL, or
  * TP_SPAN_OFF when the thread cannot record. */
 int tp_span_begin_full(struct tp_span *sp, uint64_t state);
+
+/* The calling thread's state when it has one (it recorded before), else
+ * NULL, never creating it: for the live file's publication of a
+ * synchronization made while no window records (LIVE_ALWAYS in
+ * scripts/gen-cuda-wrappers), which allocates nothing and counts nothing. */
+static inline __attribute__((always_inline)) struct tp_thread *tp_live_self(void)
+{
+	struct tp_thread *t = tp_self;
+	return (uintptr_t)t > (uintptr_t)TP_THREAD_GONE ? t : NULL;
+}
 
 /* Non-zero when the current step does not record: one relaxed load of
  * tp_state (see collector/control.h for why no ordering is needed). */

@@ -1,23 +1,13 @@
 /* The library's constructor and destructor, and what ties the process's life
  * cycle to the collector: exit, SIGINT/SIGTERM, fork.
  *
- * The large loop of calls among preload/'s files starts here (scripts/
- * check-layers --loops lists it and two small ones, explained in
- * nvtx_payload.c and pystack.c), and it is there on purpose:
- * what runs in the program's threads is one machine with three entries,
- * the constructor (this file), the program's dl* calls (dl_open.c,
- * cuda_dlsym.c) and CUDA's own callbacks (cupti*.c), and each entry needs
- * the others' state.  The constructor starts the sources (sources.c ->
- * steps.c, which reads this file's configuration back); resolving a CUDA
- * function (cuda_dlsym.c -> cuda_scope*.c) must see which copies of a
- * library are loaded (copies.c), which itself resolves through
- * cuda_dlsym.c; a dlopen or dlclose of the program (dl_open.c) changes what
- * cuda_scope*.c may answer and keeps dlerror() as glibc would (dl_error.c),
- * which resolves glibc's own functions through cuda_dlsym.c; and CUPTI,
- * loaded through dl_open.c when the driver starts (cupti_hook.c), calls
- * back into cupti.c's state from its buffer callbacks.  Splitting these
- * would mean handing each file its neighbours as function pointers: the
- * same loop, out of the reader's sight. */
+ * This file is the top of preload/: it calls the sources, the resolution
+ * (preload/resolve/: copies, the dlopen hook's warm-up, NVTX's start-up) and
+ * CUPTI's start, and nothing calls back into it but the generated cuInit
+ * wrapper (tp_preload_on_cuinit()).  The state the other files read (whether
+ * the library records, the configuration) is in the leaf preload/state.c,
+ * which this file writes; scripts/check-layers fails on any loop of calls
+ * between files but the few it allows. */
 #include "preload/init.h"
 
 #include <errno.h>
@@ -37,18 +27,16 @@
 #include "common/preload_env.h"
 #include "format/template.h"
 #include "preload/cuda_pack.h"
-#include "preload/copies.h"
+#include "preload/resolve/copies.h"
 #include "preload/cupti.h"
+#include "preload/resolve/dl_hooks.h"
 #include "preload/export.h"
 #include "preload/hook.h"
-#include "preload/nvtx.h"
+#include "preload/resolve/nvtx_loader.h"
 #include "preload/sources.h"
+#include "preload/state.h"
 
 static struct tp_config cfg;
-/* 0: not started or disabled; 1: recording machinery up.  Written by the
- * constructor, the destructor and tp_preload_fail(); read relaxed by the API
- * (a stale value only delays a no-op). */
-static _Atomic int active;
 static int initialised;
 /* For the exit's "no trace file" line (say_why_no_file()): the first
  * successful cuInit (relaxed: read at exit, after the program's threads
@@ -57,19 +45,9 @@ static int initialised;
 static _Atomic int cuda_up;
 static int speaks;
 
-int tp_preload_active(void)
-{
-	return atomic_load_explicit(&active, memory_order_relaxed);
-}
-
-const struct tp_config *tp_preload_config(void)
-{
-	return &cfg;
-}
-
 void tp_preload_fail(const char *why)
 {
-	if (atomic_exchange_explicit(&active, 0, memory_order_relaxed))
+	if (tp_preload_clear_active())
 		tp_error("%s; recording is disabled for the rest of this process", why);
 	tp_control_disable();
 }
@@ -79,7 +57,7 @@ void tp_preload_fail(const char *why)
 static void sync_at_exit(void)
 {
 	/* Bounded: one pass converts what the rings hold, a few ms. */
-	if (atomic_load_explicit(&active, memory_order_relaxed))
+	if (tp_preload_active())
 		tp_flush_sync(2000);
 }
 
@@ -88,7 +66,7 @@ void tp_preload_on_cuinit(int result)
 	static _Atomic int registered;
 	if (result == 0)
 		atomic_store_explicit(&cuda_up, 1, memory_order_relaxed);
-	if (result == 0 && atomic_load_explicit(&active, memory_order_relaxed) &&
+	if (result == 0 && tp_preload_active() &&
 	    !atomic_exchange_explicit(&registered, 1, memory_order_relaxed))
 		atexit(sync_at_exit);
 	tp_cupti_on_cuinit(result);
@@ -121,9 +99,9 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 		for (;;)
 			pause();
 	}
-	if (atomic_load_explicit(&active, memory_order_relaxed))
+	if (tp_preload_active())
 		tp_flush_finish_from_signal(10000);
-	atomic_store_explicit(&active, 0, memory_order_relaxed);
+	tp_preload_set_active(0);
 	/* Hand the signal to whoever had it before us. */
 	if (old->sa_flags & SA_SIGINFO) {
 		if (old->sa_sigaction) {
@@ -221,9 +199,9 @@ TP_EXPORT int kill(pid_t pid, int sig);
 TP_EXPORT int kill(pid_t pid, int sig)
 {
 	int saved = errno;
-	if (atomic_load_explicit(&active, memory_order_relaxed) && kill_ends_self(pid, sig)) {
+	if (tp_preload_active() && kill_ends_self(pid, sig)) {
 		tp_flush_finish_from_signal(10000);
-		atomic_store_explicit(&active, 0, memory_order_relaxed);
+		tp_preload_set_active(0);
 	}
 	errno = saved;
 	return (int)syscall(SYS_kill, pid, sig);
@@ -245,11 +223,11 @@ static void atfork_child(void)
 	 * parent's steps and CUDA state but is not the job's process that
 	 * explains a missing file: the parent says it, once. */
 	speaks = 0;
-	if (!atomic_load_explicit(&active, memory_order_relaxed))
+	if (!tp_preload_active())
 		return;
 	tp_flush_after_fork_child(cfg.follow_fork);
 	if (!cfg.follow_fork)
-		atomic_store_explicit(&active, 0, memory_order_relaxed);
+		tp_preload_set_active(0);
 }
 
 /* ---- exec -------------------------------------------------------------- */
@@ -286,6 +264,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 	/* Found now, while one thread runs: later reads (NVTX's loader
 	 * window, a spawn's LD_PRELOAD) only read it. */
 	tp_dl_self_path();
+	tp_preload_set_config(&cfg);
 	if (tp_config_load(&cfg) < 0 || !cfg.enable)
 		goto out;
 	/* One recording copy per process (issue 30, item 7): the first in
@@ -301,7 +280,8 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		goto out;
 	}
 	/* Before any NVTX call can read it: NVTX users report to us. */
-	tp_nvtx_setenv();
+	if (tp_nvtx_setenv())
+		tp_dl_open_warm();
 	tp_hook_native_stack = cfg.with_stack;
 	/* TRACEPROF_PYTHON_STACK takes the same (cold) stack path; without
 	 * native frames the depth only has to be non-zero. */
@@ -336,6 +316,11 @@ __attribute__((constructor)) static void tp_preload_init(void)
 	if (tp_template_check(cfg.filename, err, sizeof(err)) < 0) {
 		tp_error("TRACEPROF_FILENAME: '%s': %s; profiling is disabled for this process",
 			 cfg.filename, err);
+		goto out;
+	}
+	if (cfg.live && tp_template_check(cfg.live_dir, err, sizeof(err)) < 0) {
+		tp_error("TRACEPROF_LIVE_DIR: '%s': %s; profiling is disabled for this process",
+			 cfg.live_dir, err);
 		goto out;
 	}
 	/* Before tp_control_init(), which starts the state with these reasons. */
@@ -374,7 +359,7 @@ __attribute__((constructor)) static void tp_preload_init(void)
 		install_signal(SIGTERM, &old_term);
 	}
 	pthread_atfork(NULL, NULL, atfork_child);
-	atomic_store_explicit(&active, 1, memory_order_relaxed);
+	tp_preload_set_active(1);
 	tp_debug("recording to %s/%s", cfg.folder, cfg.filename);
 out:
 	errno = saved;
@@ -413,7 +398,7 @@ static void say_why_no_file(uint64_t steps)
 __attribute__((destructor)) static void tp_preload_fini(void)
 {
 	int saved = errno;
-	if (atomic_exchange_explicit(&active, 0, memory_order_relaxed)) {
+	if (tp_preload_clear_active()) {
 		uint64_t steps = tp_control_current_step();
 		tp_flush_finish();
 		say_why_no_file(steps);

@@ -2,15 +2,6 @@
 #ifndef TP_PRELOAD_INIT_H
 #define TP_PRELOAD_INIT_H
 
-#include "common/config.h"
-
-/* Non-zero once the constructor has set everything up and until exit.  Hooks
- * work without it (they forward the call and record nothing). */
-int tp_preload_active(void);
-
-/* The configuration in force (valid when tp_preload_active()). */
-const struct tp_config *tp_preload_config(void);
-
 /* After each cuInit (generated wrapper): on the first successful one,
  * registers an exit handler that has the flush thread convert what was
  * recorded so far before the CUDA runtime tears down (its handlers were

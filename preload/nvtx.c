@@ -31,8 +31,8 @@
 #include "collector/nvtx_decode.h"
 #include "common/log.h"
 #include "preload/export.h"
-#include "preload/init.h"
-#include "preload/nvtx.h"
+#include "preload/state.h"
+#include "preload/resolve/nvtx_loader.h"
 #include "preload/nvtx_payload.h"
 #include "preload/steps.h"
 
@@ -193,10 +193,36 @@ static void range_begins(const char *name, size_t len)
 		tp_control_step();
 }
 
+/* The live file's view of this thread's open ranges (collector/live_pub.h),
+ * recording or not, once the thread has its state: a copy of the name (the
+ * program's string may be freed while the range is open) and the depth. */
+static void live_push(uint32_t level, const char *name, size_t len)
+{
+	struct tp_thread *t = tp_self;
+	if ((uintptr_t)t <= (uintptr_t)TP_THREAD_GONE)
+		return;
+	if (level < TP_LIVE_NVTX)
+		tp_live_name_set(&t->live.nvtx[level], name ? name : "", name ? len : 0,
+				 tp_clock_now());
+	/* Release: the slot above is complete before the depth that shows it
+	 * (pairs with the acquire load in collector/live.c). */
+	atomic_store_explicit(&t->live.nvtx_depth, level + 1, memory_order_release);
+}
+
+static void live_pop(uint32_t level)
+{
+	struct tp_thread *t = tp_self;
+	/* Relaxed: a reader that still sees the deeper level reports the
+	 * range one update longer. */
+	if ((uintptr_t)t > (uintptr_t)TP_THREAD_GONE)
+		atomic_store_explicit(&t->live.nvtx_depth, level, memory_order_relaxed);
+}
+
 static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *name, size_t len)
 {
 	range_begins(name, len);
 	uint32_t level = nvtx_depth++;
+	live_push(level, name, len);
 	emit(domain, TP_NVTX_PUSH, level, a, attr_category(a), name, len);
 	return NVTX_PUSH_POP_UNTRACKED;
 }
@@ -206,6 +232,7 @@ static int pop(uint64_t domain)
 	if (nvtx_depth == 0)
 		return NVTX_PUSH_POP_UNTRACKED;
 	uint32_t level = --nvtx_depth;
+	live_pop(level);
 	emit(domain, TP_NVTX_POP, level, NULL, 0, NULL, 0);
 	return NVTX_PUSH_POP_UNTRACKED;
 }
@@ -425,8 +452,8 @@ static int fill(const NvtxExportTableCallbacks *et, NvtxCallbackModule module,
 
 static int inject(NvtxGetExportTableFunc_t getExportTable);
 
-/* Kept short (see NVTX's start-up in preload/nvtx_loader.c): it fills the image's tables and
- * nothing else. */
+/* Kept short (see NVTX's start-up in preload/resolve/nvtx_loader.c): it
+ * fills the image's tables and nothing else. */
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
 TP_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {

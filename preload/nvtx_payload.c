@@ -11,7 +11,7 @@
  * payload.ullValue = their address.
  *
  * Registration is the slow path: the schema is copied into the collector's
- * registry (collector/nvtx_payload.h) with its offsets resolved.  The hot
+ * registry (collector/nvtx_payload_decode.h) with its offsets resolved.  The hot
  * path copies at most TP_NVTX_PAYLOAD_MAX bytes of the payload into the
  * record; the flush thread decodes them.
  *
@@ -27,9 +27,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "collector/nvtx_payload.h"
+#include "collector/nvtx_payload_decode.h"
 #include "preload/export.h"
-#include "preload/init.h"
+#include "preload/state.h"
 
 _Static_assert(TP_NVTX_PAYLOAD_TYPE_EXT == NVTX_PAYLOAD_TYPE_EXT, "the payload type's value");
 

@@ -1,5 +1,5 @@
 /* TRACEPROF_PYTHON_STACK: the Python frames of the calling thread, captured
- * by the CUDA hooks while that thread holds the GIL (collector/pystack.h has
+ * by the CUDA hooks while that thread holds the GIL (collector/pystack_decode.h has
  * the record layout).
  *
  * Why only while the thread holds the GIL.  CPython's frame API
@@ -18,7 +18,7 @@
  * last one, because the frame chain of the running thread holds them all.
  * A code object seen for the first time is kept (one reference, never
  * dropped) so that its address names it for the whole process; its names are
- * copied into collector/pystack.c's table.  A pending exception is saved and
+ * copied into collector/pystack_decode.c's table.  A pending exception is saved and
  * restored around the one call that could set one (reading co_filename).
  *
  * The symbols are resolved once at start, in the program's global scope, and
@@ -33,7 +33,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "collector/pystack.h"
+#include "collector/pystack_decode.h"
 #include "common/dl.h"
 #include "common/log.h"
 #include "preload/hook.h"

@@ -43,7 +43,7 @@ extern struct tp_py_api tp_py;
  * Returns 0, or -1 with *dst NULL when this process has none. */
 int tp_py_sym(void *dst, const char *name);
 
-/* GIL held: the name index of a code object (collector/pystack.h), adding
+/* GIL held: the name index of a code object (collector/pystack_decode.h), adding
  * it the first time; *keep is set when the caller's reference must be kept
  * (the table now names the object by its address). */
 uint32_t tp_pystack_name(py_obj *code, int *keep);

@@ -8,7 +8,7 @@
  * installs ps_profile with PyEval_SetProfile, and seeds the shadow with the
  * frames already running.  From then on, with the GIL held:
  *   - a Python function starting (PyTrace_CALL) pushes its frame object and
- *     its code's name (collector/pystack.c's table: names are resolved here,
+ *     its code's name (collector/pystack_decode.c's table: names are resolved here,
  *     never on the CUDA hook);
  *   - one returning (PyTrace_RETURN, also on an exception) pops it.
  * A CUDA hook on this thread then reads the shadow, with or without the
@@ -38,7 +38,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "collector/pystack.h"
+#include "collector/pystack_decode.h"
 #include "common/log.h"
 #include "preload/export.h"
 #include "preload/hook.h"

@@ -30,7 +30,7 @@ static const struct tp_source sources[] = {
 	/* CUDA API calls: the generated wrappers (build/gen/cuda_wrappers.c)
 	 * capture, collector/cuda_decode.c decodes (kernel names: the registry
 	 * collector/cuda_kernels.c, which asks the driver through
-	 * preload/cuda_kernels.c). */
+	 * preload/cuda_namer.c). */
 	{ "cuda_api", tp_cuda_kernels_start, NULL },
 	/* CUDA driver and runtime versions in the footer. */
 	{ "meta", NULL, &tp_meta_plugin },

@@ -8,7 +8,7 @@
 #include "common/config.h"
 #include "format/template.h"
 
-/* preload/cuda_kernels.c: gives the flush thread's kernel-name registry
+/* preload/cuda_namer.c: gives the flush thread's kernel-name registry
  * its way to the real driver (collector/cuda_kernels.h).  Returns 0. */
 int tp_cuda_kernels_start(const struct tp_config *cfg);
 /* preload/cupti.c: TRACEPROF_CUPTI (CUPTI itself loads at the first

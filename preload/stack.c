@@ -24,7 +24,7 @@
 #include <libunwind.h>
 #include <string.h>
 
-#include "collector/pystack.h"
+#include "collector/pystack_decode.h"
 #include "collector/stacks.h"
 #include "preload/hook.h"
 

@@ -19,7 +19,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "preload/cuda_pack.h"
-#include "preload/init.h"
+#include "preload/state.h"
 
 TP_HOT_DATA uint32_t tp_steps_call_id = UINT32_MAX;
 int tp_steps_nvtx_on;

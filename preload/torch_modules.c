@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/emit.h"
 #include "common/hashmap.h"
 #include "common/log.h"
 #include "preload/export.h"
@@ -59,6 +60,7 @@ struct tm_thread {
 	/* The frame that called each begin's pre hook (a strong reference, so
 	 * that no other frame can take its address while it is kept). */
 	py_obj *frame[TM_DEPTH];
+	uint64_t start[TM_DEPTH]; /* tp_clock_now() at each begin, for the live file */
 };
 
 static struct {
@@ -165,6 +167,29 @@ static void tm_unwind(struct tm_thread *t, py_obj *f)
 	}
 }
 
+/* The live file's innermost open module of this thread
+ * (collector/live_pub.h), recording or not, once the thread has its state:
+ * a copy of its name (the table's may be freed with the module) and its
+ * start; none when the stack is empty. */
+static void tm_live(struct tm_thread *t)
+{
+	struct tp_thread *th = tp_self;
+	if ((uintptr_t)th <= (uintptr_t)TP_THREAD_GONE)
+		return;
+	uint32_t d = t->depth < TM_DEPTH ? t->depth : TM_DEPTH;
+	struct tp_map_slot *s = d ? tp_map_get(&tm_names, (uintptr_t)t->stack[d - 1]) : NULL;
+	if (!s) {
+		/* Relaxed: seen one update late at worst. */
+		atomic_store_explicit(&th->live.mod_on, 0, memory_order_relaxed);
+		return;
+	}
+	const char *name = (const char *)(uintptr_t)s->val;
+	tp_live_name_set(&th->live.mod, name, strnlen(name, TP_LIVE_NAME_BYTES), t->start[d - 1]);
+	/* Release: the slot is written before mod_on shows it (pairs with the
+	 * acquire load in collector/live.c). */
+	atomic_store_explicit(&th->live.mod_on, 1, memory_order_release);
+}
+
 /* hook(module, args): the module's begin. */
 static py_obj *tm_pre(py_obj *self, py_obj *const *args, intptr_t nargs)
 {
@@ -188,9 +213,13 @@ static py_obj *tm_pre(py_obj *self, py_obj *const *args, intptr_t nargs)
 		if (f)
 			tm_py.incref(f);
 		t->frame[t->depth] = f;
+		t->start[t->depth] = tp_clock_now();
 	}
 	t->depth++;
 	traceprof_marker_start(name);
+	/* After the marker, which gives a thread its state on its first
+	 * record. */
+	tm_live(t);
 	return tm_none();
 }
 
@@ -224,6 +253,7 @@ static py_obj *tm_post(py_obj *self, py_obj *const *args, intptr_t nargs)
 		d--;
 	}
 	t->depth = d;
+	tm_live(t);
 	return tm_none();
 }
 

@@ -119,6 +119,30 @@ TP_TLS_STATE(struct to_thread, to_tls, to_thread)
 
 /* ---- operators ---------------------------------------------------------- */
 
+/* The live file's innermost open op of this thread (collector/live_pub.h):
+ * a copy of its name (rf's may go with rf) and its start; none when depth
+ * is 0.  On the recording path only: PyTorch runs these callbacks only
+ * while a step records. */
+static void to_live(struct to_thread *t)
+{
+	struct tp_thread *th = tp_self;
+	if ((uintptr_t)th <= (uintptr_t)TP_THREAD_GONE)
+		return;
+	if (!t->depth) {
+		/* Relaxed: a reader that still sees the op reports it one
+		 * update longer. */
+		atomic_store_explicit(&th->live.op_on, 0, memory_order_relaxed);
+		return;
+	}
+	const struct to_open *o = &t->open[t->depth - 1];
+	const char *name = to_name(o->rf);
+	name = name ? name : "";
+	tp_live_name_set(&th->live.op, name, strnlen(name, TP_LIVE_NAME_BYTES), o->start);
+	/* Release: the slot is written before op_on shows it (pairs with the
+	 * acquire load in collector/live.c). */
+	atomic_store_explicit(&th->live.op_on, 1, memory_order_release);
+}
+
 /* The start callback returns std::unique_ptr<ObserverContext>: a class
  * with a destructor, so (x86-64 psABI, Itanium C++ ABI) the caller passes
  * the address of the result as a hidden first argument and expects it back
@@ -152,6 +176,7 @@ static void **to_op_start(void **ret, const void *rf)
 		o->ext = (uint32_t)handle;
 	}
 	o->start = tp_clock_now();
+	to_live(t);
 	return ret;
 }
 
@@ -172,6 +197,7 @@ static void to_op_end(const void *rf, void *ctx)
 		return;
 	struct to_open *o = &t->open[--d];
 	t->depth = d;
+	to_live(t);
 	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
 	if (!(s & TP_STATE_RECORDING))
 		return;
@@ -264,8 +290,17 @@ static void **to_user_start(void **ret, const void *rf)
 	if (!(s & TP_STATE_RECORDING))
 		return ret;
 	const char *name = to_name(rf);
-	if (!to_is_step(name))
+	if (!to_is_step(name)) {
 		traceprof_marker_start(name);
+		/* The live file's open range (collector/live_pub.h). */
+		struct tp_thread *th = tp_self;
+		if ((uintptr_t)th > (uintptr_t)TP_THREAD_GONE && name) {
+			tp_live_name_set(&th->live.range, name, strnlen(name, TP_LIVE_NAME_BYTES),
+					 tp_clock_now());
+			/* Release: pairs with the acquire load in collector/live.c. */
+			atomic_store_explicit(&th->live.range_on, 1, memory_order_release);
+		}
+	}
 	return ret;
 }
 
@@ -276,8 +311,13 @@ static void to_user_end(const void *rf, void *ctx)
 	if (!(s & TP_STATE_RECORDING))
 		return;
 	const char *name = to_name(rf);
-	if (!to_is_step(name))
+	if (!to_is_step(name)) {
 		traceprof_marker_finish(name);
+		struct tp_thread *th = tp_self;
+		/* Relaxed: seen one update late at worst. */
+		if ((uintptr_t)th > (uintptr_t)TP_THREAD_GONE)
+			atomic_store_explicit(&th->live.range_on, 0, memory_order_relaxed);
+	}
 }
 
 /* ---- registration ------------------------------------------------------- */

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# `make demo` and `make check` on a machine that lacks a package (issue 33
-# item 5): the Makefile runs scripts/install-deps itself, says what is
-# missing, then goes on; nothing is installed while the Makefile is only
-# read (make -n), nor when everything is present.  A pkg-config stand-in
-# reports `check` missing until the install-deps stand-in (TP_INSTALL_DEPS)
-# has run; the stand-in records its calls.  `make check` is exercised
-# through its check-deps step (the suite itself is not run again).  Also
-# the real install-deps --check: it installs nothing, needs no root, and
-# names the missing venvs, and those that lack a module.
+# `make demo` and `make check` on a machine that lacks a package (issue 45
+# item 6, which replaced issue 33 item 5's installing build): the Makefile
+# only reports what is missing, with the fix, and never installs (`make
+# deps` does).  A pkg-config stand-in reports `check` missing until the
+# state says it was installed; the install-deps stand-in (TP_INSTALL_DEPS)
+# records its calls.  `make check` is exercised through its check-deps step
+# (the suite itself is not run again).  Also the real install-deps --check:
+# it installs nothing, needs no root, and names the missing venvs, and
+# those that lack a module.
 . "$TP_TOP/test/lib/common.sh"
 command -v make >/dev/null || skip "make not installed"
 command -v pkg-config >/dev/null || skip "no pkg-config (the stand-in passes through to it)"
@@ -43,30 +43,38 @@ mk -n demo >n-demo.txt 2>&1 || die "make -n demo: $(cat n-demo.txt)"
 mk -n check >n-check.txt 2>&1 || die "make -n check: $(cat n-check.txt)"
 [ -z "$(calls)" ] || die "make -n ran install-deps: $(calls)"
 
-# 2. make demo with 'check' missing: one install-deps, said, then the demo.
-mk demo >demo.txt 2>&1 || die "make demo with a package missing failed: $(tail -5 demo.txt)"
-[ "$(calls)" = "install-deps " ] || die "make demo: install-deps calls: '$(calls)'"
-grep -q "missing build dependencies (pkg-config cannot find: check); running $TP_INSTALL_DEPS" demo.txt \
-	|| die "make demo did not say what was missing: $(head -5 demo.txt)"
-grep -q "installing: check" demo.txt || die "install-deps' own line is not shown"
-grep -q "== step durations" demo.txt || die "the demo did not go on: $(tail -5 demo.txt)"
+# 2. make demo with 'check' missing: no install-deps, one line naming what
+# is missing and the fix, nothing compiled.
+rc=0
+mk demo >demo.txt 2>&1 || rc=$?
+[ $rc != 0 ] || die "make demo went on with a package missing: $(tail -5 demo.txt)"
+[ -z "$(calls)" ] || die "make demo ran install-deps: $(calls)"
+grep -q "^traceprof: missing build dependencies (pkg-config cannot find: check); run 'make deps'" demo.txt \
+	|| die "make demo did not say what was missing and the fix: $(head -5 demo.txt)"
+n=$(grep -c '^traceprof:' demo.txt || true)
+[ "$n" = 1 ] || die "expected one traceprof: line, got $n: $(cat demo.txt)"
+! grep -q 'error:' demo.txt || die "a compiler error: $(cat demo.txt)"
 
-# 3. Everything present: make demo calls nothing.
-rm -f "$state/calls"
+# 3. Everything present (as after `make deps`): make demo calls nothing.
+touch "$state/installed"
 mk demo >demo2.txt 2>&1 || die "make demo: $(tail -5 demo2.txt)"
 [ -z "$(calls)" ] || die "make demo with everything present ran: $(calls)"
 ! grep -q "missing" demo2.txt || die "make demo with everything present: $(grep missing demo2.txt)"
+grep -q "== step durations" demo2.txt || die "the demo did not run: $(tail -5 demo2.txt)"
 
-# 4. make check's step: the venvs missing -> --check, then --with-optional
-# once; present -> --check only, nothing installed.
+# 4. make check's step: the venvs missing -> --check only, which says what
+# and the fix and goes on; present -> --check only, silent.
 rm -f "$state/calls"
 mk check-deps >cd.txt 2>&1 || die "make check-deps: $(cat cd.txt)"
-[ "$(calls | tr '\n' '|')" = "install-deps --check --with-optional|install-deps --with-optional|" ] \
+[ "$(calls)" = "install-deps --check --with-optional" ] \
 	|| die "check-deps with a venv missing: calls '$(calls)'"
-grep -q "make check: the tests need what is missing: venv:torch; running" cd.txt || die "check-deps said: $(cat cd.txt)"
+grep -q "make check: the tests need what is missing: venv:torch; run '$TP_INSTALL_DEPS --with-optional'" cd.txt \
+	|| die "check-deps said: $(cat cd.txt)"
+touch "$state/optional"
 rm -f "$state/calls"
 mk check-deps >cd2.txt 2>&1 || die "make check-deps: $(cat cd2.txt)"
 [ "$(calls)" = "install-deps --check --with-optional" ] || die "check-deps with all present: calls '$(calls)'"
+[ ! -s cd2.txt ] || ! grep -q traceprof: cd2.txt || die "check-deps with all present said: $(cat cd2.txt)"
 
 # 5. The real script's --check: no install, exit 1 and the venvs named when
 # TP_VENVS is empty.

@@ -235,3 +235,50 @@ for lookup in ("default", "handle"):
     assert sorted(k["args"]["correlation"] for k in kernels) == sorted(numbered[:5])
 print("ok: a second CUPTI client keeps its records; traceprof yields or stays out")
 PY
+
+# A client that registers before traceprof's constructor has run (a
+# library's constructor: ld.so runs those of objects later in the search
+# list first): preload/resolve/cupti_hook.c has no handler from cupti.c yet,
+# forwards the call and remembers it (tp_cupti_hook_early()), and traceprof
+# then never loads CUPTI, as for any client that registered first.
+cat >early.c <<'EOC'
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void (*req_fn)(uint8_t **, size_t *, size_t *);
+typedef void (*done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+static void req(uint8_t **b, size_t *size, size_t *max)
+{
+	*size = 1 << 16;
+	*b = aligned_alloc(8, *size);
+	*max = 0;
+}
+static void done(void *ctx, uint32_t stream, uint8_t *b, size_t size, size_t valid)
+{
+	free(b);
+}
+__attribute__((constructor)) static void early(void)
+{
+	int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "traceprof_active");
+	int (*reg)(req_fn, done_fn) =
+		(int (*)(req_fn, done_fn))dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks");
+	int was = active ? active() : -1;
+	fprintf(stderr, "early: active=%d registered=%d\n", was, reg ? reg(req, done) : -1);
+}
+EOC
+cc -shared -fPIC -o libearly.so early.c -ldl || die "cannot build the early client"
+out=$(TRACEPROF_FOLDER=out-ctor LD_PRELOAD="$TP_PRELOAD:$SI/libcupti.so.13:$PWD/libearly.so" \
+	"$prog" launch 4 2>err-ctor.txt) || die "ctor: the program failed: $(cat err-ctor.txt)"
+grep -q '^early: active=0 registered=0$' err-ctor.txt ||
+	die "ctor: the client did not register before traceprof started: $(cat err-ctor.txt)"
+[ "$(grep -c '^traceprof:' err-ctor.txt)" = 1 ] && grep -q 'another CUPTI client' err-ctor.txt ||
+	die "ctor: want one message about the other client, got: $(cat err-ctor.txt)"
+"$PYTHON" - out-ctor/*.json <<'PY' || die "ctor: traceprof loaded CUPTI after an earlier client"
+import json, sys
+d = json.load(open(sys.argv[1]))
+gpu, ev = d["traceprof"]["gpu"], d["traceEvents"]
+assert gpu["cupti"].startswith("unavailable: another CUPTI client"), gpu
+assert [e for e in ev if e.get("name") == "cuLaunchKernel"] and not [e for e in ev if e.get("cat") == "kernel"]
+print("ok: a client registered in a constructor before traceprof's keeps CUPTI")
+PY

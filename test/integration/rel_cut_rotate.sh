@@ -22,10 +22,16 @@ def check(cond, msg):
         fails.append(msg)
 
 SCHED = "wait=0,active=100"
+# rel_cut_rotate_pftrace.sh: the same with .pftrace windows (without the
+# earlier run's planted window: its pid is rewritten in the JSON's text).
+FORMAT = os.environ.get("TP_CUT_FORMAT", "json")
+EXT = ".pftrace" if FORMAT == "perfetto" else ".json"
+PLANT = FORMAT != "perfetto"
 for how in ("LD_PRELOAD", "traceprof run"):
     folder = os.path.abspath("tr_" + how.split()[-1])
     e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
     e.pop("LD_PRELOAD", None)
+    e["TRACEPROF_FORMAT"] = FORMAT
     cmd = [prog, "abort", "450", "5"]
     if how == "LD_PRELOAD":
         e.update({"LD_PRELOAD": os.environ["TP_PRELOAD"], "TRACEPROF_FOLDER": folder,
@@ -34,6 +40,7 @@ for how in ("LD_PRELOAD", "traceprof run"):
         cmd = [tp, "run", "--folder", folder, "--schedule", SCHED, "--keep", "2", "--"] + cmd
         # Another process's window in the folder, from an earlier run.
         os.makedirs(folder)
+    if how != "LD_PRELOAD" and PLANT:
         src = rel.trace_files(os.path.abspath("tr_LD_PRELOAD"))
         text = open([f for f in src if "step399." in f][0]).read()
         text = text.replace('"pid": ', '"pid": 1', 1)
@@ -49,8 +56,9 @@ for how in ("LD_PRELOAD", "traceprof run"):
         err = r.stderr.decode()
         check(r.returncode == 0, "%s: recover exits 0 (%s)" % (how, err[-300:]))
     names = sorted(os.path.basename(f) for f in rel.trace_files(folder))
-    cut = [n for n in names if re.match(r"rank0\.step4\d\d\.trace\.json$", n)]
-    want = ["rank0.step399.trace.json"] + cut + ([] if how == "LD_PRELOAD" else ["rank0.step9.trace.json"])
+    cut = [n for n in names if re.match(r"rank0\.step4\d\d\.trace" + re.escape(EXT) + "$", n)]
+    want = ["rank0.step399.trace" + EXT] + cut + ([] if how == "LD_PRELOAD" or not PLANT
+                                                  else ["rank0.step9.trace.json"])
     check(len(cut) == 1 and names == sorted(want) and not rel.temp_files(folder),
           "%s: the newest whole window and the cut one remain (%s; %s)" % (how, names, err[-500:]))
     check("rotation: deleted" in err and "step299." in err,

@@ -12,9 +12,12 @@
 #   - malformed tables (a row of the wrong arity, a huge number, a null
 #     name, strings for numbers): one line, the events' table, no
 #     traceback, in summary, summary --by step and --by rank;
+#   - a window split into parts with a part missing: one line names the
+#     parts missing, and the events are read (summary, --by rank);
 #   - the property test (test/lib/table_props.py, hypothesis; skipped
 #     without it): random edits never yield a table that differs from what
-#     the events give.
+#     the events give; any choice of a window's parts with one missing is
+#     refused in one line naming exactly the parts missing.
 . "$TP_TOP/test/lib/common.sh"
 T="$TP_TOP/python/traceprof"
 [ -x "$BUILD/test/prog_demo_train" ] || die "prog_demo_train not built"
@@ -114,10 +117,47 @@ PY
 done
 echo "ok: malformed tables are reported in one line, and the events summarised"
 
+# A window split into parts (TRACEPROF_MAX_FILE_MB) with a part missing:
+# one line names it, and the events are read (each part's table is sound
+# for its own file, but the window's is not all there).
+parts=()
+if [ -x "$BUILD/test/prog_steps" ]; then
+	TRACEPROF_SAMPLE_MS=0 TRACEPROF_BUFFER_EVENTS=1048576 TRACEPROF_FOLDER=parts \
+		TRACEPROF_MAX_FILE_MB=1 traced "$BUILD/test/prog_steps" 3 2 4000 >run.out 2>&1 ||
+		die "prog_steps (split in parts) failed: $(cat run.out)"
+	parts=(parts/*.part*.json)
+	n=${#parts[@]}
+	[ "$n" -ge 3 ] || die "prog_steps: no window split into 3 parts or more: $(ls parts)"
+	mkdir miss
+	cp parts/* miss/
+	rm miss/*.part2.json
+	p1=$(ls miss/*.part1.json)
+	for in in miss "$p1"; do
+		by=rank
+		[ "$in" = miss ] || by=all
+		"$PYTHON" "$T" summary "$in" --by $by --csv --top 0 >out.csv 2>err.txt ||
+			die "summary $in --by $by failed: $(cat err.txt)"
+		notraceback err.txt "$in"
+		[ "$(grep -c '^traceprof: a window split into parts is incomplete (.*: parts\? [0-9, .]* of '$n' missing)' err.txt)" = 1 ] ||
+			die "summary $in --by $by: no one line saying parts are missing: $(cat err.txt)"
+		[ $by = all ] || grep -q ": part 2 of $n missing" err.txt ||
+			die "summary $in: the line does not name part 2: $(cat err.txt)"
+		"$PYTHON" "$T" summary "$in" --by $by --csv --top 0 --from-events >slow.csv 2>/dev/null
+		cmp -s out.csv slow.csv || die "summary $in --by $by: not the events' table"
+	done
+	"$PYTHON" "$T" summary parts --by rank --csv >out.csv 2>err.txt ||
+		die "summary parts --by rank failed: $(cat err.txt)"
+	! grep -q "split into parts" err.txt || die "every part there, yet: $(cat err.txt)"
+	echo "ok: a window with a part missing is said in one line, and its events read"
+else
+	echo "SKIP (part): $BUILD/test/prog_steps not built: no window split into parts"
+fi
+
 props=$(python_where 'import hypothesis')
 if [ -n "$props" ]; then
 	"$props" "$TP_TOP/test/lib/table_props.py" --examples "${TP_TABLE_EXAMPLES:-40}" \
-		job/* pf/* zst/* gz/* pfz/* || die "the property test failed"
+		job/* pf/* zst/* gz/* pfz/* ${parts[@]+--parts "${parts[@]}"} ||
+		die "the property test failed"
 else
 	echo "SKIP (part): no Python with hypothesis: the property test did not run"
 fi

@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$TP_TMP"
 
+# The live files (docs/live.md, `<trace folder>/.live/`) are on by default;
+# the tests of other features list their trace folders file by file (find,
+# os.walk), so they run without them.  The live tests (live_*.sh) unset it.
+export TRACEPROF_LIVE=0
+
 # Fails the test with a message.
 die() { echo "FAIL: $*" >&2; exit 1; }
 # Skips the test with a reason (exit 77, reported as SKIP by test/run-all).

@@ -2,7 +2,7 @@
 """Property test of the footer's table (issue 43): random edits of real
 traces never yield a table that differs from what the events give.
 
-    table_props.py [--examples N] TRACE...
+    table_props.py [--examples N] TRACE... [--parts PART...]
 
 For each trace (JSON, .json.gz, .json.zst, .pftrace), hypothesis draws
 edits (an event removed, duplicated or padded with white space, the file
@@ -11,7 +11,11 @@ events removed, joined to another trace, cut short, a byte changed inside a
 sample the table's digest covers); the edited file is compressed again as
 the original was.  aggtable.check() must then either refuse the table or
 return one whose rows are those the events give (calls exactly, times to
-within the JSON's ns rounding).  Exit 77 without hypothesis."""
+within the JSON's ns rounding).  PART...: the part files of one window split
+in parts (TRACEPROF_MAX_FILE_MB): hypothesis draws which of them summary is
+given; with one missing, aggtable.table_paths must refuse the tables, with
+one line (missing_parts) that names exactly the parts missing; with all, it
+uses them.  Exit 77 without hypothesis."""
 
 import gzip
 import json
@@ -131,11 +135,48 @@ def edit(data, pf, covers, other, d):
     return b"\n".join(lines) + data[end:]
 
 
+def parts_prop(parts, examples):
+    """The property of a window's parts (see the module's text)."""
+    import re
+    num = {p: int(re.search(r"\.part(\d+)", os.path.basename(p)).group(1)) for p in parts}
+    n = len(parts)
+    assert n >= 2 and sorted(num.values()) == list(range(1, n + 1)), parts
+    counts = [0, 0]
+
+    @settings(max_examples=min(examples, 2 ** n), deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.sets(st.sampled_from(sorted(parts)), min_size=1))
+    def prop(given_parts):
+        notes = []
+        got = aggtable.table_paths(sorted(given_parts), notes)
+        line = aggtable.missing_parts(sorted(given_parts))
+        gone = sorted(num[p] for p in parts if p not in given_parts)
+        if not gone:
+            assert got is not None and not notes and line is None, notes
+            counts[0] += 1
+            return
+        counts[1] += 1
+        assert got is None, "a window with parts %s missing: its tables used" % gone
+        said = [x for x in notes if "split into parts" in x]
+        assert len(said) == 1 and said[0] == line, notes
+        m = re.search(r": parts? ([0-9, .]+) of (\d+) missing", line)
+        assert m and int(m.group(2)) == n, line
+        named = [int(x) for x in m.group(1).split(", ") if x != "..."]
+        assert named == gone[:8], (line, gone)
+    prop()
+    print("ok: %d choices of a window's %d parts: %d incomplete refused in one line, %d whole "
+          "used" % (sum(counts), n, counts[1], counts[0]))
+
+
 def main():
     argv = sys.argv[1:]
     examples = 60
     if argv[:1] == ["--examples"]:
         examples, argv = int(argv[1]), argv[2:]
+    if "--parts" in argv:
+        k = argv.index("--parts")
+        parts_prop(argv[k + 1:], examples)
+        argv = argv[:k]
     tmp = tempfile.mkdtemp()
     checked = [0, 0]
     for path in argv:

@@ -193,3 +193,32 @@ def test_corrupt_gzip_left_to_the_per_event_reading(tmp_path, cut):
     assert not os.path.exists(new)
     with pytest.raises(export.TraceError):
         export.export_file(pa, pq, path, str(tmp_path / "old.parquet"), schema(), BASE, False)
+
+
+@pytest.mark.parametrize("escaped", [False, True])
+def test_first_reading_parses_the_steps_lines_only(tmp_path, monkeypatch, escaped):
+    # A file past PICK_FROM: the first reading (the steps) parses only the
+    # lines that hold "ProfilerStep#", over many blocks; a block where an
+    # escape could spell it (\u0050rofilerStep#2) is parsed whole.  The
+    # same Parquet file as the per-event reading.
+    monkeypatch.setattr(export, "PICK_FROM", 0)
+    monkeypatch.setattr(export, "KEEP", 0)
+    from traceprof.traces import lines
+    monkeypatch.setattr(lines, "BLOCK", 1 << 14)
+    path = write(str(tmp_path / "t.json"), events(n_steps=6, per_step=60))
+    if escaped:
+        with open(path) as f:
+            text = f.read()
+        assert '"name":"ProfilerStep#2"' in text
+        with open(path, "w") as f:
+            f.write(text.replace('"name":"ProfilerStep#2"', '"name":"\\u0050rofilerStep#2"'))
+    seen = []
+    real = lines._parse
+    monkeypatch.setattr(lines, "_parse", lambda *a: seen.append(len(a[2])) or real(*a))
+    steps, kept = export._line_steps(pa, __import__("pyarrow.compute").compute, path,
+                                     export._in_schema(pa))
+    assert [s[2] for s in steps] == [0, 1, 2, 3, 4, 5]
+    assert sum(seen) < (os.path.getsize(path) if escaped else os.path.getsize(path) // 20)
+    old, n, new = both(tmp_path, path)
+    assert new is not None and n > 1000
+    assert new == old

@@ -10,7 +10,9 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define SI __attribute__((visibility("default"), noinline))
 
@@ -110,7 +112,22 @@ int cudaMemset(void *d, int v, size_t n) { return 0; }
 SI int cudaDeviceSynchronize(void);
 int cudaDeviceSynchronize(void) { return 0; }
 SI int cudaStreamSynchronize(void *s);
-int cudaStreamSynchronize(void *s) { return 0; }
+/* Knob for the live-state tests (test/integration/live_ranks.sh): with
+ * STANDIN_SYNC_SLEEP_AT=N and STANDIN_SYNC_SLEEP_MS=M in the environment,
+ * the Nth call (from 1) of this process sleeps M ms, as a synchronization
+ * waiting for a GPU that does not finish.  Without them it returns at once. */
+static unsigned long sync_calls;
+int cudaStreamSynchronize(void *s)
+{
+	(void)s;
+	const char *at = getenv("STANDIN_SYNC_SLEEP_AT"), *ms = getenv("STANDIN_SYNC_SLEEP_MS");
+	if (at && ms && ++sync_calls == strtoul(at, NULL, 10)) {
+		struct timespec ts = { atol(ms) / 1000, (atol(ms) % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) != 0)
+			;
+	}
+	return 0;
+}
 SI int cudaGetLastError(void);
 int cudaGetLastError(void) { return 0; }
 

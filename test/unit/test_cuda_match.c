@@ -1,12 +1,12 @@
 /* The CUDA name logic behind the dlsym and cuGetProcAddress hooks
- * (preload/cuda_match.c) over the generated table, and the argument packing
+ * (preload/resolve/cuda_match.c) over the generated table, and the argument packing
  * (collector/cuda_record.h).  cuGetProcAddress's answer is matched against the
  * real address of every variant of the symbol; here the "real addresses" are
  * fake ones chosen per test. */
 #include <check.h>
 #include <string.h>
 
-#include "preload/cuda_match.c"
+#include "preload/resolve/cuda_match.c"
 
 #include "test/unit/check_main.h"
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "collector/nvtx_payload.h"
+#include "collector/nvtx_payload_decode.h"
 
 #include "test/unit/check_main.h"
 

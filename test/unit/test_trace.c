@@ -74,7 +74,7 @@ END_TEST
 
 START_TEST(test_api_event_result_only)
 {
-	/* dur is double(end) - double(ts), exactly (see tr_put_dur()): at
+	/* dur is double(end) - double(ts), exactly (see tp_trace_put_dur()): at
 	 * 6.9e12 us a multiple of 2^-10 us, within a ns of the 139.501 us. */
 	tp_trace_api_open(&tr, "cuda_runtime", "cudaEventRecord", 15, 1234567, 7654321,
 			  6900669626790479ull, 6900669626929980ull, 0);

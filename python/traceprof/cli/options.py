@@ -35,6 +35,12 @@ RUN_OPTIONS = [
      "per-thread ring size in events (a power of two)"),
     ("--flush-ms", "TRACEPROF_FLUSH_MS", "10", "str",
      "flush thread period in ms"),
+    ("--live", "TRACEPROF_LIVE", "1", "bool",
+     "1 writes this process's live state (step times, where its threads are) about once "
+     "a second into the live folder, for `traceprof top`; 0: none"),
+    ("--live-dir", "TRACEPROF_LIVE_DIR",
+     "<folder>/.live (the trace folder of step 0)", "str",
+     "folder of the live files (same variables as --folder)"),
     ("--max-buffer-mb", "TRACEPROF_MAX_BUFFER_MB", "512", "str",
      "most memory, in MiB, for records moved out of the rings and not yet written "
      "(bursts wait there for the writer; past it, events are dropped and counted; 0: "

@@ -8,8 +8,8 @@ import sys
 import time
 from array import array
 
-from ..layout import (FOOTER_RUN_ID, FOOTER_RUN_ID_FROM, FOOTER_START, META_PROCESS_NAME,
-                      RUN_ID_FROM_PARENT, STEP_PHASE_ARG, STEP_PHASE_STARTUP,
+from ..layout import (DOC_DISTRIBUTED_INFO, FOOTER_RUN_ID, FOOTER_RUN_ID_FROM, FOOTER_START,
+                      META_PROCESS_NAME, RUN_ID_FROM_PARENT, STEP_PHASE_ARG, STEP_PHASE_STARTUP,
                       STEP_PHASE_TEARDOWN)
 from ..traces import aggtable
 from ..traces.cut import note_cut
@@ -229,11 +229,20 @@ def _from_tables(files, steps, comm, notes=None, edges=None):
     return True
 
 
+def _rank_meta(path):
+    """What rank_of reads of load_meta(path): the head alone where it holds
+    distributedInfo (load_meta keeps the head's members), else load_meta,
+    whose tail decodes the footer (its tables: half the reading of a 1 MB
+    file, which the events' reading decodes again)."""
+    head = TraceReader(path).head()
+    return head if DOC_DISTRIBUTED_INFO in head else load_meta(path)
+
+
 def _from_events(files, steps, comm, edges=None):
     for i, path in enumerate(files):
         try:
             pf = PFTRACE_RE.search(path)
-            rank, _ = rank_of(meta_of(scan(path)) if pf else load_meta(path), path, i)
+            rank, _ = rank_of(meta_of(scan(path)) if pf else _rank_meta(path), path, i)
             by_pid, pid_rank, waits, meta = {}, {}, {}, {}
             for kind, batch, b in (PftraceReader(path) if pf else TraceReader(path)).items():
                 if kind != "events":
@@ -294,7 +303,11 @@ def summary_ranks(a):
     comm = {}   # rank -> CommWait
     notes = []  # why a table was not used: said once the events were read
     edges = []  # start-up and teardown steps left out
-    if getattr(a, "from_events", False) or not _from_tables(files, steps, comm, notes, edges):
+    miss = aggtable.missing_parts(files)
+    if miss:
+        notes.append(miss)
+    if getattr(a, "from_events", False) or miss or \
+            not _from_tables(files, steps, comm, notes, edges):
         del edges[:]
         _from_events(files, steps, comm, edges)
     for n in notes:

@@ -17,7 +17,7 @@ removed.
 A temporary file is left alone while its process may still run: its pid
 is alive on this host, or it was written on another host (--any-host
 takes those too, for a job whose nodes are all gone).  Perfetto files
-(.pftrace) are not finished yet: they are listed and left as they are."""
+(.pftrace) are finished the same way, packet by packet (recover_pf.py)."""
 
 import datetime
 import gzip
@@ -132,12 +132,12 @@ def _open_out(path, final):
     return f, f.close
 
 
-def _unique(folder, name):
-    """name, or name with ".1", ".2", ... before its ".json" when taken, as
+def _unique(folder, name, ext=".json"):
+    """name, or name with ".1", ".2", ... before its ext when taken, as
     the library names a file whose final name exists."""
     if not os.path.exists(os.path.join(folder, name)):
         return name
-    i = name.find(".json")
+    i = name.find(ext)
     head, tail = (name[:i], name[i:]) if i >= 0 else (name, "")
     k = 1
     while os.path.exists(os.path.join(folder, "%s.%d%s" % (head, k, tail))):
@@ -174,7 +174,6 @@ def finish(path, final, pid, keep=False):
         return None
     if not isinstance(window, dict):
         window = {}
-    name_pattern = window.get(L.WINDOW_NAME)
     first_step = window.get(L.WINDOW_FIRST_STEP)
     tmp_out = os.path.join(folder, ".%s.recover.%d" % (final, os.getpid()))
     out, close_out = _open_out(tmp_out, final)
@@ -221,35 +220,11 @@ def finish(path, final, pid, keep=False):
         if last_step is None:
             last_step = first_step if isinstance(first_step, int) else 0
         part = window.get(L.WINDOW_PART, 1)
-        if name_pattern and isinstance(name_pattern, str):
-            name = name_pattern.replace(L.WINDOW_STEP_FIELD, str(last_step))
-            if isinstance(part, int) and part > 1:
-                i = name.find(".json")
-                name = (name[:i] + ".part%d" % part + name[i:]) if i >= 0 else name + ".part%d" % part
-            for ext in (".zst", ".gz"):
-                if final.endswith(ext) and not name.endswith(ext):
-                    name += ext
-        else:
-            name = final
-        name = _unique(folder, name)
-        cut = {
-            "reason": "the process (pid %d) ended before the window did" % pid,
-            "last_write": last_write,
-            "events_missing": None,
-            "missing": "the events recorded after the file's last flush (every %g s) and "
-                       "the GPU records not yet handed over; not counted" % 0.5,
-            "recovered_by": "traceprof recover %s" % version(),
-        }
+        name = _unique(folder, _final_name(window, final, last_step, ".json"), ".json")
+        cut = _cut(pid, last_write)
         if last_us is not None:
             cut["last_event_end_us"] = last_us
-        footer = {
-            "version": version(),
-            "part": part if isinstance(part, int) else 1,
-            "parts": part if isinstance(part, int) else 1,
-            "steps": [first_step if isinstance(first_step, int) else last_step, last_step],
-            "events_written": events,
-            L.FOOTER_CUT: cut,
-        }
+        footer = _footer(part, first_step, last_step, events, cut)
         tail = "  ],\n  %s%s" % (json.dumps(L.DOC_FOOTER) + ": ", json.dumps(footer))
         if not devices_in_header:
             tail += ',\n  "%s": []' % L.DOC_DEVICE_PROPERTIES
@@ -267,6 +242,86 @@ def finish(path, final, pid, keep=False):
             "size": os.path.getsize(os.path.join(folder, name))}
 
 
+def _final_name(window, final, last_step, ext):
+    """The name the window would have had after last_step: its header's
+    pattern, ".partK" before ext for a part after the first, the
+    compression's extension; final's when the header has no pattern."""
+    name_pattern = window.get(L.WINDOW_NAME)
+    part = window.get(L.WINDOW_PART, 1)
+    if not (name_pattern and isinstance(name_pattern, str)):
+        return final
+    name = name_pattern.replace(L.WINDOW_STEP_FIELD, str(last_step))
+    if isinstance(part, int) and part > 1:
+        i = name.find(ext)
+        name = (name[:i] + ".part%d" % part + name[i:]) if i >= 0 else name + ".part%d" % part
+    for z in (".zst", ".gz"):
+        if final.endswith(z) and not name.endswith(z):
+            name += z
+    return name
+
+
+def _cut(pid, last_write):
+    """The footer's `cut` member."""
+    return {
+        "reason": "the process (pid %d) ended before the window did" % pid,
+        "last_write": last_write,
+        "events_missing": None,
+        "missing": "the events recorded after the file's last flush (every %g s) and "
+                   "the GPU records not yet handed over; not counted" % 0.5,
+        "recovered_by": "traceprof recover %s" % version(),
+    }
+
+
+def _footer(part, first_step, last_step, events, cut):
+    part = part if isinstance(part, int) else 1
+    return {
+        "version": version(),
+        "part": part,
+        "parts": part,
+        "steps": [first_step if isinstance(first_step, int) else last_step, last_step],
+        "events_written": events,
+        L.FOOTER_CUT: cut,
+    }
+
+
+def _last_write(path):
+    return datetime.datetime.fromtimestamp(os.stat(path).st_mtime, datetime.timezone.utc) \
+        .isoformat(timespec="milliseconds")
+
+
+def finish_pftrace(path, final, pid, keep=False):
+    """finish() for a Perfetto window (recover_pf.py): every whole packet,
+    then its name and a footer saying it was cut."""
+    from . import recover_pf
+    folder = os.path.dirname(path)
+    last_write = _last_write(path)
+    tmp_out = os.path.join(folder, ".%s.recover.%d" % (final, os.getpid()))
+    out, close_out = _open_out(tmp_out, final)
+    try:
+        s = recover_pf.copy(path, final, out)
+        if s is not None:
+            first_step = s.window.get(L.WINDOW_FIRST_STEP)
+            last_step = s.last_step
+            if last_step is None:
+                last_step = first_step if isinstance(first_step, int) else 0
+            name = _unique(folder, _final_name(s.window, final, last_step, ".pftrace"),
+                           ".pftrace")
+            footer = _footer(s.window.get(L.WINDOW_PART, 1), first_step, last_step, s.events,
+                             _cut(pid, last_write))
+            out.write(recover_pf.end(s, re.sub(r"\.(zst|gz)$", "", name), footer))
+    finally:
+        close_out()
+    if s is None:
+        os.unlink(tmp_out)
+        return None
+    os.rename(tmp_out, os.path.join(folder, name))
+    if not keep:
+        os.unlink(path)
+    return {"out": os.path.join(folder, name), "events": s.events, "rank": s.rank, "pid": pid,
+            "first_step": first_step, "last_step": last_step, "window": s.window,
+            "size": os.path.getsize(os.path.join(folder, name))}
+
+
 def recover(folders, any_host=False, keep=False, pids=None, report=None):
     """Finishes every dead process's temporary file under the folders;
     pids: only those (traceprof run's job).  Returns the list of finish()
@@ -275,9 +330,6 @@ def recover(folders, any_host=False, keep=False, pids=None, report=None):
     done = []
     for path, final, pid in temp_files(folders):
         if pids is not None and pid not in pids:
-            continue
-        if final.endswith(".pftrace") or ".pftrace." in final:
-            err("%s: a cut Perfetto window is not finished by this version; left as it is" % path)
             continue
         if path.endswith(".recover.%d" % os.getpid()):
             continue
@@ -289,7 +341,8 @@ def recover(folders, any_host=False, keep=False, pids=None, report=None):
                 continue
             if (written_on in (None, host)) and pid_alive(pid) and pid != os.getpid():
                 continue  # still running: its window is not over
-            r = finish(path, final, pid, keep=keep)
+            pf = final.endswith(".pftrace") or ".pftrace." in final
+            r = (finish_pftrace if pf else finish)(path, final, pid, keep=keep)
         except OSError as e:
             err("%s: cannot finish it (%s)" % (path, e.strerror or e))
             continue
@@ -322,6 +375,9 @@ def _process_meta(pid, rank):
 def _head_window(path, final):
     """The DOC_WINDOW member of a file's header (a dict), or None when it
     has none (older files, other writers)."""
+    if ".pftrace" in final:
+        from . import recover_pf
+        return recover_pf.head_window(path, final)
     lines = _Lines(path, final)
     try:
         for i, line in enumerate(lines):
@@ -367,7 +423,7 @@ def rotate(r):
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
         if name.startswith(".") or path == r["out"] or \
-                not re.search(r"\.json(\.gz|\.zst)?$", name) or not os.path.isfile(path):
+                not re.search(r"\.(json|pftrace)(\.gz|\.zst)?$", name) or not os.path.isfile(path):
             continue
         try:
             h = _head_window(path, name)

@@ -22,6 +22,7 @@ import array
 import json
 import operator
 import os
+import re
 import struct
 import zlib
 
@@ -205,6 +206,43 @@ def footer_of(path):
     return x[0] if x else None
 
 
+# A part's file name: ".partK" before the extension (collector/parts.c,
+# pt_part_name), or at the end of a name without one.
+_PART = re.compile(r"\.part(\d+)(?=\.|$)")
+
+
+def missing_parts(paths):
+    """The one line saying which parts are missing of the windows split in
+    parts (the footer's "part" k of "parts" n) of which paths hold some
+    but not all, or None.  The files whose name says they are a part
+    (".partK") are the ones asked (their footer read from their end); the
+    window is the folder and the name less ".partK"."""
+    groups = {}
+    for p in paths:
+        name = os.path.basename(p)
+        m = list(_PART.finditer(name))
+        if not m:
+            continue
+        ft = footer_of(p)
+        n, k = (ft.get("parts"), ft.get("part")) if isinstance(ft, dict) else (None, None)
+        if not (_is_n(n, 2) and _is_n(k, 1) and k <= n):
+            continue
+        cut = m[-1]
+        base = os.path.join(os.path.dirname(p), name[:cut.start()] + name[cut.end():])
+        groups.setdefault((base, n), set()).add(k)
+    said = []
+    for (base, n), have in sorted(groups.items()):
+        gone = [str(k) for k in range(1, n + 1) if k not in have]
+        if gone:
+            said.append("%s: part%s %s of %d missing" % (
+                base, "s" if len(gone) > 1 else "",
+                ", ".join(gone[:8]) + (", ..." if len(gone) > 8 else ""), n))
+    if not said:
+        return None
+    return ("a window split into parts is incomplete (%s): not using the summary tables; "
+            "the rows count only the parts read" % "; ".join(said))
+
+
 def _is_n(v, lo=0):
     return isinstance(v, int) and not isinstance(v, bool) and lo <= v < 1 << 64
 
@@ -385,7 +423,15 @@ def table_paths(paths, notes=None):
     None (then summary reads the events).  With notes (a list), the lines
     saying a table is not used are appended to it instead of printed: the
     caller prints them once the events were read, so that a file that
-    fails has one line, its error."""
+    fails has one line, its error.  A window of which some parts are
+    missing (missing_parts) has no table: its events are read."""
+    miss = missing_parts(paths)
+    if miss:
+        if notes is None:
+            err(miss)
+        else:
+            notes.append(miss)
+        return None
     out = {}
     for p in paths:
         if not os.path.isfile(p):

@@ -52,24 +52,30 @@ class NotLines(Exception):
     schema): read it with TraceReader."""
 
 
-def _head_ok(head):
-    """Whether head (the text before "[" of traceEvents) is "{", members,
-    and the traceEvents key."""
+def _head(head):
+    """The members before traceEvents when head (the text before "[" of
+    traceEvents) is "{", members, and the traceEvents key; else None."""
     try:
         doc = json.loads(head.decode("utf-8") + "[]}")
     except (ValueError, RecursionError):
-        return False
-    return isinstance(doc, dict) and list(doc)[-1:] == [DOC_TRACE_EVENTS]
+        return None
+    if not isinstance(doc, dict) or list(doc)[-1:] != [DOC_TRACE_EVENTS]:
+        return None
+    del doc[DOC_TRACE_EVENTS]
+    return doc
 
 
-def _tail_ok(tail):
-    """Whether tail (the text after the array's "]") is the object's other
-    members and its end."""
+def _tail(tail):
+    """The members after the array when tail (the text after its "]") is
+    the object's other members and its end; else None."""
     try:
         doc = json.loads('{"%s": []' % DOC_TRACE_EVENTS + tail.decode("utf-8"))
     except (ValueError, RecursionError):
-        return False
-    return isinstance(doc, dict)
+        return None
+    if not isinstance(doc, dict):
+        return None
+    doc.pop(DOC_TRACE_EVENTS, None)
+    return doc
 
 
 def _parse(pa, pj, text, opts):
@@ -97,15 +103,48 @@ def _lines(text, last):
     return text.replace(b"},\n", b"}\n")
 
 
-def _tables(pa, pj, text, opts):
+def _picked(text, pick):
+    """The lines of text (ndjson, each ending in a newline) that hold the
+    bytes pick; all of text where an escape (\\uXXXX) could spell them
+    otherwise."""
+    if b"\\u" in text:
+        return text
+    out = []
+    i = text.find(pick)
+    while i >= 0:
+        a = text.rfind(b"\n", 0, i) + 1
+        b = text.find(b"\n", i) + 1 or len(text)
+        out.append(text[a:b])
+        i = text.find(pick, b)
+    return b"".join(out)
+
+
+def _tables(pa, pj, text, opts, pick=None, held=None, last=False):
+    """The table of text (none when it is empty).  With pick, its picked
+    lines are held (in the list held) until they make a block or the
+    array ends (last), then parsed at once: pyarrow's cost per call showed
+    over the few lines each block gives."""
+    if pick is not None:
+        held.append(_picked(text, pick))
+        if not last and sum(len(x) for x in held) < BLOCK:
+            return
+        text = b"".join(held)
+        del held[:]
     if text and not text.isspace():
         t = _parse(pa, pj, text, opts)
         if t.num_rows:
             yield t
 
 
-def line_tables(path, pa, schema):
-    """Tables of the events of path (see the module's text)."""
+def line_tables(path, pa, schema, meta=None, pick=None):
+    """Tables of the events of path (see the module's text).  meta, a dict,
+    gets the top-level members but traceEvents once the file was read
+    whole (what TraceReader.items yields as "meta").  pick (bytes): only
+    the events whose line holds them, as far as the text shows without
+    parsing (every event where a block has an escape that could spell
+    them): the layout is checked as for all, but the other lines are not
+    parsed, so a value pyarrow would refuse in them is not seen (a reading
+    of every event must follow, as export's second one does)."""
     import pyarrow.json as pj
     # Blocks of 4 MiB: pyarrow's per-block cost showed at 1 MiB (a 1 MB
     # file parsed in 19 ms instead of 7).
@@ -118,10 +157,12 @@ def line_tables(path, pa, schema):
         if buf.startswith(b"\xef\xbb\xbf"):
             buf = buf[3:]
         at = buf.find(_START, 0, 1 << 20)
-        if at < 0 or not _head_ok(buf[:at + len(_START) - 2]):
+        head = _head(buf[:at + len(_START) - 2]) if at >= 0 else None
+        if head is None:
             raise NotLines("no traceEvents line")
         buf = buf[at + len(_START):]
         first = True
+        held = []  # picked lines not yet parsed
         while True:
             m = _CLOSE.match(buf)
             if m:
@@ -132,7 +173,8 @@ def line_tables(path, pa, schema):
             m = _END.search(buf)
             if m:
                 rest = buf[m.end():]
-                yield from _tables(pa, pj, _lines(buf[:m.start() + 1], True), opts)
+                yield from _tables(pa, pj, _lines(buf[:m.start() + 1], True), opts, pick,
+                                  held, True)
                 break
             # Whole lines up to the last comma's: the last event's line
             # (no comma) stays until the array's end is seen.
@@ -147,15 +189,19 @@ def line_tables(path, pa, schema):
                 continue
             text, buf = buf[:k], buf[k:] + more
             first = False
-            yield from _tables(pa, pj, _lines(text, False), opts)
+            yield from _tables(pa, pj, _lines(text, False), opts, pick, held)
         tail = rest
         while len(tail) <= _TAIL_MAX:
             more = f.read(BLOCK)
             if not more:
                 break
             tail += more
-        if len(tail) > _TAIL_MAX or not _tail_ok(tail):
+        foot = _tail(tail) if len(tail) <= _TAIL_MAX else None
+        if foot is None:
             raise NotLines("the text after the event array")
+        if meta is not None:
+            meta.update(head)
+            meta.update(foot)
     except TraceError as e:
         raise NotLines(str(e))
     except (OSError, EOFError, zlib.error) as e:

@@ -78,6 +78,41 @@ def _run_records(f):
         yield from _REC.iter_unpack(data)
 
 
+def nest(merged):
+    """Yields (name id, self time) per record with a name id >= 0 of
+    merged, the (thread, start, -duration, position, name id) records in
+    sorted order, nesting each thread's events as a call stack."""
+    thread = None
+    stack = []  # [start, end, dur, self, name id], innermost last
+    for t, ts, ndur, _, kid in merged:
+        dur = -ndur
+        if t != thread:
+            for x in stack:
+                if x[4] >= 0:
+                    yield x[4], x[3]
+            stack = []
+            thread = t
+        # The enclosing events that ended by ts are done (a
+        # zero-length event at the very start of a zero-length one
+        # at the same time stays its child, as before).
+        while stack:
+            top = stack[-1]
+            if top[1] <= ts + 1e-9 and not (dur == 0 and top[1] == ts and top[0] == ts):
+                stack.pop()
+                if top[4] >= 0:
+                    yield top[4], top[3]
+            else:
+                break
+        end = ts + dur
+        if stack:
+            top = stack[-1]
+            top[3] -= max(0.0, min(end, top[1]) - ts)
+        stack.append([ts, end, dur, dur, kid])
+    for x in stack:
+        if x[4] >= 0:
+            yield x[4], x[3]
+
+
 class SelfTimes:
     """Self time per name id of the complete events added, whatever their
     order in the file (see the module's comment)."""
@@ -133,35 +168,7 @@ class SelfTimes:
             if self.buf:
                 runs.append(self.buf)
             merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
-            thread = None
-            stack = []  # [start, end, dur, self, name id], innermost last
-            for t, ts, ndur, _, kid in merged:
-                dur = -ndur
-                if t != thread:
-                    for x in stack:
-                        if x[4] >= 0:
-                            yield x[4], x[3]
-                    stack = []
-                    thread = t
-                # The enclosing events that ended by ts are done (a
-                # zero-length event at the very start of a zero-length one
-                # at the same time stays its child, as before).
-                while stack:
-                    top = stack[-1]
-                    if top[1] <= ts + 1e-9 and not (dur == 0 and top[1] == ts and top[0] == ts):
-                        stack.pop()
-                        if top[4] >= 0:
-                            yield top[4], top[3]
-                    else:
-                        break
-                end = ts + dur
-                if stack:
-                    top = stack[-1]
-                    top[3] -= max(0.0, min(end, top[1]) - ts)
-                stack.append([ts, end, dur, dur, kid])
-            for x in stack:
-                if x[4] >= 0:
-                    yield x[4], x[3]
+            yield from nest(merged)
         finally:
             self.buf = []
             self.kept = []
@@ -273,6 +280,14 @@ class EventRows:
 
     def window(self):
         return self.hi - self.lo if self.hi > self.lo else 0.0
+
+    def close(self):
+        """Lets go of the spilled runs (a reading given up half way)."""
+        st = self.self_times
+        if st is not None:
+            for f in st.spilled:
+                f.close()
+            st.spilled, st.buf, st.kept = [], [], []
 
     def finish(self):
         """{name: [calls, total, self, min, max]} (us), self time included."""

@@ -1,0 +1,420 @@
+/* The live file (collector/live.h, docs/live.md).  Everything here runs on
+ * the flush thread (or on the exiting thread once it stopped), but
+ * tp_live_set_exit_status(), which only stores; the steps' times are kept by
+ * collector/live_steps.c. */
+#include "collector/live.h"
+#include "collector/live_steps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector/activity.h"
+#include "collector/control.h"
+#include "collector/cuda_record.h"
+#include "collector/flush_int.h"
+#include "collector/thread.h"
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/log.h"
+#include "format/json.h"
+#include "format/sink.h"
+#include "format/template.h"
+
+/* The file's update period: the windows' disk flush's (TP_FL_DISK_NS) would
+ * do, but readers judge staleness in seconds; one second is the issue's. */
+#define LV_INTERVAL_NS 1000000000ULL
+
+/* The exit status given to exit(), + 1 (0: none known). */
+static _Atomic int lv_exit;
+
+static struct {
+	int on;
+	char path[PATH_MAX];	/* the file */
+	char tmp[PATH_MAX];	/* its temporary name, renamed onto it */
+	char folder[PATH_MAX];	/* made on the first write */
+	int made, failed_said;
+	uint64_t last_ns;	/* monotonic time of the last write */
+	int64_t started_ns;	/* realtime at the library's start */
+	uint64_t events_gone, dropped_gone; /* counts of threads freed */
+	struct tp_json j;
+	int have_j;
+} L;
+
+static int64_t lv_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Ticks of tp_clock_now() as realtime ns. */
+static int64_t lv_wall(uint64_t ticks)
+{
+	return (int64_t)tp_clock_to_ns(ticks) + tp_clock_wall_offset_ns();
+}
+
+static void lv_name(void)
+{
+	char name[NAME_MAX + 1];
+	char host[256];
+	/* '/' in a host name would make a folder. */
+	snprintf(host, sizeof(host), "%s", tp_fl.vars.hostname[0] ? tp_fl.vars.hostname : "host");
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	host[200] = '\0';
+	snprintf(name, sizeof(name), "%.200s.%lld.json", host, (long long)tp_fl.pid);
+	int n = snprintf(L.path, sizeof(L.path), "%s/%s", L.folder, name);
+	int m = snprintf(L.tmp, sizeof(L.tmp), "%s/.%s.tmp", L.folder, name);
+	if (n < 0 || (size_t)n >= sizeof(L.path) || m < 0 || (size_t)m >= sizeof(L.tmp)) {
+		tp_warn("TRACEPROF_LIVE_DIR: the live file's path is too long (%s); no live file",
+			L.folder);
+		L.on = 0;
+	}
+}
+
+void tp_live_init(const struct tp_config *cfg, const struct tp_template_vars *vars)
+{
+	L.on = 0;
+	L.started_ns = lv_realtime_ns();
+	if (!cfg->live)
+		return;
+	struct tp_template_vars v = *vars;
+	v.step = 0;
+	char err[600], dir[PATH_MAX];
+	const char *tmpl = cfg->live_dir[0] ? cfg->live_dir : cfg->folder;
+	if (tp_template_expand(tmpl, &v, dir, sizeof(dir) - 8, err, sizeof(err)) < 0) {
+		tp_warn("%s: %s; no live file", cfg->live_dir[0] ? "TRACEPROF_LIVE_DIR" :
+				"TRACEPROF_FOLDER", err);
+		return;
+	}
+	if (!cfg->live_dir[0])
+		strcat(dir, "/.live");
+	/* Absolute now: the program may chdir() later (format/sink.h). */
+	char abs[PATH_MAX];
+	snprintf(L.folder, sizeof(L.folder), "%s", tp_sink_abs_path(dir, abs, sizeof(abs)));
+	L.on = 1;
+	L.made = 0;
+	lv_name();
+}
+
+/* exit()'s status: on_exit() handlers get it.  Registered once the
+ * program runs (from the flush thread's start), so that it runs before the
+ * library's destructor, which saves: handlers run in reverse order of
+ * registration, and the libraries' destructors from the handler the C
+ * library registered before main().  A constructor's registration would
+ * come before that one, and so run after the save.  Registered by the
+ * thread that starts the flush thread, before it does (tp_flush_need(),
+ * once, a slow path that also calls pthread_create()).  Relaxed: stored by the
+ * exiting thread before it asks for the final save, whose release
+ * (finish_req) orders it before the save reads it. */
+static void lv_on_exit(int status, void *arg)
+{
+	(void)arg;
+	atomic_store_explicit(&lv_exit, (status & 0xff) + 1, memory_order_relaxed);
+}
+
+void tp_live_thread_started(void)
+{
+	static _Atomic int registered;
+	if (L.on && !atomic_exchange_explicit(&registered, 1, memory_order_relaxed))
+		on_exit(lv_on_exit, NULL);
+}
+
+void tp_live_forget_thread(const struct tp_thread *t)
+{
+	L.events_gone += atomic_load_explicit(&t->ring.head, memory_order_relaxed);
+	L.dropped_gone += atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+}
+
+void tp_live_after_fork_child(void)
+{
+	L.started_ns = lv_realtime_ns();
+	L.events_gone = L.dropped_gone = 0;
+	L.last_ns = 0;
+	tp_live_steps_reset();
+	if (L.on)
+		lv_name();
+}
+
+/* ---- the JSON ------------------------------------------------------------ */
+
+static void lv_key(struct tp_json *j, const char *k)
+{
+	tp_json_char(j, '"');
+	tp_json_raw(j, k, strlen(k));
+	tp_json_raw(j, "\":", 2);
+}
+
+static void lv_int_or_null(struct tp_json *j, int64_t v, int known)
+{
+	if (known)
+		tp_json_i64(j, v);
+	else
+		tp_json_lit(j, "null");
+}
+
+/* "step", "step_started_ns", "steps", "last_step". */
+static void lv_write_steps(struct tp_json *j)
+{
+	uint64_t step = tp_control_current_step();
+	lv_key(j, "step");
+	tp_json_i64(j, (int64_t)tp_control_display_step(step));
+	tp_json_lit(j, ",\"step_started_ns\":");
+	uint64_t st = tp_control_step_start();
+	lv_int_or_null(j, st ? lv_wall(st) : 0, st != 0);
+	uint64_t durs[TP_LIVE_STEPS];
+	uint64_t last;
+	int n = tp_live_steps_read(durs, &last);
+	tp_json_lit(j, ",\"steps\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			tp_json_char(j, ',');
+		tp_json_u64(j, durs[i]);
+	}
+	tp_json_lit(j, "],\"last_step\":");
+	lv_int_or_null(j, last ? (int64_t)tp_control_display_step(last - 1) : 0, last != 0);
+}
+
+/* "window": the newest window still taking steps, or null. */
+static void lv_write_window(struct tp_json *j)
+{
+	const struct tp_win *w = NULL;
+	for (int i = tp_fl.wsm.nwin - 1; i >= 0 && !w; i--)
+		if (!tp_fl.wsm.win[i].closed)
+			w = &tp_fl.wsm.win[i];
+	lv_key(j, "window");
+	if (!w) {
+		tp_json_lit(j, "null");
+		return;
+	}
+	struct tp_template_vars v = tp_fl.vars;
+	v.step = (int64_t)tp_control_display_step(w->first_step);
+	char name[NAME_MAX + 1], err[600];
+	if (tp_template_expand(tp_fl.cfg.filename, &v, name, sizeof(name), err, sizeof(err)) < 0)
+		name[0] = '\0';
+	tp_json_lit(j, "{\"first_step\":");
+	tp_json_i64(j, v.step);
+	tp_json_lit(j, ",\"name\":");
+	tp_json_str(j, name);
+	tp_json_char(j, '}');
+}
+
+/* One open thing of a thread, gathered before it is written. */
+struct lv_item {
+	const char *kind;
+	char name[TP_LIVE_NAME_BYTES];
+	uint64_t since; /* ticks */
+};
+
+/* The items in the order they opened (outermost first), kinds in the
+ * order gathered on ties: insertion sort, at most 4 + TP_LIVE_NVTX. */
+static void lv_sort(struct lv_item *it, int n)
+{
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && it[b].since < it[b - 1].since; b--) {
+			struct lv_item x = it[b];
+			it[b] = it[b - 1];
+			it[b - 1] = x;
+		}
+}
+
+/* One thread's open things, outermost first: NVTX ranges, the module, the
+ * op and record_function() range, the CUDA call.  Returns 0 when it has
+ * none (nothing written). */
+static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
+{
+	struct tp_live_pub *p = &t->live;
+	struct lv_item it[4 + TP_LIVE_NVTX];
+	int n = 0;
+	/* Acquire: pairs with the release store in preload/nvtx.c's
+	 * live_push(); each slot then checks itself through its seqlock. */
+	uint32_t depth = atomic_load_explicit(&p->nvtx_depth, memory_order_acquire);
+	for (uint32_t i = 0; i < depth && i < TP_LIVE_NVTX; i++)
+		if (tp_live_name_get(&p->nvtx[i], it[n].name, &it[n].since) == 0 && it[n].name[0])
+			it[n++].kind = "nvtx";
+	/* Acquire: pairs with the release stores of mod_on, op_on and
+	 * range_on after their slots are written (preload/torch_*.c). */
+	if (atomic_load_explicit(&p->mod_on, memory_order_acquire) &&
+	    tp_live_name_get(&p->mod, it[n].name, &it[n].since) == 0)
+		it[n++].kind = "module";
+	if (atomic_load_explicit(&p->op_on, memory_order_acquire) &&
+	    tp_live_name_get(&p->op, it[n].name, &it[n].since) == 0)
+		it[n++].kind = "torch_op";
+	if (atomic_load_explicit(&p->range_on, memory_order_acquire) &&
+	    tp_live_name_get(&p->range, it[n].name, &it[n].since) == 0)
+		it[n++].kind = "torch_op";
+	/* Acquire: pairs with the release store in tp_live_call_enter(): the
+	 * start read below is that call's (or a later one's). */
+	uint32_t call = atomic_load_explicit(&p->call, memory_order_acquire);
+	if (call && call - 1 < TP_CUDA_NFUNCS) {
+		it[n].since = atomic_load_explicit(&p->call_start, memory_order_relaxed);
+		snprintf(it[n].name, sizeof(it[n].name), "%s", tp_cuda_fns[call - 1].name);
+		it[n++].kind = "cuda";
+	}
+	if (!n)
+		return 0;
+	lv_sort(it, n);
+	if (!first)
+		tp_json_char(j, ',');
+	tp_json_lit(j, "{\"tid\":");
+	tp_json_i64(j, t->tid);
+	tp_json_lit(j, ",\"name\":");
+	tp_json_str(j, t->name);
+	tp_json_lit(j, ",\"open\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			tp_json_char(j, ',');
+		tp_json_lit(j, "{\"kind\":");
+		tp_json_str(j, it[i].kind);
+		tp_json_lit(j, ",\"name\":");
+		tp_json_str(j, it[i].name);
+		tp_json_lit(j, ",\"since_ns\":");
+		tp_json_i64(j, lv_wall(it[i].since));
+		/* NCCL's payload fields are not published yet (docs/live.md). */
+		tp_json_lit(j, ",\"payload\":{}}");
+	}
+	tp_json_lit(j, "]}");
+	return 1;
+}
+
+static void lv_build(struct tp_json *j, int finished)
+{
+	const struct tp_template_vars *v = &tp_fl.vars;
+	int launched = v->launcher && strcmp(v->launcher, "none") != 0;
+	j->len = 0;
+	tp_json_lit(j, "{\"traceprofLive\":1,\"host\":");
+	tp_json_str(j, v->hostname);
+	tp_json_lit(j, ",\"pid\":");
+	tp_json_i64(j, tp_fl.pid);
+	tp_json_lit(j, ",\"program\":");
+	tp_json_str(j, tp_fl.program);
+	tp_json_lit(j, ",\"rank\":");
+	lv_int_or_null(j, v->rank, launched);
+	tp_json_lit(j, ",\"local_rank\":");
+	lv_int_or_null(j, v->local_rank, launched);
+	tp_json_lit(j, ",\"world_size\":");
+	lv_int_or_null(j, v->world_size, launched);
+	tp_json_lit(j, ",\"run\":");
+	tp_json_str(j, v->run_name);
+	tp_json_lit(j, ",\"interval_ms\":");
+	tp_json_u64(j, LV_INTERVAL_NS / 1000000);
+	tp_json_lit(j, ",\"updated_ns\":");
+	tp_json_i64(j, lv_realtime_ns());
+	tp_json_lit(j, ",\"started_ns\":");
+	tp_json_i64(j, L.started_ns);
+	tp_json_lit(j, finished ? ",\"state\":\"finished\"" : ",\"state\":\"running\"");
+	tp_json_lit(j, ",\"exit_status\":");
+	int ex = atomic_load_explicit(&lv_exit, memory_order_relaxed);
+	lv_int_or_null(j, ex - 1, finished && ex);
+	tp_json_char(j, ',');
+	lv_write_steps(j);
+	uint64_t s = atomic_load_explicit(&tp_state, memory_order_relaxed);
+	tp_json_lit(j, (s & TP_STATE_RECORDING) && !finished ? ",\"recording\":true," :
+							       ",\"recording\":false,");
+	lv_write_window(j);
+	uint64_t events = L.events_gone, dropped = L.dropped_gone;
+	dropped += atomic_load_explicit(&tp_threads_lost, memory_order_relaxed) +
+		   atomic_load_explicit(&tp_threads_lost_as, memory_order_relaxed);
+	for (struct tp_thread *t = tp_threads_first(); t; t = t->next) {
+		/* Relaxed: counters alone. */
+		events += atomic_load_explicit(&t->ring.head, memory_order_relaxed);
+		dropped += atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+	}
+	tp_json_lit(j, ",\"events\":");
+	tp_json_u64(j, events);
+	tp_json_lit(j, ",\"dropped\":");
+	tp_json_u64(j, dropped);
+	/* The windows' aggregates belong to their writers (format/aggregate.c)
+	 * and have no reader for this yet: an empty list (docs/live.md). */
+	tp_json_lit(j, ",\"top\":[],\"threads\":[");
+	int first = 1;
+	if (!finished)
+		for (struct tp_thread *t = tp_threads_first(); t; t = t->next)
+			/* Acquire: pairs with the key destructor's release store. */
+			if (!atomic_load_explicit(&t->dead, memory_order_acquire) &&
+			    lv_write_thread(j, t, first))
+				first = 0;
+	tp_json_lit(j, "]}\n");
+}
+
+/* Writes the temporary file and renames it onto the file.  Returns 0 or
+ * -errno. */
+static int lv_store(const char *buf, size_t len)
+{
+	if (!L.made) {
+		int rc = tp_sink_mkdirs(L.folder);
+		if (rc < 0)
+			return rc;
+		L.made = 1;
+	}
+	struct tp_fd f = TP_FD_NONE;
+	int rc = tp_fd_open_at(&f, AT_FDCWD, L.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (rc < 0)
+		return rc;
+	size_t off = 0;
+	while (off < len && rc == 0) {
+		ssize_t n = tp_fd_ours(&f) ? write(f.fd, buf + off, len - off) : -1;
+		if (n > 0)
+			off += (size_t)n;
+		else if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n == 0)
+			rc = -EIO;
+	}
+	if (tp_fd_close(&f) < 0 && rc == 0)
+		rc = -EBADF;
+	if (rc == 0 && rename(L.tmp, L.path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlink(L.tmp);
+		L.made = 0; /* the folder may have been removed: made again next time */
+	}
+	return rc;
+}
+
+static void lv_write(int finished)
+{
+	if (!L.on)
+		return;
+	if (!L.have_j) {
+		if (tp_json_init(&L.j, NULL) < 0)
+			return;
+		L.have_j = 1;
+	}
+	int saved = errno;
+	lv_build(&L.j, finished);
+	int rc = tp_json_error(&L.j);
+	if (rc == 0)
+		rc = lv_store(L.j.buf, L.j.len);
+	if (rc < 0 && !L.failed_said) {
+		L.failed_said = 1;
+		tp_warn("cannot write the live file %s: %s; `traceprof top` will not see this "
+			"process until it can (set TRACEPROF_LIVE_DIR to a writable folder, or "
+			"TRACEPROF_LIVE=0)",
+			L.path, strerror(-rc));
+	}
+	errno = saved;
+}
+
+void tp_live_pass(uint64_t now)
+{
+	if (!L.on || (L.last_ns && now - L.last_ns < LV_INTERVAL_NS))
+		return;
+	L.last_ns = now;
+	lv_write(0);
+}
+
+void tp_live_final(void)
+{
+	/* A process that never stepped nor recorded (a shell, a launcher's
+	 * shim) leaves no file, as it leaves no trace (collector/activity.h). */
+	if (L.last_ns || tp_activity_seen())
+		lv_write(1);
+}

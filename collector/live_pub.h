@@ -1,0 +1,125 @@
+/* Where a program thread is right now, as it publishes it for the live file
+ * (collector/live.c, docs/live.md): its innermost open CUDA call, its open
+ * NVTX push/pop ranges, its open PyTorch op and module.  One struct in each
+ * struct tp_thread, written by its owner thread only, read racily by the
+ * flush thread about once a second.
+ *
+ * The cost on the owner's side is a few stores, no fence but the compiler's
+ * (release stores are plain moves on x86-64), so that a recorded CUDA call
+ * pays about a nanosecond (bench/RESULTS.md).  What the reader gets is a
+ * snapshot that may be a call late or early; a name is never torn (each
+ * name slot is a seqlock) and never a pointer into the program's memory:
+ * names are copied, cut at TP_LIVE_NAME_BYTES - 1 bytes. */
+#ifndef TP_COLLECTOR_LIVE_PUB_H
+#define TP_COLLECTOR_LIVE_PUB_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TP_LIVE_NAME_WORDS 6
+#define TP_LIVE_NAME_BYTES (TP_LIVE_NAME_WORDS * 8)
+/* NVTX push/pop ranges published per thread, outermost first; deeper ones
+ * are counted in the depth but not named. */
+#define TP_LIVE_NVTX 4
+
+/* One named open thing: a seqlock over its name and start.  The words are
+ * atomics (relaxed) so that the reader's racy copy is no data race. */
+struct tp_live_name {
+	_Atomic uint32_t seq;	    /* odd while the owner writes */
+	_Atomic uint64_t start;	    /* tp_clock_now() ticks at entry */
+	_Atomic uint64_t w[TP_LIVE_NAME_WORDS]; /* the name, NUL-padded */
+};
+
+struct tp_live_pub {
+	/* The innermost open CUDA call: its id (collector/cuda_record.h) + 1,
+	 * 0 when none; its entry time in tp_clock_now() ticks.  The owner
+	 * stores call_start (relaxed) and then call (release) on entry, and
+	 * call = 0 (relaxed) on return; the flush thread's acquire load of
+	 * call in tp_live_read_call() pairs with the release, so that a
+	 * non-zero call comes with its entry's start (or a later call's). */
+	_Atomic uint32_t call;
+	_Atomic uint64_t call_start;
+	/* Open NVTX push/pop ranges on this thread (all domains): the depth,
+	 * and the first TP_LIVE_NVTX names.  Depth: stored by the owner
+	 * (release) after a push's slot is written, (relaxed) at a pop; the
+	 * reader (acquire) reads slots below the depth it loaded, each
+	 * through its seqlock. */
+	_Atomic uint32_t nvtx_depth;
+	struct tp_live_name nvtx[TP_LIVE_NVTX];
+	/* The innermost open PyTorch op and module (TRACEPROF_PYTORCH): on is
+	 * 1 while one is open, stored (release) after its slot is written. */
+	_Atomic uint32_t op_on, mod_on;
+	struct tp_live_name op, mod;
+	/* The last record_function() range opened and not yet closed
+	 * (torch's user scope: gloo's "gloo:all_reduce", which is where a
+	 * rank waits for its peers); as op_on.  One level: an inner range's
+	 * end hides an outer one until the next opens. */
+	_Atomic uint32_t range_on;
+	struct tp_live_name range;
+};
+
+/* Owner thread: a CUDA call with id `id` starts at `start` ticks.  Two
+ * stores. */
+static inline __attribute__((always_inline)) void tp_live_call_enter(struct tp_live_pub *p, uint32_t id,
+								    uint64_t start)
+{
+	atomic_store_explicit(&p->call_start, start, memory_order_relaxed);
+	/* Release: pairs with the acquire load in the flush thread's reader
+	 * (collector/live.c); call_start above is seen with it. */
+	atomic_store_explicit(&p->call, id + 1, memory_order_release);
+}
+
+/* Owner thread: the call returned.  One store; relaxed: a reader that still
+ * sees the call reports it open a moment longer. */
+static inline __attribute__((always_inline)) void tp_live_call_leave(struct tp_live_pub *p)
+{
+	atomic_store_explicit(&p->call, 0, memory_order_relaxed);
+}
+
+/* Owner thread: writes name (len bytes, cut to fit) and start into slot n
+ * under its seqlock. */
+static inline void tp_live_name_set(struct tp_live_name *n, const char *name, size_t len,
+				    uint64_t start)
+{
+	uint64_t w[TP_LIVE_NAME_WORDS] = { 0 };
+	if (len > TP_LIVE_NAME_BYTES - 1)
+		len = TP_LIVE_NAME_BYTES - 1;
+	memcpy(w, name, len);
+	uint32_t s = atomic_load_explicit(&n->seq, memory_order_relaxed);
+	atomic_store_explicit(&n->seq, s + 1, memory_order_relaxed);
+	/* Release fence: the odd seq above is visible before any word below
+	 * (pairs with the acquire fence in the reader, tp_live_name_get()). */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&n->start, start, memory_order_relaxed);
+	for (int i = 0; i < TP_LIVE_NAME_WORDS; i++)
+		atomic_store_explicit(&n->w[i], w[i], memory_order_relaxed);
+	/* Release: the words above are visible before the even seq (pairs with
+	 * the reader's acquire load of seq). */
+	atomic_store_explicit(&n->seq, s + 2, memory_order_release);
+}
+
+/* Flush thread: copies slot n's name (NUL-terminated, out holds
+ * TP_LIVE_NAME_BYTES) and start.  Returns 0, or -1 when the owner was
+ * writing it (the caller leaves it out this time). */
+static inline int tp_live_name_get(struct tp_live_name *n, char *out, uint64_t *start)
+{
+	/* Acquire: pairs with the owner's final release store of seq. */
+	uint32_t s1 = atomic_load_explicit(&n->seq, memory_order_acquire);
+	if (s1 & 1)
+		return -1;
+	uint64_t w[TP_LIVE_NAME_WORDS];
+	*start = atomic_load_explicit(&n->start, memory_order_relaxed);
+	for (int i = 0; i < TP_LIVE_NAME_WORDS; i++)
+		w[i] = atomic_load_explicit(&n->w[i], memory_order_relaxed);
+	/* Acquire fence: the words above are read before seq again (pairs with
+	 * the owner's release fence after its odd seq). */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&n->seq, memory_order_relaxed) != s1)
+		return -1;
+	memcpy(out, w, TP_LIVE_NAME_BYTES);
+	out[TP_LIVE_NAME_BYTES - 1] = '\0';
+	return 0;
+}
+
+#endif
