@@ -5,7 +5,7 @@ The Perfetto writer (format/perfetto_writer.c) hands the sink whole
 TracePackets at each of the flush thread's drains, so the temporary file of
 a process that died is a Trace message (a run of length-delimited packets,
 field 1) up to its last drain, and maybe a packet cut short after it.  Its
-first TrackEvent is the "traceprof header" instant, whose annotations carry
+first TrackEvent is the header instant (layout.DOC_HEADER), whose annotations carry
 the window (layout.DOC_WINDOW: final name with the step left open, part,
 first step, host, pid, rotation) and the rank.  This module keeps every
 whole packet as it is (the sequence's interned names and clocks stay
