@@ -12,6 +12,8 @@ import random
 
 import pytest
 
+# pyarrow and numpy: the torch venv's (make check-python leaves this file out).
+pytestmark = pytest.mark.torchvenv
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("numpy")
 
