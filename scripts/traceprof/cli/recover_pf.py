@@ -5,12 +5,12 @@ The Perfetto writer (format/perfetto_writer.c) hands the sink whole
 TracePackets at each of the flush thread's drains, so the temporary file of
 a process that died is a Trace message (a run of length-delimited packets,
 field 1) up to its last drain, and maybe a packet cut short after it.  Its
-first TrackEvent is the "traceprof header" instant, whose annotations carry
+first TrackEvent is the header instant (layout.DOC_HEADER), whose annotations carry
 the window (layout.DOC_WINDOW: final name with the step left open, part,
 first step, host, pid, rotation) and the rank.  This module keeps every
 whole packet as it is (the sequence's interned names and clocks stay
-valid), then adds what the writer's end adds: a "traceName" instant and,
-last, the footer instant ("traceprof") whose `cut` member says why, when
+valid), then adds what the writer's end adds: a layout.DOC_TRACE_NAME instant
+and, last, the footer instant whose `cut` member says why, when
 and what may be missing, on the header's track and sequence, at the last
 packet's time (a timestamp delta of 0 on the sequence's incremental clock).
 """
