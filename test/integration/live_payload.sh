@@ -20,7 +20,7 @@ PY=$("$PYTHON" -c 'import sys; print(sys.executable)')
 plain=$(STANDIN_SYNC_SLEEP_AT=1 STANDIN_SYNC_SLEEP_MS=10 "$P" 2 stall) || die "untraced run failed"
 [ "$plain" = "done" ] || die "untraced output: $plain"
 
-STANDIN_SYNC_SLEEP_AT=1 STANDIN_SYNC_SLEEP_MS=6000 TRACEPROF_STEP=nvtx:ncclAllReduce \
+STANDIN_SYNC_SLEEP_AT=1 STANDIN_SYNC_SLEEP_MS=8000 TRACEPROF_STEP=nvtx:ncclAllReduce \
 	TRACEPROF_RUN_NAME=payjob TRACEPROF_FOLDER="$TP_TMP/t" traced "$P" 2 stall >out.txt 2>err.txt &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
