@@ -264,7 +264,7 @@ static void lv_write_payload(struct tp_json *j, const struct tp_live_payload *pl
 	if (pl->size) {
 		struct tp_nvtx_payload_hdr h = { .schema = pl->schema, .copied = pl->copied,
 						 .size = pl->size };
-		n = tp_nvtx_payload_args(pl->domain, &h, (const unsigned char *)pl->p, args);
+		n = tp_nvtx_payload_args_live(pl->domain, &h, (const unsigned char *)pl->p, args);
 	}
 	tp_json_char(j, '{');
 	int first = 1;

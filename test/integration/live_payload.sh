@@ -6,6 +6,8 @@
 # block) shows the range's decoded fields in its live file ("payload", as the
 # trace's args) and in `traceprof top --once`: `stalled N s in
 # cudaStreamSynchronize, inside ncclAllReduce {comm=..., bytes=..., op=Max}`.
+# A range of an unknown schema around it shows {} and is counted once in the
+# footer's undecoded payloads, not at every update.
 # Steps: TRACEPROF_STEP=nvtx:ncclAllReduce, so the blocked collective's step
 # does not end.  The program's output is unchanged.
 . "$TP_TOP/test/lib/common.sh"
@@ -33,8 +35,10 @@ while time.time() - t0 < 20:
     for p in glob.glob(os.path.join(d, "*.json")):
         j = json.load(open(p))
         for t in j["threads"]:
-            if [o["name"] for o in t["open"]] == ["ncclAllReduce", "cudaStreamSynchronize"]:
-                nv, cu = t["open"]
+            if [o["name"] for o in t["open"]] == ["unknown_outer", "ncclAllReduce",
+                                                   "cudaStreamSynchronize"]:
+                out, nv, cu = t["open"]
+                assert out["payload"] == {}, out  # its schema was never registered
                 assert nv["kind"] == "nvtx" and cu["kind"] == "cuda", t
                 # The trace's args for this payload (nvtx_payload.sh), domain aside.
                 assert nv["payload"] == {"comm": "0xabc123", "bytes": 1 << 20, "op": "Max"}, nv
@@ -60,4 +64,13 @@ echo "top: $line"
 wait $pid || die "traced run failed: $(cat err.txt)"
 trap - EXIT
 [ "$(cat out.txt)" = "done" ] || die "traced output changed: $(cat out.txt err.txt)"
+# The footer counts the two payloads of the unknown schema once each, not at
+# every update of the live file that showed one open for seconds.
+"$PYTHON" - "$TP_TMP/t" <<'PY' || die "footer's nvtx_payloads"
+import glob, json, sys
+fs = glob.glob(sys.argv[1] + "/*.json")
+assert len(fs) == 1, fs
+f = json.load(open(fs[0]))["traceprof"]["nvtx_payloads"]
+assert f == {"schemas": 3, "enums": 1, "undecoded": 2}, f
+PY
 echo "PASS"

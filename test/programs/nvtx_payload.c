@@ -3,7 +3,7 @@
  * registered as NCCL registers them (entry offsets left 0 for the tool to
  * lay out with natural alignment), then payload ranges pushed in it.
  * argv[1]: iterations.  argv[2], when given: then one more ncclAllReduce
- * (1 MiB, Max) inside which the program calls cudaStreamSynchronize from
+ * (1 MiB, Max), inside a range of an unknown schema, inside which the program calls cudaStreamSynchronize from
  * libcudart.so.13 (dlopen: the stand-in's STANDIN_SYNC_SLEEP_* make it
  * block), as a rank waits inside NCCL (test/integration/live_payload.sh). */
 #include <nvtx3/nvToolsExt.h>
@@ -117,10 +117,15 @@ int main(int argc, char **argv)
 		void *h = dlopen("libcudart.so.13", RTLD_NOW);
 		if (h)
 			*(void **)&sync = dlsym(h, "cudaStreamSynchronize");
+		/* Inside a range whose schema is unknown: decoded once
+		 * (counted once), however long the live file shows it. */
+		int y = 9;
+		push("unknown_outer", SID_Unknown, &y, sizeof(y));
 		struct all_reduce a = { 0xabc123, 1u << 20, 2 };
 		push("ncclAllReduce", SID_AllReduce, &a, sizeof(a));
 		if (!sync || sync(NULL) != 0)
 			puts("no cudaStreamSynchronize");
+		nvtxDomainRangePop(dom);
 		nvtxDomainRangePop(dom);
 	}
 	/* A schema never registered: the range stays, its payload is counted. */
