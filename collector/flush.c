@@ -171,8 +171,10 @@ static int fl_run_pass(void)
 	tp_wsm_advance(&tp_fl.wsm, tp_control_current_step());
 	/* With a backlog, records of a closed window may still be in the store:
 	 * windows wait for the pass that converts everything. */
-	if (!backlog)
+	if (!backlog) {
+		tp_live_top_note(0); /* a closed window's top, before it goes */
 		tp_wsm_finalize(&tp_fl.wsm, 0);
+	}
 	tp_threads_reap(fl_thread_in_use, fl_thread_forget, NULL);
 	tp_control_log_warnings();
 	tp_live_pass(now);
@@ -206,6 +208,7 @@ static void fl_final_save(void)
 	uint64_t step = tp_control_current_step();
 	tp_fl_plugins_pass(tp_clock_monotonic_ns());
 	tp_fl_drain_final();
+	tp_live_top_note(1); /* the last window's top, before it is saved */
 	tp_wsm_exit(&tp_fl.wsm, step);
 	tp_control_log_warnings();
 	tp_live_final();

@@ -99,6 +99,10 @@ void tp_fl_window_finalize(void *ctx, struct tp_win *w);
  * (the file opened, or a new part begun, as needed), or NULL when the
  * window's files failed (the record is counted, not written). */
 struct tp_writer *tp_fl_window_writer(struct tp_win *w, uint64_t b_ns, uint64_t e_ns);
+/* The writers of w's open parts, first part first, at most max; returns
+ * how many (0 before its first record).  For the live file's "top"
+ * (collector/live.c), which reads their tables (format/aggregate.h). */
+int tp_fl_window_writers(const struct tp_win *w, struct tp_writer **out, int max);
 
 /* footer.c */
 /* The process and thread names of part `out` of w (the threads that wrote

@@ -18,17 +18,40 @@
 #include "collector/control.h"
 #include "collector/cuda_record.h"
 #include "collector/flush_int.h"
+#include "collector/nvtx_payload_decode.h"
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "common/fd.h"
 #include "common/log.h"
+#include "format/aggregate.h"
 #include "format/json.h"
 #include "format/sink.h"
 #include "format/template.h"
+#include "format/writer.h"
 
 /* The file's update period: the windows' disk flush's (TP_FL_DISK_NS) would
  * do, but readers judge staleness in seconds; one second is the issue's. */
 #define LV_INTERVAL_NS 1000000000ULL
+
+/* An open range's payload is copied as a record's is: the decoder reads
+ * what the push copied. */
+_Static_assert(TP_LIVE_PAYLOAD_WORDS * 8 == TP_NVTX_PAYLOAD_MAX, "the payload bytes published");
+
+/* "top": the names of the window by total time, at most LV_TOP, from the
+ * tables of its parts (format/aggregate.h).  Names are cut at
+ * LV_TOP_NAME - 1 bytes (kernel names can be long). */
+#define LV_TOP 10
+#define LV_TOP_NAME 256
+/* Rows taken from each part before they are summed by name: a window has
+ * one part but past TRACEPROF_MAX_FILE_MB, so the sum is exact then, and
+ * across parts a name beyond every part's first LV_TOP_PART is left out. */
+#define LV_TOP_PART 32
+#define LV_TOP_PARTS 8
+
+struct lv_top {
+	char name[LV_TOP_NAME];
+	uint64_t total, calls;
+};
 
 /* The exit status given to exit(), + 1 (0: none known). */
 static _Atomic int lv_exit;
@@ -44,6 +67,10 @@ static struct {
 	uint64_t events_gone, dropped_gone; /* counts of threads freed */
 	struct tp_json j;
 	int have_j;
+	/* The current window's top, kept when it is gone: the last window's
+	 * until the next one has events. */
+	struct lv_top top[LV_TOP];
+	int ntop;
 } L;
 
 static int64_t lv_realtime_ns(void)
@@ -138,6 +165,7 @@ void tp_live_after_fork_child(void)
 	L.started_ns = lv_realtime_ns();
 	L.events_gone = L.dropped_gone = 0;
 	L.last_ns = 0;
+	L.ntop = 0; /* the parent's windows are not the child's */
 	tp_live_steps_reset();
 	if (L.on)
 		lv_name();
@@ -211,6 +239,7 @@ struct lv_item {
 	const char *kind;
 	char name[TP_LIVE_NAME_BYTES];
 	uint64_t since; /* ticks */
+	struct tp_live_payload pl; /* nvtx: its payload (size 0: none) */
 };
 
 /* The items in the order they opened (outermost first), kinds in the
@@ -225,6 +254,53 @@ static void lv_sort(struct lv_item *it, int n)
 		}
 }
 
+/* An NVTX range's payload as the trace's args show it (NCCL's comm, bytes,
+ * op by its enum's name, peer), decoded by the schema the program
+ * registered: {} when it has none, or its schema is unknown. */
+static void lv_write_payload(struct tp_json *j, const struct tp_live_payload *pl)
+{
+	struct tp_arg args[TP_NVTX_PAYLOAD_ARGS];
+	unsigned n = 0;
+	if (pl->size) {
+		struct tp_nvtx_payload_hdr h = { .schema = pl->schema, .copied = pl->copied,
+						 .size = pl->size };
+		n = tp_nvtx_payload_args_live(pl->domain, &h, (const unsigned char *)pl->p, args);
+	}
+	tp_json_char(j, '{');
+	int first = 1;
+	for (unsigned i = 0; i < n; i++) {
+		const struct tp_arg *a = &args[i];
+		if (a->type != TP_VAL_U64 && a->type != TP_VAL_I64 && a->type != TP_VAL_HEX &&
+		    a->type != TP_VAL_BOOL && a->type != TP_VAL_STR && a->type != TP_VAL_F64)
+			continue;
+		if (!first)
+			tp_json_char(j, ',');
+		first = 0;
+		tp_json_strn(j, a->key, a->klen);
+		tp_json_char(j, ':');
+		switch (a->type) {
+		case TP_VAL_U64:
+			tp_json_u64(j, a->u);
+			break;
+		case TP_VAL_I64:
+			tp_json_i64(j, a->i);
+			break;
+		case TP_VAL_HEX:
+			tp_json_hex(j, a->u);
+			break;
+		case TP_VAL_BOOL:
+			tp_json_lit(j, a->u ? "true" : "false");
+			break;
+		case TP_VAL_F64:
+			tp_json_double(j, a->f);
+			break;
+		default:
+			tp_json_strn(j, a->s, a->n);
+		}
+	}
+	tp_json_char(j, '}');
+}
+
 /* One thread's open things, outermost first: NVTX ranges, the module, the
  * op and record_function() range, the CUDA call.  Returns 0 when it has
  * none (nothing written). */
@@ -237,8 +313,11 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 	 * live_push(); each slot then checks itself through its seqlock. */
 	uint32_t depth = atomic_load_explicit(&p->nvtx_depth, memory_order_acquire);
 	for (uint32_t i = 0; i < depth && i < TP_LIVE_NVTX; i++)
-		if (tp_live_name_get(&p->nvtx[i], it[n].name, &it[n].since) == 0 && it[n].name[0])
+		if (tp_live_nvtx_get(&p->nvtx[i], it[n].name, &it[n].since, &it[n].pl) == 0 &&
+		    it[n].name[0])
 			it[n++].kind = "nvtx";
+	for (int i = n; i < 4 + TP_LIVE_NVTX; i++)
+		it[i].pl.size = 0;
 	/* Acquire: pairs with the release stores of mod_on, op_on and
 	 * range_on after their slots are written (preload/torch_*.c). */
 	if (atomic_load_explicit(&p->mod_on, memory_order_acquire) &&
@@ -277,11 +356,78 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 		tp_json_str(j, it[i].name);
 		tp_json_lit(j, ",\"since_ns\":");
 		tp_json_i64(j, lv_wall(it[i].since));
-		/* NCCL's payload fields are not published yet (docs/live.md). */
-		tp_json_lit(j, ",\"payload\":{}}");
+		tp_json_lit(j, ",\"payload\":");
+		lv_write_payload(j, &it[i].pl);
+		tp_json_char(j, '}');
 	}
 	tp_json_lit(j, "]}");
 	return 1;
+}
+
+/* Refreshes L.top from the newest window's parts, when it has events.
+ * Their tables are the flush thread's, as this is (format/aggregate.h):
+ * read between two of its passes, they hold what it drained so far. */
+static void lv_top_refresh(void)
+{
+	if (!tp_fl.wsm.nwin)
+		return;
+	struct tp_writer *w[LV_TOP_PARTS];
+	int nw = tp_fl_window_writers(&tp_fl.wsm.win[tp_fl.wsm.nwin - 1], w, LV_TOP_PARTS);
+	struct tp_agg_top part[LV_TOP_PART];
+	static struct lv_top sum[LV_TOP_PARTS * LV_TOP_PART];
+	int nsum = 0;
+	for (int i = 0; i < nw; i++) {
+		size_t n = tp_agg_top(w[i]->agg, part, LV_TOP_PART);
+		for (size_t k = 0; k < n; k++) {
+			size_t len = part[k].nlen < LV_TOP_NAME - 1 ? part[k].nlen : LV_TOP_NAME - 1;
+			int at = 0;
+			while (at < nsum && (strncmp(sum[at].name, part[k].name, len) ||
+					     sum[at].name[len]))
+				at++;
+			if (at == nsum) {
+				memcpy(sum[at].name, part[k].name, len);
+				sum[at].name[len] = '\0';
+				sum[at].total = sum[at].calls = 0;
+				nsum++;
+			}
+			sum[at].total += part[k].total;
+			sum[at].calls += part[k].calls;
+		}
+	}
+	if (!nsum)
+		return;
+	/* The LV_TOP largest, largest first (insertion: nsum is small). */
+	for (int a = 1; a < nsum; a++)
+		for (int b = a; b > 0 && sum[b].total > sum[b - 1].total; b--) {
+			struct lv_top x = sum[b];
+			sum[b] = sum[b - 1];
+			sum[b - 1] = x;
+		}
+	L.ntop = nsum < LV_TOP ? nsum : LV_TOP;
+	memcpy(L.top, sum, (size_t)L.ntop * sizeof(*L.top));
+}
+
+void tp_live_top_note(int always)
+{
+	if (L.on && tp_fl.wsm.nwin && (always || tp_fl.wsm.win[tp_fl.wsm.nwin - 1].closed))
+		lv_top_refresh();
+}
+
+/* "top": [[name, total_ns, calls], ...], largest total first. */
+static void lv_write_top(struct tp_json *j)
+{
+	lv_top_refresh();
+	tp_json_lit(j, ",\"top\":[");
+	for (int i = 0; i < L.ntop; i++) {
+		tp_json_lit(j, i ? ",[" : "[");
+		tp_json_str(j, L.top[i].name);
+		tp_json_char(j, ',');
+		tp_json_u64(j, L.top[i].total);
+		tp_json_char(j, ',');
+		tp_json_u64(j, L.top[i].calls);
+		tp_json_char(j, ']');
+	}
+	tp_json_char(j, ']');
 }
 
 static void lv_build(struct tp_json *j, int finished)
@@ -331,9 +477,8 @@ static void lv_build(struct tp_json *j, int finished)
 	tp_json_u64(j, events);
 	tp_json_lit(j, ",\"dropped\":");
 	tp_json_u64(j, dropped);
-	/* The windows' aggregates belong to their writers (format/aggregate.c)
-	 * and have no reader for this yet: an empty list (docs/live.md). */
-	tp_json_lit(j, ",\"top\":[],\"threads\":[");
+	lv_write_top(j);
+	tp_json_lit(j, ",\"threads\":[");
 	int first = 1;
 	if (!finished)
 		for (struct tp_thread *t = tp_threads_first(); t; t = t->next)

@@ -21,6 +21,12 @@ void tp_live_init(const struct tp_config *cfg, const struct tp_template_vars *va
  * now: CLOCK_MONOTONIC ns. */
 void tp_live_pass(uint64_t now);
 
+/* Flush thread, before windows may be finalized (their tables go with
+ * them): keeps the newest window's top names for the file when that
+ * window is closed (its last records converted), or always.  Between two
+ * files the top is the last one's. */
+void tp_live_top_note(int always);
+
 /* The final save (flush thread, or the exiting thread once it stopped):
  * the file says "finished", with the exit status set before, if any. */
 void tp_live_final(void);

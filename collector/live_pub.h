@@ -22,6 +22,11 @@
 /* NVTX push/pop ranges published per thread, outermost first; deeper ones
  * are counted in the depth but not named. */
 #define TP_LIVE_NVTX 4
+/* The bytes of an NVTX range's extended payload (NCCL's collective: comm,
+ * bytes, op, peer) copied into its slot, as the record copies them
+ * (collector/nvtx_payload_decode.h's TP_NVTX_PAYLOAD_MAX, checked in
+ * collector/live.c); decoded by the flush thread. */
+#define TP_LIVE_PAYLOAD_WORDS 8
 
 /* One named open thing: a seqlock over its name and start.  The words are
  * atomics (relaxed) so that the reader's racy copy is no data race. */
@@ -29,6 +34,15 @@ struct tp_live_name {
 	_Atomic uint32_t seq;	    /* odd while the owner writes */
 	_Atomic uint64_t start;	    /* tp_clock_now() ticks at entry */
 	_Atomic uint64_t w[TP_LIVE_NAME_WORDS]; /* the name, NUL-padded */
+};
+
+/* An NVTX push/pop range's slot: its name, and the payload the push gave
+ * (NVTX's payload extension), under the name's seqlock.  size == 0: none. */
+struct tp_live_nvtx {
+	struct tp_live_name n;
+	_Atomic uint64_t domain, schema;
+	_Atomic uint32_t size, copied; /* as struct tp_nvtx_payload_hdr's */
+	_Atomic uint64_t p[TP_LIVE_PAYLOAD_WORDS];
 };
 
 struct tp_live_pub {
@@ -46,7 +60,7 @@ struct tp_live_pub {
 	 * reader (acquire) reads slots below the depth it loaded, each
 	 * through its seqlock. */
 	_Atomic uint32_t nvtx_depth;
-	struct tp_live_name nvtx[TP_LIVE_NVTX];
+	struct tp_live_nvtx nvtx[TP_LIVE_NVTX];
 	/* The innermost open PyTorch op and module (TRACEPROF_PYTORCH): on is
 	 * 1 while one is open, stored (release) after its slot is written. */
 	_Atomic uint32_t op_on, mod_on;
@@ -77,26 +91,75 @@ static inline __attribute__((always_inline)) void tp_live_call_leave(struct tp_l
 	atomic_store_explicit(&p->call, 0, memory_order_relaxed);
 }
 
-/* Owner thread: writes name (len bytes, cut to fit) and start into slot n
- * under its seqlock. */
-static inline void tp_live_name_set(struct tp_live_name *n, const char *name, size_t len,
-				    uint64_t start)
+/* Owner thread: opens slot n's seqlock (odd) for writing; returns the
+ * sequence to close it with (tp_live_seq_end()). */
+static inline uint32_t tp_live_seq_begin(struct tp_live_name *n)
+{
+	uint32_t s = atomic_load_explicit(&n->seq, memory_order_relaxed);
+	atomic_store_explicit(&n->seq, s + 1, memory_order_relaxed);
+	/* Release fence: the odd seq above is visible before any word written
+	 * after it (pairs with the acquire fence in the reader,
+	 * tp_live_name_get()). */
+	atomic_thread_fence(memory_order_release);
+	return s;
+}
+
+static inline void tp_live_seq_end(struct tp_live_name *n, uint32_t s)
+{
+	/* Release: the words written since tp_live_seq_begin() are visible
+	 * before the even seq (pairs with the reader's acquire load of seq). */
+	atomic_store_explicit(&n->seq, s + 2, memory_order_release);
+}
+
+/* Owner thread, inside the seqlock: the name (len bytes, cut to fit) and
+ * start. */
+static inline void tp_live_name_words(struct tp_live_name *n, const char *name, size_t len,
+				      uint64_t start)
 {
 	uint64_t w[TP_LIVE_NAME_WORDS] = { 0 };
 	if (len > TP_LIVE_NAME_BYTES - 1)
 		len = TP_LIVE_NAME_BYTES - 1;
 	memcpy(w, name, len);
-	uint32_t s = atomic_load_explicit(&n->seq, memory_order_relaxed);
-	atomic_store_explicit(&n->seq, s + 1, memory_order_relaxed);
-	/* Release fence: the odd seq above is visible before any word below
-	 * (pairs with the acquire fence in the reader, tp_live_name_get()). */
-	atomic_thread_fence(memory_order_release);
 	atomic_store_explicit(&n->start, start, memory_order_relaxed);
 	for (int i = 0; i < TP_LIVE_NAME_WORDS; i++)
 		atomic_store_explicit(&n->w[i], w[i], memory_order_relaxed);
-	/* Release: the words above are visible before the even seq (pairs with
-	 * the reader's acquire load of seq). */
-	atomic_store_explicit(&n->seq, s + 2, memory_order_release);
+}
+
+/* Owner thread: writes name (len bytes, cut to fit) and start into slot n
+ * under its seqlock. */
+static inline void tp_live_name_set(struct tp_live_name *n, const char *name, size_t len,
+				    uint64_t start)
+{
+	uint32_t s = tp_live_seq_begin(n);
+	tp_live_name_words(n, name, len, start);
+	tp_live_seq_end(n, s);
+}
+
+/* Owner thread: an NVTX range's slot, its name as tp_live_name_set() and
+ * its payload: `size` bytes at the program's `bytes` (of which the first
+ * TP_LIVE_PAYLOAD_WORDS * 8 are copied, and nothing they point to), of
+ * schema `schema` in domain `domain`; size 0: none. */
+static inline void tp_live_nvtx_set(struct tp_live_nvtx *x, const char *name, size_t len,
+				    uint64_t start, uint64_t domain, uint64_t schema,
+				    const void *bytes, uint32_t size)
+{
+	uint32_t copied = 0;
+	uint64_t p[TP_LIVE_PAYLOAD_WORDS] = { 0 };
+	if (size && bytes) {
+		copied = size < sizeof(p) ? size : (uint32_t)sizeof(p);
+		memcpy(p, bytes, copied);
+	}
+	uint32_t s = tp_live_seq_begin(&x->n);
+	tp_live_name_words(&x->n, name, len, start);
+	atomic_store_explicit(&x->size, size, memory_order_relaxed);
+	if (size) {
+		atomic_store_explicit(&x->domain, domain, memory_order_relaxed);
+		atomic_store_explicit(&x->schema, schema, memory_order_relaxed);
+		atomic_store_explicit(&x->copied, copied, memory_order_relaxed);
+		for (int i = 0; i < TP_LIVE_PAYLOAD_WORDS; i++)
+			atomic_store_explicit(&x->p[i], p[i], memory_order_relaxed);
+	}
+	tp_live_seq_end(&x->n, s);
 }
 
 /* Flush thread: copies slot n's name (NUL-terminated, out holds
@@ -117,6 +180,44 @@ static inline int tp_live_name_get(struct tp_live_name *n, char *out, uint64_t *
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&n->seq, memory_order_relaxed) != s1)
 		return -1;
+	memcpy(out, w, TP_LIVE_NAME_BYTES);
+	out[TP_LIVE_NAME_BYTES - 1] = '\0';
+	return 0;
+}
+
+/* An NVTX slot's payload as the flush thread copies it. */
+struct tp_live_payload {
+	uint64_t domain, schema;
+	uint32_t size, copied;
+	uint64_t p[TP_LIVE_PAYLOAD_WORDS];
+};
+
+/* Flush thread: as tp_live_name_get(), and the slot's payload into *pl
+ * (pl->size 0: none), all from one write of the owner. */
+static inline int tp_live_nvtx_get(struct tp_live_nvtx *x, char *out, uint64_t *start,
+				   struct tp_live_payload *pl)
+{
+	/* Acquire: pairs with the owner's final release store of seq. */
+	uint32_t s1 = atomic_load_explicit(&x->n.seq, memory_order_acquire);
+	if (s1 & 1)
+		return -1;
+	uint64_t w[TP_LIVE_NAME_WORDS];
+	*start = atomic_load_explicit(&x->n.start, memory_order_relaxed);
+	for (int i = 0; i < TP_LIVE_NAME_WORDS; i++)
+		w[i] = atomic_load_explicit(&x->n.w[i], memory_order_relaxed);
+	pl->size = atomic_load_explicit(&x->size, memory_order_relaxed);
+	pl->domain = atomic_load_explicit(&x->domain, memory_order_relaxed);
+	pl->schema = atomic_load_explicit(&x->schema, memory_order_relaxed);
+	pl->copied = atomic_load_explicit(&x->copied, memory_order_relaxed);
+	for (int i = 0; i < TP_LIVE_PAYLOAD_WORDS; i++)
+		pl->p[i] = atomic_load_explicit(&x->p[i], memory_order_relaxed);
+	/* Acquire fence: the words above are read before seq again (pairs with
+	 * the owner's release fence after its odd seq). */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&x->n.seq, memory_order_relaxed) != s1)
+		return -1;
+	if (pl->copied > sizeof(pl->p))
+		pl->copied = sizeof(pl->p);
 	memcpy(out, w, TP_LIVE_NAME_BYTES);
 	out[TP_LIVE_NAME_BYTES - 1] = '\0';
 	return 0;

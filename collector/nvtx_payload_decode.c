@@ -198,12 +198,16 @@ static uint64_t load(const unsigned char *p, unsigned size, int sign)
 	return v;
 }
 
-unsigned tp_nvtx_payload_args(uint64_t domain, const struct tp_nvtx_payload_hdr *hdr,
-			      const unsigned char *bytes, struct tp_arg *args)
+/* count: whether what cannot be decoded is counted (the records' payloads,
+ * once each), or not (the live file's look at an open range, once a
+ * second). */
+static unsigned pd_args(uint64_t domain, const struct tp_nvtx_payload_hdr *hdr,
+			const unsigned char *bytes, struct tp_arg *args, int count)
 {
 	const struct schema *s = schema_find(domain, hdr->schema);
 	if (!s) {
-		atomic_fetch_add_explicit(&undecoded, 1, memory_order_relaxed);
+		if (count)
+			atomic_fetch_add_explicit(&undecoded, 1, memory_order_relaxed);
 		return 0;
 	}
 	unsigned n = 0, lost = 0;
@@ -250,9 +254,21 @@ unsigned tp_nvtx_payload_args(uint64_t domain, const struct tp_nvtx_payload_hdr 
 		}
 		args[n++] = a;
 	}
-	if (lost)
+	if (lost && count)
 		atomic_fetch_add_explicit(&undecoded, 1, memory_order_relaxed);
 	return n;
+}
+
+unsigned tp_nvtx_payload_args(uint64_t domain, const struct tp_nvtx_payload_hdr *hdr,
+			      const unsigned char *bytes, struct tp_arg *args)
+{
+	return pd_args(domain, hdr, bytes, args, 1);
+}
+
+unsigned tp_nvtx_payload_args_live(uint64_t domain, const struct tp_nvtx_payload_hdr *hdr,
+				   const unsigned char *bytes, struct tp_arg *args)
+{
+	return pd_args(domain, hdr, bytes, args, 0);
 }
 
 uint64_t tp_nvtx_payload_undecoded(void)

@@ -64,6 +64,12 @@ int tp_nvtx_payload_get(const struct tp_record *r, const struct tp_nvtx_payload_
 unsigned tp_nvtx_payload_args(uint64_t domain, const struct tp_nvtx_payload_hdr *hdr,
 			      const unsigned char *bytes, struct tp_arg *args);
 
+/* Flush thread: as tp_nvtx_payload_args(), for the live file's open
+ * ranges (collector/live.c), which it decodes again at every update:
+ * counts nothing. */
+unsigned tp_nvtx_payload_args_live(uint64_t domain, const struct tp_nvtx_payload_hdr *hdr,
+				   const unsigned char *bytes, struct tp_arg *args);
+
 /* Payloads (or entries of one) that could not be decoded so far. */
 uint64_t tp_nvtx_payload_undecoded(void);
 

@@ -236,6 +236,16 @@ struct tp_writer *tp_fl_window_writer(struct tp_win *win, uint64_t b_ns, uint64_
 	return w->cur;
 }
 
+int tp_fl_window_writers(const struct tp_win *win, struct tp_writer **out, int max)
+{
+	const struct pt_files *w = win->data;
+	int n = 0;
+	for (int i = 0; w && !w->failed && i < w->nparts && n < max; i++)
+		if (w->parts[i].w)
+			out[n++] = w->parts[i].w;
+	return n;
+}
+
 /* Ends part i of the window and puts it in place at path; its name shows
  * step `shown_step`.  Returns 0 or -errno. */
 static int pt_finish(const struct tp_win *win, struct pt_files *w, int i, uint64_t dropped,

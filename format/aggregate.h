@@ -40,4 +40,20 @@ void tp_agg_event(struct tp_agg *a, const struct tp_event *e);
 /* Appends the table's members to d (inside an object the caller opened). */
 void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d);
 
+/* One row of tp_agg_top(): name points into the table (valid until its next
+ * event or its free: the caller copies it before either, on the same
+ * thread). */
+struct tp_agg_top {
+	const char *name;
+	uint32_t nlen;
+	uint64_t calls, total; /* total: ns */
+};
+
+/* The table's rows with the largest totals so far, largest first (ties: the
+ * row seen first), at most max of them; returns how many.  The live file's
+ * "top" (collector/live.c).  A pass over the rows (at most
+ * TP_AGG_MAX_ROWS), with an insertion into out for the few that beat its
+ * last. */
+size_t tp_agg_top(const struct tp_agg *a, struct tp_agg_top *out, size_t max);
+
 #endif

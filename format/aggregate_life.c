@@ -183,3 +183,20 @@ void tp_agg_doc(const struct tp_agg *a, struct tp_doc *d)
 	}
 	tp_doc_end(d);
 }
+
+size_t tp_agg_top(const struct tp_agg *a, struct tp_agg_top *out, size_t max)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; a && i < a->nrows && max; i++) {
+		const struct ag_row *r = &a->rows[i];
+		if (!r->calls || (n == max && r->total <= out[n - 1].total))
+			continue;
+		size_t k = n < max ? n++ : max - 1;
+		while (k > 0 && out[k - 1].total < r->total) {
+			out[k] = out[k - 1];
+			k--;
+		}
+		out[k] = (struct tp_agg_top){ r->name, r->nlen, r->calls, r->total };
+	}
+	return n;
+}

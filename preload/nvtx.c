@@ -196,14 +196,22 @@ static void range_begins(const char *name, size_t len)
 /* The live file's view of this thread's open ranges (collector/live_pub.h),
  * recording or not, once the thread has its state: a copy of the name (the
  * program's string may be freed while the range is open) and the depth. */
-static void live_push(uint32_t level, const char *name, size_t len)
+static void live_push(uint32_t level, uint64_t domain, const nvtxEventAttributes_t *a,
+		      const char *name, size_t len)
 {
 	struct tp_thread *t = tp_self;
 	if ((uintptr_t)t <= (uintptr_t)TP_THREAD_GONE)
 		return;
-	if (level < TP_LIVE_NVTX)
-		tp_live_name_set(&t->live.nvtx[level], name ? name : "", name ? len : 0,
-				 tp_clock_now());
+	if (level < TP_LIVE_NVTX) {
+		/* NCCL's collectives carry their fields (op, bytes, peer) as an
+		 * extended payload: copied with the name, decoded by the
+		 * flush thread. */
+		uint64_t schema = 0;
+		const void *bytes = NULL;
+		uint32_t size = tp_nvtx_payload_peek(a, &schema, &bytes);
+		tp_live_nvtx_set(&t->live.nvtx[level], name ? name : "", name ? len : 0,
+				 tp_clock_now(), domain, schema, bytes, size);
+	}
 	/* Release: the slot above is complete before the depth that shows it
 	 * (pairs with the acquire load in collector/live.c). */
 	atomic_store_explicit(&t->live.nvtx_depth, level + 1, memory_order_release);
@@ -222,7 +230,7 @@ static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *nam
 {
 	range_begins(name, len);
 	uint32_t level = nvtx_depth++;
-	live_push(level, name, len);
+	live_push(level, domain, a, name, len);
 	emit(domain, TP_NVTX_PUSH, level, a, attr_category(a), name, len);
 	return NVTX_PUSH_POP_UNTRACKED;
 }

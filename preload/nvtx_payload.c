@@ -170,3 +170,15 @@ size_t tp_nvtx_payload_extras(const nvtxEventAttributes_t *a, const char *name, 
 		memcpy(buf + at + sizeof(h), pd->payload, copied);
 	return at + sizeof(h) + copied;
 }
+
+uint32_t tp_nvtx_payload_peek(const nvtxEventAttributes_t *a, uint64_t *schema, const void **bytes)
+{
+	if (!tp_nvtx_has_payload(a))
+		return 0;
+	const nvtxPayloadData_t *pd = (const nvtxPayloadData_t *)(uintptr_t)a->payload.ullValue;
+	if (!pd || a->reserved0 < 1 || !pd->payload || !pd->size)
+		return 0;
+	*schema = pd->schemaId;
+	*bytes = pd->payload;
+	return pd->size > UINT32_MAX ? UINT32_MAX : (uint32_t)pd->size;
+}

@@ -30,4 +30,11 @@ static inline int tp_nvtx_has_payload(const nvtxEventAttributes_t *a)
 size_t tp_nvtx_payload_extras(const nvtxEventAttributes_t *a, const char *name, size_t len,
 			      char *buf, size_t size, int *cut);
 
+/* NVTX push path (the live file's slot, collector/live_pub.h): the first
+ * extended payload of a, as its schema id, address and size in bytes (the
+ * caller copies a bounded part of it at once); returns the size, 0 when a
+ * carries none.  Loads only. */
+uint32_t tp_nvtx_payload_peek(const nvtxEventAttributes_t *a, uint64_t *schema,
+			      const void **bytes);
+
 #endif

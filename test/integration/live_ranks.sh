@@ -10,6 +10,10 @@
 #     open ranges and call, outermost first,
 #     the same entry time in two reads a second apart while updated_ns
 #     moves on, so that the time inside it grows;
+#   - "top": the window's names by total time with their calls: rank 0's
+#     open window so far (one cudaStreamSynchronize inside each
+#     train_step), rank 5's window of steps 0-2 (3 of each) while it
+#     blocks after it, and every rank's last window after the exit;
 #   - after the exit every file says finished, exit status 0 (and 3 for a
 #     program that exits 3);
 #   - a SIGKILLed process's file stops changing and still says running;
@@ -108,6 +112,26 @@ others = statistics.median(med(b[r]) for r in (0, 1, 2, 4, 6, 7))
 ratio = med(b[3]) / others
 assert 1.7 < ratio < 2.5, (ratio, b[3]["steps"], others)
 assert b[0]["events"] > 0 and b[0]["dropped"] == 0, b[0]
+# "top": [[name, total_ns, calls], ...] of the window, largest total first.
+def top(j):
+    t = j["top"]
+    assert t and len(t) <= 10, j
+    assert all(isinstance(n, str) and type(tot) is int and type(c) is int and c > 0 and tot >= 0
+               for n, tot, c in t), t
+    assert [x[1] for x in t] == sorted((x[1] for x in t), reverse=True), t
+    return {n: (tot, c) for n, tot, c in t}
+t0 = top(a[0])
+# Rank 0 records (read a, while it runs): its window so far, as converted: one synchronization in
+# each train_step (recorded at its pop, after the call), at most one a step.
+sync, ts = t0["cudaStreamSynchronize"], t0["train_step"]
+assert 1 <= ts[1] <= sync[1] <= ts[1] + 1 and sync[1] <= a[0]["step"] + 1, t0
+# Totals: each train_step holds its synchronization; none outlasts the run.
+run_ns = a[0]["updated_ns"] - a[0]["started_ns"]
+assert 0 < ts[0] < run_ns and 0 < sync[0] < run_ns, (t0, run_ns)
+assert ts[0] / ts[1] >= 0.5 * sync[0] / sync[1], t0
+# Rank 5's window (steps 0-2) is gone: its top stays, whole.
+t5 = top(b[5])
+assert t5["cudaStreamSynchronize"][1] == 3 and t5["train_step"][1] == 3, t5
 print("rank 5 in cudaStreamSynchronize for %.1f s then %.1f s; rank 3 steps x%.2f" %
       (held1 / 1e9, held2 / 1e9, ratio))
 PY
@@ -123,6 +147,8 @@ for p in fs:
     j = json.load(open(p))
     assert j["state"] == "finished" and j["exit_status"] == 0, (p, j["state"], j["exit_status"])
     assert j["threads"] == [] and j["step"] == 14 and j["last_step"] == 13, j
+    t = {n: c for n, tot, c in j["top"]}
+    assert 1 <= t.get("cudaStreamSynchronize", 0) <= 14 and t.get("train_step"), j["top"]
 assert not glob.glob(sys.argv[1] + "/.*"), "temporary files left"
 PY
 

@@ -87,7 +87,8 @@ def load_trace(path):
 def trace_files(folder):
     """Final trace files under folder (recursively), not temporary ones."""
     out = []
-    for root, _dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # .live/: not traces
         for f in files:
             if f.startswith("."):
                 continue
@@ -98,7 +99,8 @@ def trace_files(folder):
 
 def temp_files(folder):
     out = []
-    for root, _dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # .live/: its own
         for f in files:
             if f.startswith(".") and ".tmp." in f:
                 out.append(os.path.join(root, f))

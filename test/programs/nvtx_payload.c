@@ -2,10 +2,14 @@
  * domain "NCCL", an enum for the reduction op and static schemas
  * registered as NCCL registers them (entry offsets left 0 for the tool to
  * lay out with natural alignment), then payload ranges pushed in it.
- * argv[1]: iterations. */
+ * argv[1]: iterations.  argv[2], when given: then one more ncclAllReduce
+ * (1 MiB, Max), inside a range of an unknown schema, inside which the program calls cudaStreamSynchronize from
+ * libcudart.so.13 (dlopen: the stand-in's STANDIN_SYNC_SLEEP_* make it
+ * block), as a rank waits inside NCCL (test/integration/live_payload.sh). */
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtPayload.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -106,6 +110,22 @@ int main(int argc, char **argv)
 		nvtxDomainRangePop(dom);
 		struct send s = { 0xabc123, 1024, 5 };
 		push("ncclSend", SID_Send, &s, sizeof(s));
+		nvtxDomainRangePop(dom);
+	}
+	if (argc > 2) {
+		int (*sync)(void *) = NULL;
+		void *h = dlopen("libcudart.so.13", RTLD_NOW);
+		if (h)
+			*(void **)&sync = dlsym(h, "cudaStreamSynchronize");
+		/* Inside a range whose schema is unknown: decoded once
+		 * (counted once), however long the live file shows it. */
+		int y = 9;
+		push("unknown_outer", SID_Unknown, &y, sizeof(y));
+		struct all_reduce a = { 0xabc123, 1u << 20, 2 };
+		push("ncclAllReduce", SID_AllReduce, &a, sizeof(a));
+		if (!sync || sync(NULL) != 0)
+			puts("no cudaStreamSynchronize");
+		nvtxDomainRangePop(dom);
 		nvtxDomainRangePop(dom);
 	}
 	/* A schema never registered: the range stays, its payload is counted. */

@@ -411,6 +411,36 @@ START_TEST(test_fast_path_span_threads)
 }
 END_TEST
 
+/* tp_agg_top (the live file's "top"): the largest totals first, at most
+ * max, ties in the order the rows came; the stable names of the fast path
+ * counted as the others. */
+START_TEST(test_top)
+{
+	struct tp_agg *a = tp_agg_new(0);
+	ck_assert_ptr_nonnull(a);
+	struct tp_agg_top t[3];
+	ck_assert_uint_eq(tp_agg_top(a, t, 3), 0);
+	static const char sync[] = "cudaStreamSynchronize";
+	for (int i = 0; i < 5; i++)
+		slice_as(a, sync, 1, 1, 1000 * i, 1000 * i + 30); /* 5 calls, 150 */
+	slice(a, "big", 1, 10000, 10400);			    /* 1 call, 400 */
+	slice(a, "tie1", 2, 0, 100);
+	slice(a, "tie2", 2, 200, 300);
+	slice(a, "small", 2, 400, 401);
+	size_t n = tp_agg_top(a, t, 3);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq((int)t[0].nlen, 3);
+	ck_assert(!memcmp(t[0].name, "big", 3) && t[0].total == 400 && t[0].calls == 1);
+	ck_assert(t[1].nlen == strlen(sync) && !memcmp(t[1].name, sync, t[1].nlen));
+	ck_assert(t[1].total == 150 && t[1].calls == 5);
+	ck_assert(!memcmp(t[2].name, "tie1", 4) && t[2].total == 100);
+	ck_assert_uint_eq(tp_agg_top(a, t, 1), 1);
+	ck_assert(!memcmp(t[0].name, "big", 3));
+	ck_assert_uint_eq(tp_agg_top(a, t, 0), 0);
+	tp_agg_free(a);
+}
+END_TEST
+
 static Suite *aggregate_suite(void)
 {
 	Suite *s = suite_create("aggregate");
@@ -425,6 +455,7 @@ static Suite *aggregate_suite(void)
 	tcase_add_test(tc, test_stable_same_text);
 	tcase_add_test(tc, test_stable_reused_address);
 	tcase_add_test(tc, test_fast_path_span_threads);
+	tcase_add_test(tc, test_top);
 	suite_add_tcase(s, tc);
 	return s;
 }

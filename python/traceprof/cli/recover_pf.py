@@ -9,8 +9,8 @@ first TrackEvent is the header instant (layout.DOC_HEADER), whose annotations ca
 the window (layout.DOC_WINDOW: final name with the step left open, part,
 first step, host, pid, rotation) and the rank.  This module keeps every
 whole packet as it is (the sequence's interned names and clocks stay
-valid), then adds what the writer's end adds: a "traceName" instant and,
-last, the footer instant ("traceprof") whose `cut` member says why, when
+valid), then adds what the writer's end adds: a layout.DOC_TRACE_NAME instant
+and, last, the footer instant whose `cut` member says why, when
 and what may be missing, on the header's track and sequence, at the last
 packet's time (a timestamp delta of 0 on the sequence's incremental clock).
 """
