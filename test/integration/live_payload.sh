@@ -52,7 +52,7 @@ PY
 # top: stalled (no step for 1 s), in the call, inside the collective with its fields.
 line=""
 for _ in $(seq 50); do
-	"$PY" "$TP_TOP/scripts/traceprof" top "$TP_TMP/t" --once --stall-after 1 >once.txt 2>top.err ||
+	"$PY" "$TP_TOP/python/traceprof" top "$TP_TMP/t" --once --stall-after 1 >once.txt 2>top.err ||
 		die "top --once failed: $(cat top.err)"
 	line=$(grep 'stalled [0-9]* s in cudaStreamSynchronize' once.txt) && break
 	sleep 0.2
