@@ -75,6 +75,15 @@ static void cupti_window_events(struct tp_writer *out, uint64_t first_ns, uint64
 	tp_gpu_window_events(out, first_ns, last_ns, pid);
 }
 
+/* No CUPTI flush here: the pass asks for one every 500 ms; what it handed
+ * over since is written at the next disk flush, or at the window's end. */
+static void cupti_window_stream(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
+				int64_t pid)
+{
+	if (tp_cupti_queue_opened())
+		tp_gpu_stream_events(out, first_ns, last_ns, pid);
+}
+
 static void cupti_footer(struct tp_doc *d)
 {
 	const char *s = atomic_load_explicit(&status, memory_order_acquire);
@@ -104,6 +113,7 @@ const struct tp_flush_plugin tp_cupti_plugin = {
 	.name = "cupti",
 	.pass = cupti_pass,
 	.window_events = cupti_window_events,
+	.window_stream = cupti_window_stream,
 	.footer = cupti_footer,
 	.device_properties = cupti_device_properties,
 };
