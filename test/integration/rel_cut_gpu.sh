@@ -8,7 +8,8 @@
 # correlation number, the kernel of that number, and the ac2g arrow from the
 # launch to the kernel: the flush thread writes the GPU records CUPTI has
 # handed over into the temporary file at each drain, as it does the host
-# events, not only when the window ends (docs/guarantees.md).
+# events, not only when the window ends (docs/guarantees.md).  Plain JSON,
+# and one case of Perfetto's format (.pftrace, read by test/lib/rel.py).
 . "$TP_TOP/test/lib/common.sh"
 SI="$BUILD/standin"
 [ -e "$SI/libcupti.so.13" ] && [ -e "$SI/libcuda.so.1" ] || die "stand-ins not built ($SI); run make check"
@@ -28,12 +29,13 @@ def check(cond, msg):
     if not cond:
         fails.append(msg)
 
-def env(folder, preload):
+def env(folder, preload, fmt):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
     # The stand-in CUPTI preloaded, so that traceprof finds it loaded, as in
     # a PyTorch process; traceprof run puts its library before it.
     e["LD_PRELOAD"] = (os.environ["TP_PRELOAD"] + ":" if preload else "") + cupti
-    e.update({"TRACEPROF_FOLDER": folder, "TRACEPROF_SCHEDULE": "wait=1,active=100000"})
+    e.update({"TRACEPROF_FOLDER": folder, "TRACEPROF_SCHEDULE": "wait=1,active=100000",
+              "TRACEPROF_FORMAT": fmt})
     san = {"asan": "ASAN_OPTIONS", "tsan": "TSAN_OPTIONS"}.get(os.environ.get("TP_SANITIZER"))
     if san:
         e[san] = e.get(san, "") + ":handle_segv=0"
@@ -41,20 +43,21 @@ def env(folder, preload):
 
 KERNELS = 20
 # (name, program mode, steps before dying, signal sent from outside or None,
-#  expected status)
-CASES = (("SIGKILL", "loop", 0, signal.SIGKILL, -signal.SIGKILL),
-         ("abort", "abort", 250, None, -signal.SIGABRT),
-         ("NULL dereference", "segv", 250, None, -signal.SIGSEGV))
+#  expected status, TRACEPROF_FORMAT)
+CASES = (("SIGKILL", "loop", 0, signal.SIGKILL, -signal.SIGKILL, "json"),
+         ("abort", "abort", 250, None, -signal.SIGABRT, "json"),
+         ("NULL dereference", "segv", 250, None, -signal.SIGSEGV, "json"),
+         ("SIGKILL perfetto", "loop", 0, signal.SIGKILL, -signal.SIGKILL, "perfetto"))
 for how in ("LD_PRELOAD", "traceprof run"):
-    for name, mode, steps, sig, status in CASES:
+    for name, mode, steps, sig, status, fmt in CASES:
         if how != "LD_PRELOAD" and name != "SIGKILL":
             continue  # the launcher runs the same recover: one case of it (time)
         label = "%s, %s" % (name, how)
-        folder = "gpu_%s_%s" % (mode, how.split()[-1])
+        folder = "gpu_%s_%s_%s" % (mode, fmt, how.split()[-1])
         cmd = [prog, mode, str(steps), str(KERNELS)]
         if how != "LD_PRELOAD":
             cmd = [tp, "run", "--folder", folder, "--schedule", "wait=1,active=100000", "--"] + cmd
-        p = subprocess.Popen(cmd, env=env(folder, how == "LD_PRELOAD"), stdout=subprocess.PIPE,
+        p = subprocess.Popen(cmd, env=env(folder, how == "LD_PRELOAD", fmt), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         ended, death, pid = {}, None, None
         t0 = time.monotonic()
@@ -85,7 +88,7 @@ for how in ("LD_PRELOAD", "traceprof run"):
         if not files or death is None:
             continue
         t = rel.load_trace(files[0])
-        probs = tracecheck.check_trace(t)
+        probs = tracecheck.check_trace(t, pftrace=fmt == "perfetto")
         check(not probs, "%s: the trace checker passes it (%s)" % (label, probs[:3]))
         check(isinstance(t.get("traceprof", {}).get("cut"), dict), "%s: the footer says it was cut" % label)
         evs = t["traceEvents"]
@@ -99,6 +102,21 @@ for how in ("LD_PRELOAD", "traceprof run"):
         check(not missing, "%s: every step ended a second before the death is there (missing %s of %d)"
               % (label, missing[:5], len(want)))
         launches = [e for e in evs if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel"]
+        if fmt == "perfetto":
+            # test/lib/rel.py reads no args or flows from a .pftrace: each
+            # step's kernels by time (the stand-in starts one 1 us after its
+            # launch begins, inside the step).
+            ks = [e["ts"] for e in evs if e.get("ph") == "X" and e.get("cat") == "kernel"]
+            short = []
+            for s in want:
+                if s in spans:
+                    a, b = spans[s]["ts"], spans[s]["ts"] + spans[s]["dur"]
+                    n = (sum(1 for l in launches if a <= l["ts"] <= b), sum(1 for k in ks if a <= k <= b))
+                    if n != (KERNELS, KERNELS):
+                        short.append((s, n))
+            check(not short, "%s: %d launches and %d kernels in each of those steps (not in %s)"
+                  % (label, KERNELS, KERNELS, short[:5]))
+            continue
         kernels = {}
         for e in evs:
             if e.get("ph") == "X" and e.get("cat") == "kernel":
