@@ -9,6 +9,7 @@
 #include "collector/cupti_queue.h"
 #include "collector/flush.h"
 #include "collector/gpu.h"
+#include "common/clock.h"
 
 /* The footer's text: a string that never changes once published (release
  * store; the footer's acquire load pairs with it, so that the text's bytes
@@ -75,6 +76,20 @@ static void cupti_window_events(struct tp_writer *out, uint64_t first_ns, uint64
 	tp_gpu_window_events(out, first_ns, last_ns, pid);
 }
 
+/* Every TP_FL_DISK_NS while a window records: CUPTI's completed buffers
+ * now, and their events into the file, so that a record CUPTI can hand over
+ * is on disk within about half a second.  The pass's own flush is put off
+ * by as much: CUPTI is asked as often as without the streaming. */
+static void cupti_window_stream(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
+				int64_t pid)
+{
+	if (!tp_cupti_queue_opened())
+		return;
+	last_flush_ns = tp_clock_monotonic_ns();
+	tp_cupti_queue_drain(TP_CUPTI_SYNC_FLUSH);
+	tp_gpu_stream_events(out, first_ns, last_ns, pid);
+}
+
 static void cupti_footer(struct tp_doc *d)
 {
 	const char *s = atomic_load_explicit(&status, memory_order_acquire);
@@ -104,6 +119,7 @@ const struct tp_flush_plugin tp_cupti_plugin = {
 	.name = "cupti",
 	.pass = cupti_pass,
 	.window_events = cupti_window_events,
+	.window_stream = cupti_window_stream,
 	.footer = cupti_footer,
 	.device_properties = cupti_device_properties,
 };

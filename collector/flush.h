@@ -27,6 +27,13 @@ struct tp_flush_plugin {
 	 * fall in [first_ns, last_ns] into out (the window's last part). */
 	void (*window_events)(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			      int64_t pid);
+	/* The window [first_ns, last_ns so far] is being put on disk while it
+	 * records (every TP_FL_DISK_NS, when it is the only open window): the
+	 * plugin may write into out (its current part) the events it knows
+	 * already to fall in it, and must then not write them again in
+	 * window_events.  So that a process that dies keeps them. */
+	void (*window_stream)(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
+			      int64_t pid);
 	/* Adds the plugin's members to the footer object (the "traceprof"
 	 * object in JSON): tp_doc_u64(d, "key", v), tp_doc_object(d, "gpu")
 	 * ... tp_doc_end(d). */

@@ -68,6 +68,7 @@ int tp_fl_plugins_set(const struct tp_flush_plugin *const *list, int n);
 void tp_fl_plugins_init(const struct tp_config *cfg);
 void tp_fl_plugins_pass(uint64_t now_ns);
 void tp_fl_plugins_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns);
+void tp_fl_plugins_window_stream(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns);
 void tp_fl_plugins_footer(struct tp_doc *footer);
 void tp_fl_plugins_frames(struct tp_writer *out);
 void tp_fl_plugins_saved(const char *path);

@@ -56,10 +56,31 @@ static struct {
 	uint64_t next_flow; /* the last flow id handed out */
 } G;
 
+struct track {
+	uint32_t dev;
+	int32_t stream;
+	uint64_t last_ns; /* its newest event written (start), for W's window test */
+};
+
+/* What the window being written has so far: the launches and GPU tracks of
+ * the events streamed into it while it recorded (tp_gpu_stream_events()),
+ * then of those written at its end, whose gpu_user_annotation spans and
+ * track names tp_gpu_window_events() writes.  A window discarded without a
+ * save leaves entries here: the next window's end keeps only those inside
+ * its own times (windows do not overlap). */
+static struct {
+	struct tp_gpu_launch *launches;
+	size_t nlaunch, caplaunch;
+	struct track tracks[512];
+	int ntracks;
+} W;
+
 void tp_gpu_reset(void)
 {
 	free(G.ev);
 	memset(&G, 0, sizeof(G));
+	free(W.launches);
+	memset(&W, 0, sizeof(W));
 	tp_gpu_corr_reset();
 	tp_gpu_sync_reset();
 	tp_gpu_names_reset();
@@ -119,32 +140,42 @@ struct tp_gpu_event *tp_gpu_event_new(unsigned kind, uint64_t start, uint64_t en
 	return e;
 }
 
-struct track {
-	uint32_t dev;
-	int32_t stream;
-};
-
 /* Adds launch l to the window's list, growing it (a launch that finds no
  * memory is left out of the gpu_user_annotation spans). */
-static void add_launch(struct tp_gpu_launch **ls, size_t *n, size_t *cap,
-		       const struct tp_gpu_launch *l)
+static void add_launch(const struct tp_gpu_launch *l)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		struct tp_gpu_launch *p = realloc(*ls, c * sizeof(*p));
+	if (W.nlaunch == W.caplaunch) {
+		size_t c = W.caplaunch ? W.caplaunch * 2 : 1024;
+		struct tp_gpu_launch *p = realloc(W.launches, c * sizeof(*p));
 		if (p) {
-			*ls = p;
-			*cap = c;
+			W.launches = p;
+			W.caplaunch = c;
 		}
 	}
-	if (*n < *cap)
-		(*ls)[(*n)++] = *l;
+	if (W.nlaunch < W.caplaunch)
+		W.launches[W.nlaunch++] = *l;
 }
 
-/* The process and thread names of the GPU tracks used in the window. */
-static void write_tracks(struct tp_writer *out, uint64_t devs, const struct track *tracks,
-			 int ntracks)
+static void add_track(uint32_t dev, int32_t stream, uint64_t at_ns)
 {
+	for (int t = 0; t < W.ntracks; t++)
+		if (W.tracks[t].dev == dev && W.tracks[t].stream == stream) {
+			if (at_ns > W.tracks[t].last_ns)
+				W.tracks[t].last_ns = at_ns;
+			return;
+		}
+	if (W.ntracks < (int)(sizeof(W.tracks) / sizeof(W.tracks[0])))
+		W.tracks[W.ntracks++] = (struct track){ dev, stream, at_ns };
+}
+
+/* The process and thread names of the GPU tracks used in the window
+ * [first_ns, ...]; forgets them. */
+static void write_tracks(struct tp_writer *out, uint64_t first_ns)
+{
+	uint64_t devs = 0;
+	for (int t = 0; t < W.ntracks; t++)
+		if (W.tracks[t].last_ns >= first_ns && W.tracks[t].dev < 64)
+			devs |= 1ull << W.tracks[t].dev;
 	for (uint32_t d = 0; d < 64; d++) {
 		if (!(devs & (1ull << d)))
 			continue;
@@ -153,22 +184,67 @@ static void write_tracks(struct tp_writer *out, uint64_t devs, const struct trac
 		/* After every host process, as Kineto sorts them. */
 		tp_writer_process(out, TP_GPU_PID(d), name, NULL, TP_GPU_SORT_BASE + d);
 	}
-	for (int t = 0; t < ntracks; t++) {
+	for (int t = 0; t < W.ntracks; t++) {
+		if (W.tracks[t].last_ns < first_ns)
+			continue;
 		char name[32];
-		tp_format(name, sizeof(name), "stream %d", tracks[t].stream);
-		tp_writer_thread(out, TP_GPU_PID(tracks[t].dev), tracks[t].stream, name,
-				 tracks[t].stream);
+		tp_format(name, sizeof(name), "stream %d", W.tracks[t].stream);
+		tp_writer_thread(out, TP_GPU_PID(W.tracks[t].dev), W.tracks[t].stream, name,
+				 W.tracks[t].stream);
 	}
+	W.ntracks = 0;
+}
+
+/* Writes e (its launching call l, in the window when in_api) with its
+ * arrow, and notes its launch and track for the window's end. */
+static void write_one(struct tp_writer *out, const struct tp_gpu_event *e,
+		      const struct tp_gpu_link *l, int in_api, int64_t pid)
+{
+	uint32_t dev = tp_gpu_event_device(e);
+	uint64_t corr = in_api ? l->number : 0;
+	/* One id per arrow, not the correlation: a graph launch causes
+	 * several kernels, and a viewer binds an id's start to one end
+	 * only.  32 bits: traceprof merge moves each input's ids to its
+	 * own range above them.  Writers that bind arrows to slices use
+	 * the correlation instead (tp_gpu_write_event()). */
+	uint64_t flow = in_api ? (G.next_flow = G.next_flow % TP_FLOW_ID_MAX + 1) : 0;
+	tp_gpu_write_event(out, e, dev, corr);
+	if (in_api) {
+		int64_t tid = (int64_t)(l->ext >> TP_GPU_EXT_TICK_BITS);
+		tp_gpu_write_flow(out, TP_EV_FLOW_OUT, flow, pid, tid, l->api_ns);
+		tp_gpu_write_flow(out, TP_EV_FLOW_IN, flow, TP_GPU_PID(dev), (int32_t)e->stream,
+				  e->start);
+		if (e->kind != TP_GPU_SYNC)
+			add_launch(&(struct tp_gpu_launch){ tid, l->api_ns, dev, (int32_t)e->stream,
+							    e->start, e->end });
+	}
+	add_track(dev, (int32_t)e->stream, e->start > l->api_ns ? e->start : l->api_ns);
+}
+
+void tp_gpu_stream_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
+			  int64_t pid)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < G.n; i++) {
+		struct tp_gpu_event *e = &G.ev[i];
+		struct tp_gpu_link l;
+		/* Only an event whose launching call is already in the window:
+		 * the window's end would write it here too, the same way (its
+		 * times only widen).  The rest waits for the end. */
+		if (!tp_gpu_corr_find_direct(e->corr, &l) || !l.has_api || l.api_ns < first_ns ||
+		    l.api_ns > last_ns) {
+			G.ev[k++] = *e;
+			continue;
+		}
+		write_one(out, e, &l, 1, pid);
+		tp_gpu_corr_done(&l);
+	}
+	G.n = k;
 }
 
 void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			  int64_t pid)
 {
-	struct tp_gpu_launch *launches = NULL;
-	size_t nlaunch = 0, caplaunch = 0;
-	struct track tracks[512];
-	int ntracks = 0;
-	uint64_t devs = 0;
 	size_t k = 0;
 	tp_gpu_corr_window_begin();
 	for (size_t i = 0; i < G.n; i++) {
@@ -185,42 +261,21 @@ void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t las
 				tp_gpu_corr_done(&l);
 			continue;
 		}
-		uint32_t dev = tp_gpu_event_device(e);
-		uint64_t corr = in_api ? l.number : 0;
-		/* One id per arrow, not the correlation: a graph launch causes
-		 * several kernels, and a viewer binds an id's start to one end
-		 * only.  32 bits: traceprof merge moves each input's ids to its
-		 * own range above them.  Writers that bind arrows to slices use
-		 * the correlation instead (tp_gpu_write_event()). */
-		uint64_t flow = in_api ? (G.next_flow = G.next_flow % TP_FLOW_ID_MAX + 1) : 0;
-		tp_gpu_write_event(out, e, dev, corr);
-		if (in_api) {
-			int64_t tid = (int64_t)(l.ext >> TP_GPU_EXT_TICK_BITS);
-			tp_gpu_write_flow(out, TP_EV_FLOW_OUT, flow, pid, tid, l.api_ns);
-			tp_gpu_write_flow(out, TP_EV_FLOW_IN, flow, TP_GPU_PID(dev),
-					  (int32_t)e->stream, e->start);
-			if (e->kind != TP_GPU_SYNC)
-				add_launch(&launches, &nlaunch, &caplaunch,
-					   &(struct tp_gpu_launch){ tid, l.api_ns, dev,
-								    (int32_t)e->stream, e->start,
-								    e->end });
-		}
+		write_one(out, e, &l, in_api, pid);
 		tp_gpu_corr_done(&l);
-		if (dev < 64)
-			devs |= 1ull << dev;
-		int seen = 0;
-		for (int t = 0; t < ntracks && !seen; t++)
-			seen = tracks[t].dev == dev && tracks[t].stream == (int32_t)e->stream;
-		if (!seen && ntracks < (int)(sizeof(tracks) / sizeof(tracks[0])))
-			tracks[ntracks++] = (struct track){ dev, (int32_t)e->stream };
 	}
 	G.n = k;
-	tp_gpu_write_annotations(out, launches, nlaunch, pid);
-	free(launches);
+	/* Launches streamed into a window discarded since are not this one's. */
+	size_t n = 0;
+	for (size_t i = 0; i < W.nlaunch; i++)
+		if (W.launches[i].api >= first_ns && W.launches[i].api <= last_ns)
+			W.launches[n++] = W.launches[i];
+	tp_gpu_write_annotations(out, W.launches, n, pid);
+	W.nlaunch = 0;
 	/* Launches up to this window's end were written: their annotations
 	 * are not needed again. */
 	tp_annos_drop_before(last_ns + 1);
-	write_tracks(out, devs, tracks, ntracks);
+	write_tracks(out, first_ns);
 	tp_gpu_corr_window_end(last_ns);
 	tp_gpu_sync_prune(last_ns);
 }

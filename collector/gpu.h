@@ -127,6 +127,16 @@ uint64_t tp_gpu_note_api(int64_t tid, uint64_t start_ticks, uint64_t start_ns, u
 void tp_gpu_window_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
 			  int64_t pid);
 
+/* While the window [first_ns, last_ns so far] records, each time it is put
+ * on disk (collector/parts.c, every TP_FL_DISK_NS): writes the GPU events
+ * CUPTI has handed over whose launching call is already in the window, with
+ * their flows, as its end would; they are not written again.  So that a
+ * process that dies keeps them (the cut file, docs/guarantees.md).  The
+ * rest (unlinked yet, or linked only through CUPTI's record of a hidden
+ * runtime call) waits for the window's end. */
+void tp_gpu_stream_events(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns,
+			  int64_t pid);
+
 /* Forgets events and mappings older than now_ns - keep_ns (nothing is
  * recording, so no window can still want them). */
 void tp_gpu_prune(uint64_t now_ns, uint64_t keep_ns);

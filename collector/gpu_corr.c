@@ -154,12 +154,14 @@ static uint64_t link_outer(uint32_t corr)
 	return ext;
 }
 
-int tp_gpu_corr_find(uint32_t corr, struct tp_gpu_link *l)
+/* outer: may link through CUPTI's record of a hidden runtime call, which
+ * needs the notes sorted (tp_gpu_corr_window_begin()). */
+static int corr_find(uint32_t corr, struct tp_gpu_link *l, int outer)
 {
 	memset(l, 0, sizeof(*l));
 	uint64_t *api_corr = NULL;
 	uint64_t *ext = tp_gpu_map_get(&C.corr, (uint64_t)corr + 1, &l->noted);
-	if (!ext && link_outer(corr))
+	if (!ext && outer && link_outer(corr))
 		ext = tp_gpu_map_get(&C.corr, (uint64_t)corr + 1, &l->noted);
 	if (!ext)
 		return 0;
@@ -171,6 +173,16 @@ int tp_gpu_corr_find(uint32_t corr, struct tp_gpu_link *l)
 		l->number = *api_corr;
 	}
 	return 1;
+}
+
+int tp_gpu_corr_find(uint32_t corr, struct tp_gpu_link *l)
+{
+	return corr_find(corr, l, 1);
+}
+
+int tp_gpu_corr_find_direct(uint32_t corr, struct tp_gpu_link *l)
+{
+	return corr_find(corr, l, 0);
 }
 
 void tp_gpu_corr_done(struct tp_gpu_link *l)

@@ -87,6 +87,10 @@ struct tp_gpu_link {
  * a hidden runtime call when needed).  Returns 1 when its external id is
  * known. */
 int tp_gpu_corr_find(uint32_t corr, struct tp_gpu_link *l);
+/* The same without that link (no sort of the notes): for the GPU events
+ * streamed while a window records (tp_gpu_stream_events()), every 0.5 s,
+ * where sorting the window's notes each time would cost too much. */
+int tp_gpu_corr_find_direct(uint32_t corr, struct tp_gpu_link *l);
 
 /* The call's GPU event was written (or dropped): its mapping can go. */
 void tp_gpu_corr_done(struct tp_gpu_link *l);

@@ -186,6 +186,11 @@ void tp_fl_windows_flush(const struct tp_wsm *m)
 		struct pt_files *w = m->win[i].data;
 		if (!w || w->failed)
 			continue;
+		/* The plugins' events known to fall in the window so far (the GPU
+		 * records CUPTI handed over): only when it is the one open window,
+		 * so that none can be claimed by an older window's end instead. */
+		if (m->nwin == 1 && w->nparts && w->first_ns != UINT64_MAX)
+			tp_fl_plugins_window_stream(w->cur, w->first_ns, w->last_ns);
 		/* An error stays in the writer: the window's save reports it. */
 		for (int k = 0; k < w->nparts; k++)
 			if (w->parts[k].w)

@@ -48,6 +48,13 @@ void tp_fl_plugins_window_events(struct tp_writer *out, uint64_t first_ns, uint6
 			plugins[i]->window_events(out, first_ns, last_ns, tp_fl.pid);
 }
 
+void tp_fl_plugins_window_stream(struct tp_writer *out, uint64_t first_ns, uint64_t last_ns)
+{
+	for (int i = 0; i < nplugins; i++)
+		if (plugins[i]->window_stream)
+			plugins[i]->window_stream(out, first_ns, last_ns, tp_fl.pid);
+}
+
 void tp_fl_plugins_footer(struct tp_doc *footer)
 {
 	for (int i = 0; i < nplugins; i++)
