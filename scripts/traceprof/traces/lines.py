@@ -43,14 +43,6 @@ _START = ('"%s": [\n' % DOC_TRACE_EVENTS).encode()
 # event's line starts with "{").
 _END = re.compile(rb"\n[ \t]*\]")
 _CLOSE = re.compile(rb"[ \t]*\]")
-
-
-def _end(buf):
-    """_END.search(buf): the regex tried from the first line that starts
-    with white space or "]" (bytes.find), not at each of a block's 20,000
-    line breaks, a tenth of export's parsing time otherwise."""
-    at = [i for i in (buf.find(b"\n]"), buf.find(b"\n "), buf.find(b"\n\t")) if i >= 0]
-    return _END.search(buf, min(at)) if at else None
 # The text after the array read to check it, at most.
 _TAIL_MAX = 1 << 26
 
@@ -179,7 +171,7 @@ def line_tables(path, pa, schema, meta=None, pick=None):
                     raise NotLines("a comma before the array's end")
                 rest = buf[m.end():]
                 break
-            m = _end(buf)
+            m = _END.search(buf)
             if m:
                 rest = buf[m.end():]
                 yield from _tables(pa, pj, _lines(buf[:m.start() + 1], True, pick), opts, pick,
