@@ -14,9 +14,13 @@
 #     traceback, in summary, summary --by step and --by rank;
 #   - a window split into parts with a part missing: one line names the
 #     parts missing, and the events are read (summary, --by rank);
+#   - copies that leave the events and the footer intact (recompressed,
+#     renamed, moved, a member and white space after the footer): the
+#     table is kept and summary prints the events' table;
 #   - the property test (test/lib/table_props.py, hypothesis; skipped
 #     without it): random edits never yield a table that differs from what
-#     the events give; any choice of a window's parts with one missing is
+#     the events give; edits that leave the events and the footer intact
+#     always keep the table, equal to the events' (either count 0 fails); any choice of a window's parts with one missing is
 #     refused in one line naming exactly the parts missing.
 . "$TP_TOP/test/lib/common.sh"
 T="$TP_TOP/python/traceprof"
@@ -79,6 +83,41 @@ for d in job pf; do
 	fi
 done
 echo "ok: two joined traces are not summarised by the second one's table"
+
+# Edits that leave the events and the footer intact keep the table, and it
+# is the events' table, row for row (times to within the events' ns
+# rounding): a .json.gz stored plain, a .json.zst
+# as .json.gz, a .pftrace.zst as .pftrace.gz, renamed into another folder,
+# and a member and white space after the footer.
+mkdir -p "kept/a b" kept/c.json
+gzip -dc gz/rank0.*.json.gz >kept/moved.json
+zstd -dcq zst/rank0.*.json.zst | gzip -c >"kept/a b/other name.json.gz"
+zstd -dcq pfz/rank0.*.pftrace.zst | gzip -c >kept/c.json/r.pftrace.gz
+"$PYTHON" - "$j1" kept/tail.json <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+close = data.rindex(b"}")
+open(sys.argv[2], "wb").write(data[:close] + b', "note": [1, "x"]\n' + data[close:] + b"\n \n")
+PY
+for f in kept/moved.json "kept/a b/other name.json.gz" kept/c.json/r.pftrace.gz kept/tail.json; do
+	"$PYTHON" "$T" summary "$f" --by api --csv --top 0 >fast.csv 2>err.txt ||
+		die "summary $f failed: $(cat err.txt)"
+	! grep -q "not using its summary table" err.txt || die "$f: its table is not used: $(cat err.txt)"
+	"$PYTHON" - "$TP_TOP/scripts" "$f" <<'PY' || die "$f: its table is not kept"
+import sys
+sys.path.insert(0, sys.argv[1])
+from traceprof.traces import aggtable
+tab, _, why = aggtable.check(sys.argv[2])
+sys.exit(0 if tab is not None else "%s: refused: %s" % (sys.argv[2], why))
+PY
+	"$PYTHON" "$T" summary "$f" --by api --csv --top 0 --from-events >slow.csv 2>/dev/null
+	# The table is exact to the ns, the events' durations rounded to it:
+	# the same rows and counts, times within that rounding (sumcmp.py).
+	"$PYTHON" "$TP_TOP/test/lib/sumcmp.py" fast.csv slow.csv >cmp.txt ||
+		die "$f: the table kept is not the events' table: $(cat cmp.txt)"
+	[ "$(wc -l <fast.csv)" -gt 2 ] || die "$f: an empty table: $(cat fast.csv)"
+done
+echo "ok: recompressed, renamed, moved and trailing-text copies keep their table, the events' one"
 
 # Malformed tables (JSON: the table's text edited).
 for bad in arity huge nullname strings; do

@@ -93,14 +93,15 @@ def _parse(pa, pj, text, opts):
         raise NotLines(str(e))
 
 
-def _lines(text, last):
+def _lines(text, last, pick=None):
     """The events' lines of text (whole lines) as ndjson: each line's
     comma taken off; NotLines where a line that is not the array's last
-    lacks it.  last: whether text ends the array."""
+    lacks it.  last: whether text ends the array.  With pick, the commas
+    stay: _tables takes them off the lines it picks only."""
     body = text[:-1] if last and text.endswith(b"}\n") else text
     if b"}\n" in body:
         raise NotLines("a line without its comma")
-    return text.replace(b"},\n", b"}\n")
+    return text if pick is not None else text.replace(b"},\n", b"}\n")
 
 
 def _picked(text, pick):
@@ -125,7 +126,7 @@ def _tables(pa, pj, text, opts, pick=None, held=None, last=False):
     array ends (last), then parsed at once: pyarrow's cost per call showed
     over the few lines each block gives."""
     if pick is not None:
-        held.append(_picked(text, pick))
+        held.append(_picked(text, pick).replace(b"},\n", b"}\n"))
         if not last and sum(len(x) for x in held) < BLOCK:
             return
         text = b"".join(held)
@@ -173,7 +174,7 @@ def line_tables(path, pa, schema, meta=None, pick=None):
             m = _END.search(buf)
             if m:
                 rest = buf[m.end():]
-                yield from _tables(pa, pj, _lines(buf[:m.start() + 1], True), opts, pick,
+                yield from _tables(pa, pj, _lines(buf[:m.start() + 1], True, pick), opts, pick,
                                   held, True)
                 break
             # Whole lines up to the last comma's: the last event's line
@@ -189,7 +190,7 @@ def line_tables(path, pa, schema, meta=None, pick=None):
                 continue
             text, buf = buf[:k], buf[k:] + more
             first = False
-            yield from _tables(pa, pj, _lines(text, False), opts, pick, held)
+            yield from _tables(pa, pj, _lines(text, False, pick), opts, pick, held)
         tail = rest
         while len(tail) <= _TAIL_MAX:
             more = f.read(BLOCK)
