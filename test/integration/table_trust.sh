@@ -103,7 +103,7 @@ for f in kept/moved.json "kept/a b/other name.json.gz" kept/c.json/r.pftrace.gz 
 	"$PYTHON" "$T" summary "$f" --by api --csv --top 0 >fast.csv 2>err.txt ||
 		die "summary $f failed: $(cat err.txt)"
 	! grep -q "not using its summary table" err.txt || die "$f: its table is not used: $(cat err.txt)"
-	"$PYTHON" - "$TP_TOP/scripts" "$f" <<'PY' || die "$f: its table is not kept"
+	"$PYTHON" - "$TP_TOP/python" "$f" <<'PY' || die "$f: its table is not kept"
 import sys
 sys.path.insert(0, sys.argv[1])
 from traceprof.traces import aggtable

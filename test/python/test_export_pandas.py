@@ -13,7 +13,7 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("numpy")
 pytest.importorskip("pandas")  # without it the test cannot fail
 
-SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 
 CODE = """
 import sys
