@@ -225,25 +225,7 @@ static void to_op_end(const void *rf, void *ctx)
 			rtid = (int32_t)t->rf_tid;
 		}
 	}
-	if (__builtin_expect(tp_pystack_on, 0)) {
-		/* TRACEPROF_PYTHON_STACK: the Python stack of the op's caller, as
-		 * torch.profiler's with_stack gives its ops (preload/stack.c
-		 * captures it after the name).  Taken at the op's end, which runs
-		 * before the op returns to the frame that called it, so that the
-		 * stack is the one its start saw. */
-		struct tp_record r = { 0 };
-		r.kind = TP_REC_OP;
-		r.start = o->start;
-		r.end = end;
-		r.step = o->step;
-		r.flags = (uint8_t)flags;
-		r.id = ext;
-		r.result = rtid;
-		r.arg[0] = (uint64_t)seq;
-		tp_hook_emit_with_stack(th, &r, name, len);
-		return;
-	}
-	if (__builtin_expect(len < TP_REC_INLINE_NAME_MAX, 1)) {
+	if (__builtin_expect(!tp_pystack_on && len < TP_REC_INLINE_NAME_MAX, 1)) {
 		/* Most names ("aten::_to_copy"): one record, written in place. */
 		uint64_t h;
 		struct tp_record *r;
@@ -273,7 +255,15 @@ static void to_op_end(const void *rf, void *ctx)
 	r.id = ext;
 	r.result = rtid;
 	r.arg[0] = (uint64_t)seq;
-	tp_emit_named(th, &r, name, len);
+	if (__builtin_expect(tp_pystack_on, 0))
+		/* TRACEPROF_PYTHON_STACK: the Python stack of the op's caller, as
+		 * torch.profiler's with_stack gives its ops (preload/stack.c
+		 * captures it after the name).  Taken at the op's end, which runs
+		 * before the op returns to the frame that called it, so that the
+		 * stack is the one its start saw. */
+		tp_hook_emit_with_stack(th, &r, name, len);
+	else
+		tp_emit_named(th, &r, name, len);
 }
 
 /* ---- record_function() ranges ------------------------------------------- */
