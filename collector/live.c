@@ -19,6 +19,7 @@
 #include "collector/cuda_record.h"
 #include "collector/flush_int.h"
 #include "collector/nvtx_payload_decode.h"
+#include "collector/pystack_decode.h"
 #include "collector/thread.h"
 #include "common/clock.h"
 #include "common/fd.h"
@@ -52,6 +53,9 @@ struct lv_top {
 	char name[LV_TOP_NAME];
 	uint64_t total, calls;
 };
+
+/* collector/live_pub.h: set by preload/pystack_profile.c's audit hook. */
+_Atomic int tp_live_py_gone;
 
 /* The exit status given to exit(), + 1 (0: none known). */
 static _Atomic int lv_exit;
@@ -301,9 +305,33 @@ static void lv_write_payload(struct tp_json *j, const struct tp_live_payload *pl
 	tp_json_char(j, '}');
 }
 
+/* "python": the thread's Python stack as its shadow publishes it
+ * (collector/live_pub.h), names only, innermost first, at most LV_PY
+ * frames: {"depth": D, "inner_unknown": U, "frames": [{"func", "file"}]},
+ * where U inner frames are past the shadow's TP_LIVE_PY (not kept). */
+#define LV_PY 64
+static void lv_write_python(struct tp_json *j, const uint32_t *idx, int n, uint32_t depth)
+{
+	tp_json_lit(j, "{\"depth\":");
+	tp_json_u64(j, depth);
+	tp_json_lit(j, ",\"inner_unknown\":");
+	tp_json_u64(j, depth - (uint32_t)n);
+	tp_json_lit(j, ",\"frames\":[");
+	for (int k = 0; k < n && k < LV_PY; k++) {
+		const char *file, *func;
+		(void)tp_pystack_name_of(idx[n - 1 - k], &file, &func);
+		tp_json_lit(j, k ? ",{\"func\":" : "{\"func\":");
+		tp_json_str(j, func);
+		tp_json_lit(j, ",\"file\":");
+		tp_json_str(j, file);
+		tp_json_char(j, '}');
+	}
+	tp_json_lit(j, "]}");
+}
+
 /* One thread's open things, outermost first: NVTX ranges, the module, the
- * op and record_function() range, the CUDA call.  Returns 0 when it has
- * none (nothing written). */
+ * op and record_function() range, the CUDA call; and its Python stack.
+ * Returns 0 when it has none of them (nothing written). */
 static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 {
 	struct tp_live_pub *p = &t->live;
@@ -337,7 +365,10 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 		snprintf(it[n].name, sizeof(it[n].name), "%s", tp_cuda_fns[call - 1].name);
 		it[n++].kind = "cuda";
 	}
-	if (!n)
+	static uint32_t py[TP_LIVE_PY]; /* flush thread only */
+	uint32_t pydepth = 0;
+	int npy = tp_live_py_get(&p->py, py, &pydepth);
+	if (!n && npy <= 0)
 		return 0;
 	lv_sort(it, n);
 	if (!first)
@@ -360,7 +391,12 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 		lv_write_payload(j, &it[i].pl);
 		tp_json_char(j, '}');
 	}
-	tp_json_lit(j, "]}");
+	tp_json_lit(j, "],\"python\":");
+	if (npy > 0)
+		lv_write_python(j, py, npy, pydepth);
+	else
+		tp_json_lit(j, "null");
+	tp_json_char(j, '}');
 	return 1;
 }
 

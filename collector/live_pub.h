@@ -45,6 +45,33 @@ struct tp_live_nvtx {
 	_Atomic uint64_t p[TP_LIVE_PAYLOAD_WORDS];
 };
 
+/* The thread's Python call stack (TRACEPROF_PYTHON_STACK's shadow stack,
+ * preload/pystack_profile.c): its depth and the name index of each frame
+ * (collector/pystack_decode.h's table), outermost first, as many as the
+ * shadow keeps.  Names only: the frame objects stay the owner's.
+ *
+ * Written by the owner with the GIL held (its profile function), read by
+ * the flush thread.  A push writes one entry under the seqlock and then the
+ * depth; a pop stores the depth alone: the entries below it do not change
+ * until a later push, which moves seq, so a reader that saw the depth of a
+ * pop still copies entries of one stack.  A resync (the shadow seeded, or
+ * the thread's state made after its shadow) writes every entry under the
+ * seqlock. */
+#define TP_LIVE_PY 128
+struct tp_live_py {
+	_Atomic uint32_t seq;	/* odd while the owner writes entries */
+	_Atomic uint32_t on;	/* 1 while the shadow is kept (below) */
+	_Atomic uint32_t depth; /* frames on the stack; may exceed TP_LIVE_PY */
+	_Atomic uint32_t idx[TP_LIVE_PY];
+};
+
+/* Set once the program set a profile function in every thread
+ * (threading.setprofile_all_threads): every thread's shadow stops being
+ * kept, and a stale one must not be shown (collector/live.c).  Relaxed on
+ * both sides: a flag alone, stored by the audit hook, read by the flush
+ * thread; a reader that misses it shows one stack a second late. */
+extern _Atomic int tp_live_py_gone;
+
 struct tp_live_pub {
 	/* The innermost open CUDA call: its id (collector/cuda_record.h) + 1,
 	 * 0 when none; its entry time in tp_clock_now() ticks.  The owner
@@ -71,6 +98,7 @@ struct tp_live_pub {
 	 * end hides an outer one until the next opens. */
 	_Atomic uint32_t range_on;
 	struct tp_live_name range;
+	struct tp_live_py py;
 };
 
 /* Owner thread: a CUDA call with id `id` starts at `start` ticks.  Two
@@ -223,6 +251,92 @@ static inline int tp_live_nvtx_get(struct tp_live_nvtx *x, char *out, uint64_t *
 	memcpy(out, w, TP_LIVE_NAME_BYTES);
 	out[TP_LIVE_NAME_BYTES - 1] = '\0';
 	return 0;
+}
+
+/* Owner thread, GIL held: frame `d` (from the outermost, 0) is pushed with
+ * name index idx.  Four stores (one past TP_LIVE_PY: the depth alone). */
+static inline void tp_live_py_push(struct tp_live_py *p, uint32_t d, uint32_t idx)
+{
+	if (d < TP_LIVE_PY) {
+		uint32_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
+		/* Relaxed: the release store of the entry below orders it
+		 * (as in tp_live_seq_begin()). */
+		atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
+		/* Release: pairs with the reader's acquire load of the entry;
+		 * a reader that sees it sees the odd seq on its second load. */
+		atomic_store_explicit(&p->idx[d], idx, memory_order_release);
+		/* Release: the entry before the depth that counts it (pairs
+		 * with the reader's acquire load of depth). */
+		atomic_store_explicit(&p->depth, d + 1, memory_order_release);
+		/* Release: all of the above before the even seq (pairs with
+		 * the reader's first, acquire, load of seq). */
+		atomic_store_explicit(&p->seq, s + 2, memory_order_release);
+		return;
+	}
+	atomic_store_explicit(&p->depth, d + 1, memory_order_release);
+}
+
+/* Owner thread, GIL held: the stack is now `d` frames deep after pops.
+ * Release: pairs with the reader's acquire load of depth. */
+static inline void tp_live_py_pop(struct tp_live_py *p, uint32_t d)
+{
+	atomic_store_explicit(&p->depth, d, memory_order_release);
+}
+
+/* Owner thread, GIL held: the whole stack at once, `depth` frames of which
+ * the first min(depth, TP_LIVE_PY) have the name indexes idx[] (outermost
+ * first), and whether it is kept (on). */
+static inline void tp_live_py_sync(struct tp_live_py *p, const uint32_t *idx, uint32_t depth,
+				   int on)
+{
+	uint32_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
+	/* Relaxed: ordered by the release stores below (tp_live_seq_begin()). */
+	atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
+	uint32_t n = depth < TP_LIVE_PY ? depth : TP_LIVE_PY;
+	for (uint32_t i = 0; i < n; i++)
+		atomic_store_explicit(&p->idx[i], idx[i], memory_order_release);
+	atomic_store_explicit(&p->depth, depth, memory_order_release);
+	atomic_store_explicit(&p->on, (uint32_t)(on != 0), memory_order_release);
+	/* Release: pairs with the reader's first load of seq. */
+	atomic_store_explicit(&p->seq, s + 2, memory_order_release);
+}
+
+/* Owner thread: the shadow is no longer kept (its profile function was
+ * replaced); the stack it holds is stale.  Release: pairs with the reader's
+ * acquire load of on. */
+static inline void tp_live_py_off(struct tp_live_py *p)
+{
+	atomic_store_explicit(&p->on, 0, memory_order_release);
+}
+
+/* Flush thread: copies the stack's name indexes, outermost first, into
+ * out (room for TP_LIVE_PY) and its depth into *depth.  Returns how many
+ * were copied (min(depth, TP_LIVE_PY)), 0 when the thread keeps no
+ * shadow, or -1 when the owner was writing (the caller leaves it out this
+ * time). */
+static inline int tp_live_py_get(struct tp_live_py *p, uint32_t *out, uint32_t *depth)
+{
+	/* Acquire: pairs with the owner's final release store of seq. */
+	uint32_t s1 = atomic_load_explicit(&p->seq, memory_order_acquire);
+	if (s1 & 1)
+		return -1;
+	/* Acquire: pairs with tp_live_py_sync()'s and tp_live_py_off()'s
+	 * release stores of on. */
+	if (!atomic_load_explicit(&p->on, memory_order_acquire) ||
+	    atomic_load_explicit(&tp_live_py_gone, memory_order_relaxed))
+		return 0;
+	/* Acquire: pairs with the release stores of depth (push, pop, sync):
+	 * the entries it counts were written before it. */
+	uint32_t d = atomic_load_explicit(&p->depth, memory_order_acquire);
+	uint32_t n = d < TP_LIVE_PY ? d : TP_LIVE_PY;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = atomic_load_explicit(&p->idx[i], memory_order_acquire);
+	/* The acquire loads above keep this load after them; one that read
+	 * an entry of a later push sees that push's odd seq, or later. */
+	if (atomic_load_explicit(&p->seq, memory_order_relaxed) != s1)
+		return -1;
+	*depth = d;
+	return (int)n;
 }
 
 #endif

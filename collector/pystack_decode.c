@@ -80,6 +80,16 @@ size_t tp_pystack_frames(const struct tp_record *r, const uint64_t **frames)
 	return tp_stacks_counted(x, max, off, frames);
 }
 
+int tp_pystack_name_of(uint32_t idx, const char **file, const char **func)
+{
+	*file = *func = "?";
+	if (idx >= PS_SLOTS || !ps_slots[idx].code)
+		return -1;
+	*file = ps_arena + ps_slots[idx].off;
+	*func = *file + strlen(*file) + 1;
+	return 0;
+}
+
 unsigned tp_pystack_strs(const struct tp_record *r, const char **out, char *text)
 {
 	const uint64_t *f;
@@ -89,11 +99,8 @@ unsigned tp_pystack_strs(const struct tp_record *r, const char **out, char *text
 		n = TP_PYSTACK_ARGS_MAX;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t idx = (uint32_t)(f[i] >> 32), line = (uint32_t)f[i];
-		const char *file = "?", *func = "?";
-		if (idx < PS_SLOTS && ps_slots[idx].code) {
-			file = ps_arena + ps_slots[idx].off;
-			func = file + strlen(file) + 1;
-		}
+		const char *file, *func;
+		(void)tp_pystack_name_of(idx, &file, &func);
 		char *buf = text + used;
 		size_t fl = strnlen(file, 512), nl = strnlen(func, 512);
 		char num[16];

@@ -52,6 +52,12 @@ size_t tp_pystack_frames(const struct tp_record *r, const uint64_t **frames);
  * text (TP_PYSTACK_TEXT bytes); returns their number, 0 when r has none. */
 unsigned tp_pystack_strs(const struct tp_record *r, const char **out, char *text);
 
+/* Flush thread: the file and function names of name index idx, as found
+ * in a record or a thread's live publication (collector/live_pub.h, whose
+ * release store of the index orders the name before it, as the ring's does
+ * for a record).  Returns 0, or -1 (both "?") for an index with no name. */
+int tp_pystack_name_of(uint32_t idx, const char **file, const char **func);
+
 /* Code objects that did not fit in the table (their frames show "?"). */
 uint64_t tp_pystack_unnamed(void);
 

@@ -45,7 +45,9 @@
 #include "preload/pystack_api.h"
 #include "preload/tls.h"
 
-#define PS_SHADOW 128 /* frames kept per thread; deeper stacks record none */
+/* Frames kept per thread; deeper stacks record none.  As many as the live
+ * file's publication holds (collector/live_pub.h). */
+#define PS_SHADOW TP_LIVE_PY
 #define PS_SCAN 24    /* words of PyThreadState searched for c_profilefunc */
 
 enum { PS_CALL = 0, PS_RETURN = 3 }; /* PyTrace_CALL, PyTrace_RETURN */
@@ -58,6 +60,10 @@ struct ps_entry {
 struct ps_shadow {
 	uint32_t depth; /* may exceed PS_SHADOW: those frames are not kept */
 	int on;
+	/* The thread state whose live publication (tp_thread's live.py) this
+	 * shadow was last copied into whole; a push or pop then publishes
+	 * itself alone (ps_pub()).  NULL before the thread has a state. */
+	struct tp_thread *pub;
 	struct ps_entry e[PS_SHADOW];
 };
 
@@ -90,6 +96,35 @@ static int ps_probe(py_obj *obj, py_obj *frame, int what, py_obj *arg)
 	return what == -1; /* never true: not folded with ps_profile */
 }
 
+/* The whole shadow into the thread's live publication (the live file's
+ * "python", collector/live.c): names only, never a frame object. */
+static void ps_pub_all(struct ps_shadow *s, struct tp_thread *t)
+{
+	uint32_t idx[PS_SHADOW];
+	uint32_t n = s->depth < PS_SHADOW ? s->depth : PS_SHADOW;
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = s->e[i].idx;
+	tp_live_py_sync(&t->live.py, idx, s->depth, s->on);
+	s->pub = t;
+}
+
+/* The live publication a push or pop of this thread updates, or NULL when
+ * there is none to update: the thread has no state yet (it never recorded:
+ * the flush thread does not list it), or its state is new to the shadow,
+ * which is then copied into it whole (a thread recording for the first
+ * time, a forked child's fresh state). */
+static struct tp_live_py *ps_pub(struct ps_shadow *s)
+{
+	struct tp_thread *t = tp_live_self();
+	if (!t)
+		return NULL;
+	if (t != s->pub) {
+		ps_pub_all(s, t);
+		return NULL;
+	}
+	return &t->live.py;
+}
+
 static void ps_push(struct ps_shadow *s, py_obj *frame)
 {
 	if (s->depth < PS_SHADOW) {
@@ -109,6 +144,17 @@ static void ps_push(struct ps_shadow *s, py_obj *frame)
 		atomic_signal_fence(memory_order_release);
 	}
 	s->depth++;
+	struct tp_live_py *p = s->on ? ps_pub(s) : NULL;
+	if (p)
+		tp_live_py_push(p, s->depth - 1, s->depth <= PS_SHADOW ? s->e[s->depth - 1].idx : 0);
+}
+
+/* After a pop: the depth alone (collector/live_pub.h says why). */
+static void ps_popped(struct ps_shadow *s)
+{
+	struct tp_live_py *p = s->on ? ps_pub(s) : NULL;
+	if (p)
+		tp_live_py_pop(p, s->depth);
 }
 
 static void ps_pop(struct ps_shadow *s, py_obj *frame)
@@ -117,6 +163,7 @@ static void ps_pop(struct ps_shadow *s, py_obj *frame)
 		return;
 	if (s->depth > PS_SHADOW || s->e[s->depth - 1].frame == frame) {
 		s->depth--;
+		ps_popped(s);
 		return;
 	}
 	/* Not the top: frames that started before the profile function and
@@ -125,6 +172,7 @@ static void ps_pop(struct ps_shadow *s, py_obj *frame)
 	for (uint32_t i = s->depth - 1; i-- > 0;)
 		if (s->e[i].frame == frame) {
 			s->depth = i;
+			ps_popped(s);
 			return;
 		}
 }
@@ -175,6 +223,13 @@ static int ps_audit(const char *event, py_obj *args, void *data)
 	if (!all && strcmp(event, "sys.setprofile"))
 		return 0;
 	struct ps_shadow *s = ps_tls;
+	/* The live file must not show a stack that stops following the
+	 * thread: this thread's (sys.setprofile replaces its profile function
+	 * alone), or every thread's. */
+	if (all)
+		atomic_store_explicit(&tp_live_py_gone, 1, memory_order_relaxed);
+	else if (s && s->on && s->pub && s->pub == tp_live_self())
+		tp_live_py_off(&s->pub->live.py);
 	if ((all || (s && s->on)) &&
 	    !atomic_exchange_explicit(&ps_told, 1, memory_order_relaxed)) {
 		int saved = errno;
@@ -308,10 +363,16 @@ static int ps_install(int skip)
 		ps_tls = s;
 	}
 	s->depth = 0;
+	s->on = 0; /* published whole below, once seeded */
 	for (size_t i = n; i-- > 0;)
 		ps_push(s, frames[i]);
 	tp_py.set_profile(ps_profile, NULL);
 	s->on = 1;
+	struct tp_thread *t = tp_live_self();
+	if (t)
+		ps_pub_all(s, t);
+	else
+		s->pub = NULL;
 	/* Once, with the GIL held (which serializes installs).  Raises
 	 * "sys.addaudithook" to the program's own hooks, which may refuse it:
 	 * then the loss goes untold, nothing else changes. */
@@ -342,6 +403,8 @@ size_t tp_pystack_shadow(uint64_t *out, size_t max, int *have)
 		memcpy(&w, ts + ps_func_off, sizeof(w));
 	if (!ts || w != (void *)ps_profile) {
 		s->on = 0;
+		if (s->pub && s->pub == tp_live_self())
+			tp_live_py_off(&s->pub->live.py);
 		return 0;
 	}
 	*have = 1;

@@ -105,6 +105,40 @@ def test_stuck_in_prefers_the_call_entered_in_this_step_open_longest():
     assert judge(d, NOW, 10.0)["detail"] == "stalled 30 s (no open call or range)"
 
 
+def _py(*funcs):
+    return {"depth": len(funcs) + 2, "inner_unknown": 2,
+            "frames": [{"func": f, "file": "/job/train.py"} for f in funcs]}
+
+
+def test_stalled_line_names_the_python_stack_of_the_waiting_thread():
+    step0 = NOW - 30 * S
+    threads = [
+        {"tid": 1, "name": "main", "open": [_open("cuda", "cudaStreamSynchronize", step0 + S)],
+         "python": _py("sync", "train_step", "main", "<module>")},
+        # Another thread's stack: not the one that waits.
+        {"tid": 2, "name": "loader", "open": [], "python": _py("fetch", "run")}]
+    d = live(pid=1, step=3, step_started_ns=step0, threads=threads, updated_ns=NOW)
+    s = stuck_in(d, NOW)
+    assert [f["func"] for f in s["python"]] == ["sync", "train_step", "main", "<module>"]
+    assert judge(d, NOW, 10.0)["detail"] == ("stalled 29 s in cudaStreamSynchronize; "
+                                             "python: sync < train_step < main < <module>")
+    # At most five functions on the line; --json keeps them all.
+    threads[0]["python"] = _py("a", "b", "c", "d", "e", "f")
+    r = judge(d, NOW, 10.0)
+    assert r["detail"].endswith("python: a < b < c < d < e < ...") and len(r["in"]["python"]) == 6
+    # Nothing open but Python stacks: the main thread's (tid == pid) is shown.
+    threads = [{"tid": 2, "name": "loader", "open": [], "python": _py("fetch")},
+               {"tid": 1, "name": "main", "open": [], "python": _py("wait_here", "main")}]
+    d = live(pid=1, step=3, step_started_ns=step0, threads=threads, updated_ns=NOW)
+    assert judge(d, NOW, 10.0)["detail"] == \
+        "stalled 30 s (no open call or range); python: wait_here < main"
+    # A writer without "python" (or a malformed one): no stack, no error.
+    threads = [{"tid": 1, "name": "main", "open": [_open("cuda", "cudaMemcpy", step0)]},
+               {"tid": 3, "name": "x", "open": [], "python": {"frames": "?"}}]
+    d = live(pid=1, step=3, step_started_ns=step0, threads=threads, updated_ns=NOW)
+    assert judge(d, NOW, 10.0)["detail"] == "stalled 30 s in cudaMemcpy"
+
+
 def _snap(tmp_path, docs, **kw):
     d = tmp_path / "job" / ".live"
     d.mkdir(parents=True, exist_ok=True)

@@ -169,13 +169,40 @@ def _fmt_payload(p):
     return " {%s}" % ", ".join(shown) if shown else ""
 
 
+def python_stack(t):
+    """A thread's Python stack as its live file gives it (--python-stack):
+    [{"func", "file"}, ...] innermost first, or None."""
+    py = t.get("python") if isinstance(t, dict) else None
+    frames = py.get("frames") if isinstance(py, dict) else None
+    if not isinstance(frames, list) or not frames:
+        return None
+    out = [{"func": str(f.get("func")), "file": str(f.get("file"))}
+           for f in frames if isinstance(f, dict)]
+    return out or None
+
+
+def _python_only(doc):
+    """A stalled process with no open call or range but a Python stack
+    (its main thread's, else the first): what stuck_in() returns then."""
+    ts = [t for t in doc["threads"] if python_stack(t)]
+    if not ts:
+        return None
+    t = min(ts, key=lambda t: (t.get("tid") != doc["pid"], str(t.get("tid"))))
+    return {"thread": t.get("tid"), "thread_name": t.get("name"), "kind": None, "name": None,
+            "since_ns": None, "seconds": None, "payload": None, "path": [],
+            "python": python_stack(t)}
+
+
 def stuck_in(doc, now_ns):
     """What a stalled process is inside: of each thread's innermost open
     call or range, the one open longest among those entered since the
     current step began (the step that does not end; a range opened in an
     earlier step, such as an epoch's, is not where this step waits), or of
     all when none was.  A dict (thread, kind, name, since_ns, seconds,
-    payload, path: the thread's open entries, outermost first), or None."""
+    payload, path: the thread's open entries, outermost first, python: the
+    thread's Python stack, innermost first, or None), or None.  A process
+    with nothing open but a thread's Python stack gets that stack (kind and
+    name None)."""
     cands = []
     for t in doc["threads"]:
         opens = t.get("open") if isinstance(t, dict) else None
@@ -186,7 +213,7 @@ def stuck_in(doc, now_ns):
             continue
         cands.append((e["since_ns"], t, e, opens))
     if not cands:
-        return None
+        return _python_only(doc)
     start = doc["step_started_ns"]
     inside = [c for c in cands if start is None or c[0] >= start]
     since, t, e, opens = min(inside or cands, key=lambda c: c[0])
@@ -195,23 +222,40 @@ def stuck_in(doc, now_ns):
            "seconds": max(0.0, (now_ns - since) / 1e9), "payload": e.get("payload") or None,
            "path": [{"kind": o.get("kind"), "name": o.get("name"), "since_ns": o.get("since_ns"),
                      "payload": o.get("payload") or None}
-                    for o in opens if isinstance(o, dict)]}
+                    for o in opens if isinstance(o, dict)],
+           "python": python_stack(t)}
     return out
+
+
+# Python frames named on a stalled process's line, innermost first.
+PY_SHOWN = 5
+
+
+def describe_python(frames):
+    """`python: sync < train_step < main < <module>` (the functions,
+    innermost first, at most PY_SHOWN), or ""."""
+    if not frames:
+        return ""
+    names = [f["func"] for f in frames[:PY_SHOWN]]
+    return "python: %s%s" % (" < ".join(names), " < ..." if len(frames) > PY_SHOWN else "")
 
 
 def describe_stuck(s, step_s):
     """`stalled 12 s in cudaStreamSynchronize`, with the enclosing range
     that carries a payload (NCCL's collective) when the innermost has
     none."""
-    if s is None:
-        return "stalled %.0f s (no open call or range)" % step_s
+    if s is None or s["name"] is None:
+        text = "stalled %.0f s (no open call or range)" % step_s
+        py = describe_python(s and s["python"])
+        return text + "; " + py if py else text
     text = "stalled %.0f s in %s%s" % (s["seconds"], s["name"], _fmt_payload(s["payload"]))
     if not s["payload"]:
         for o in reversed(s["path"][:-1]):
             if o.get("payload"):
                 text += ", inside %s%s" % (o.get("name"), _fmt_payload(o["payload"]))
                 break
-    return text
+    py = describe_python(s["python"])
+    return text + "; " + py if py else text
 
 
 def judge(doc, now_ns, stall_after):

@@ -1,0 +1,109 @@
+# Issue 46 item 3, the Python stack (--python-stack): a stalled thread's
+# Python stack in the live file and on top's line.  Two ranks of a Python
+# job on the stand-in runtime (test/programs/py_live_hang.py), each blocked
+# in cudaStreamSynchronize at its 8th synchronization for 6 s, outside its
+# only window (steps 0-2).  While they block:
+#   - rank 0's live file names the main thread's Python stack, innermost
+#     first, names only: sync < train_step < main < <module>, all from the
+#     program's file, depth 4; `top --once --stall-after 1` shows rank 0
+#     stalled in cudaStreamSynchronize with "python: sync < train_step < main
+#     < <module>" on its line, and --json the same frames;
+#   - rank 1 set a profile function of its own (sys.setprofile) at step 5:
+#     the shadow stops following its thread, so its file shows no stack
+#     (null), never a stale one, and its line names none;
+# and without --python-stack no file has a stack.  Each job's output is
+# what it is untraced.
+. "$TP_TOP/test/lib/common.sh"
+SI="$BUILD/standin"
+[ -e "$SI/libcudart.so.13" ] || die "stand-ins not built ($SI); run make check"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
+	skip "$PYTHON is older than 3.9 (no PyFrame_GetCode)"
+PROG="$TP_TOP/test/programs/py_live_hang.py"
+export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export WORLD_SIZE=2 STANDIN_SYNC_SLEEP_AT=8 STANDIN_SYNC_SLEEP_MS=6000
+export TRACEPROF_SCHEDULE=wait=0,warmup=0,active=3,repeat=1 TRACEPROF_CUPTI=off
+unset TRACEPROF_LIVE TRACEPROF_LIVE_DIR
+
+[ "$(STANDIN_SYNC_SLEEP_AT= "$PYTHON" "$PROG" 12)" = "done 12" ] || die "untraced run failed"
+
+job() { # FOLDER, then traceprof run's options
+	local folder=$1
+	shift
+	RANK=0 LOCAL_RANK=0 "$BUILD/traceprof" run -q --folder "$folder" "$@" -- "$PYTHON" "$PROG" 12 \
+		>"$folder.r0.out" 2>"$folder.r0.err" &
+	pids="$!"
+	RANK=1 LOCAL_RANK=1 OWN_PROFILE_AT=5 "$BUILD/traceprof" run -q --folder "$folder" "$@" -- \
+		"$PYTHON" "$PROG" 12 >"$folder.r1.out" 2>"$folder.r1.err" &
+	pids="$pids $!"
+}
+finish() { # FOLDER
+	local p
+	for p in $pids; do
+		wait "$p" || die "$1: a traced rank failed: $(cat "$1".r*.err)"
+	done
+	for p in 0 1; do
+		[ "$(cat "$1.r$p.out")" = "done 12" ] || die "$1: rank $p's output: $(cat "$1.r$p.out")"
+	done
+}
+
+# Waits until both ranks block (both stalled 1 s in cudaStreamSynchronize).
+wait_blocked() { # FOLDER
+	"$PYTHON" - "$1/.live" <<'PY'
+import glob, json, sys, time
+t0 = time.time()
+while time.time() - t0 < 60:
+    js = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*.json")]
+    blocked = [j for j in js for t in j["threads"] for o in t["open"]
+               if o["name"] == "cudaStreamSynchronize" and j["updated_ns"] - o["since_ns"] > 1.2e9]
+    if len(blocked) == 2:
+        sys.exit(0)
+    time.sleep(0.2)
+sys.exit("never saw both ranks blocked: %s" % js)
+PY
+}
+
+job "$TP_TMP/py" --python-stack
+wait_blocked "$TP_TMP/py" || { kill $pids; die "with --python-stack"; }
+"$BUILD/traceprof" top --once --stall-after 1 "$TP_TMP/py" >top.out 2>top.err ||
+	{ kill $pids; die "top --once failed: $(cat top.err)"; }
+"$BUILD/traceprof" top --json --stall-after 1 "$TP_TMP/py" >top.json 2>>top.err ||
+	{ kill $pids; die "top --json failed: $(cat top.err)"; }
+cp "$TP_TMP"/py/.live/*.json . 2>/dev/null
+"$PYTHON" - "$TP_TMP/py/.live" "$PROG" <<'PY' || { kill $pids; die "with --python-stack: $(cat top.out)"; }
+import glob, json, re, sys
+live, prog = sys.argv[1:]
+js = {j["rank"]: j for j in (json.load(open(p)) for p in glob.glob(live + "/*.json"))}
+main0 = [t for t in js[0]["threads"] if t["tid"] == js[0]["pid"]]
+assert main0 and main0[0]["python"], js[0]["threads"]
+py = main0[0]["python"]
+want = ["sync", "train_step", "main", "<module>"]
+assert [f["func"] for f in py["frames"]] == want, py
+assert all(f["file"] == prog for f in py["frames"]), py
+assert (py["depth"], py["inner_unknown"]) == (4, 0), py
+# Rank 1 replaced the profile function: no stack, not a stale one.
+assert all(t["python"] is None for t in js[1]["threads"]), js[1]["threads"]
+assert any(o["name"] == "cudaStreamSynchronize" for t in js[1]["threads"] for o in t["open"])
+lines = open("top.out").read().splitlines()
+r0 = [l for l in lines if re.match(r"rank 0 ", l)]
+r1 = [l for l in lines if re.match(r"rank 1 ", l)]
+assert len(r0) == 1 and re.search(r"stalled \d+ s in cudaStreamSynchronize; "
+                                   r"python: sync < train_step < main < <module>$", r0[0]), lines
+assert len(r1) == 1 and "stalled" in r1[0] and "python" not in r1[0], lines
+snap = json.load(open("top.json"))
+rows = {r["rank"]: r for r in snap["processes"]}
+assert [f["func"] for f in rows[0]["in"]["python"]] == want, rows[0]["in"]
+assert rows[1]["in"]["python"] is None, rows[1]["in"]
+print(r0[0])
+PY
+finish "$TP_TMP/py"
+
+# Without --python-stack: no stack anywhere.
+job "$TP_TMP/plain"
+wait_blocked "$TP_TMP/plain" || { kill $pids; die "without --python-stack"; }
+"$PYTHON" - "$TP_TMP/plain/.live" <<'PY' || { kill $pids; die "without --python-stack"; }
+import glob, json, sys
+ts = [t for p in glob.glob(sys.argv[1] + "/*.json") for t in json.load(open(p))["threads"]]
+assert ts and all(t["python"] is None for t in ts), ts
+PY
+finish "$TP_TMP/plain"
+echo PASS
