@@ -360,9 +360,25 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 	/* Acquire: pairs with the release store in tp_live_call_enter(): the
 	 * start read below is that call's (or a later one's). */
 	uint32_t call = atomic_load_explicit(&p->call, memory_order_acquire);
-	if (call && call - 1 < TP_CUDA_NFUNCS) {
-		it[n].since = atomic_load_explicit(&p->call_start, memory_order_relaxed);
-		snprintf(it[n].name, sizeof(it[n].name), "%s", tp_cuda_fns[call - 1].name);
+	uint32_t id = call & ~TP_LIVE_CALL_IDLE;
+	if (id && id - 1 < TP_CUDA_NFUNCS) {
+		if (call & TP_LIVE_CALL_IDLE) {
+			/* Entered while no window recorded: no time was read.
+			 * Relaxed: the owner increments call_enters before it
+			 * stores call (plain moves in order on x86-64, the
+			 * only machine with that path), and the acquire load
+			 * above sees that store. */
+			uint32_t e = atomic_load_explicit(&p->call_enters, memory_order_relaxed);
+			if (p->seen_call != call || p->seen_enters != e) {
+				p->seen_call = call;
+				p->seen_enters = e;
+				p->seen_at = tp_clock_now();
+			}
+			it[n].since = p->seen_at;
+		} else {
+			it[n].since = atomic_load_explicit(&p->call_start, memory_order_relaxed);
+		}
+		snprintf(it[n].name, sizeof(it[n].name), "%s", tp_cuda_fns[id - 1].name);
 		it[n++].kind = "cuda";
 	}
 	static uint32_t py[TP_LIVE_PY]; /* flush thread only */

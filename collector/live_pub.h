@@ -81,6 +81,16 @@ struct tp_live_pub {
 	 * non-zero call comes with its entry's start (or a later call's). */
 	_Atomic uint32_t call;
 	_Atomic uint64_t call_start;
+	/* A call entered while no window records (the x86-64 assembly
+	 * wrappers' not-recording path, scripts/gen-cuda-wrappers' idle_asm()):
+	 * call is its id + 1 with TP_LIVE_CALL_IDLE set, and no time is read
+	 * (no rdtsc on that path); call_enters, incremented by the owner before
+	 * it stores call, tells one such call from the next of the same id.
+	 * The flush thread dates it when it first sees that pair (seen_*:
+	 * flush thread only), so its start is known to a pass or so. */
+	_Atomic uint32_t call_enters;
+	uint32_t seen_call, seen_enters;
+	uint64_t seen_at;
 	/* Open NVTX push/pop ranges on this thread (all domains): the depth,
 	 * and the first TP_LIVE_NVTX names.  Depth: stored by the owner
 	 * (release) after a push's slot is written, (relaxed) at a pop; the
@@ -100,6 +110,9 @@ struct tp_live_pub {
 	struct tp_live_name range;
 	struct tp_live_py py;
 };
+
+/* The call word's flag for a call entered while no window records. */
+#define TP_LIVE_CALL_IDLE 0x80000000u
 
 /* Owner thread: a CUDA call with id `id` starts at `start` ticks.  Two
  * stores. */

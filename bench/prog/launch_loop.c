@@ -2,7 +2,7 @@
  * call cudaLaunchKernel (the no-op stand-in, bench/standin/noop_cudart.c)
  * through the PLT, as a training loop's launches do.
  *
- *   launch_loop [-t THREADS] [-n CALLS] [-b BURST] [-p PAUSE_US] [-w WARMUP]
+ *   launch_loop [-t THREADS] [-n CALLS] [-b BURST] [-p PAUSE_US] [-w WARMUP] [-g] [-k]
  *   launch_loop -r RATE -s SECONDS [-t THREADS] [-S STEP_MS]
  *   launch_loop -m [-t THREADS] [-w WARMUP]
  *
@@ -14,6 +14,12 @@
  * where cpu_ns is the sum over threads of CLOCK_THREAD_CPUTIME_ID spent in
  * bursts (what the calls cost the calling threads, whatever else shares the
  * cores) and wall_ns the sum over threads of CLOCK_MONOTONIC in bursts.
+ * -g: the calls are cudaGetLastError() (no argument: its wrapper calls the
+ * real function from a frame of its own while not recording, to publish it
+ * for the live file; cudaLaunchKernel's passes arguments on the stack and
+ * jumps).  -k: thread 0 calls traceprof_step() after the warm-up, so that
+ * with a schedule recording step 0 alone the timed calls run in a step that
+ * does not record, on threads that recorded before (bench/run row 16).
  *
  * Paced mode (-r): each thread makes RATE calls per second for SECONDS, in
  * slices every 200 us against absolute deadlines; thread 0 calls
@@ -40,14 +46,15 @@ struct bench_dim3 {
 };
 int cudaLaunchKernel(const void *func, struct bench_dim3 grid, struct bench_dim3 block,
 		     void **args, size_t shared, void *stream);
+int cudaGetLastError(void);
 
 static struct {
 	int threads;
 	uint64_t calls, burst, pause_us, warmup;
 	double rate, seconds;
 	uint64_t step_ms;
-	int memory;
-	pthread_barrier_t ready, done;
+	int memory, getlast, step_after_warmup;
+	pthread_barrier_t ready, done, warm;
 } O = { .threads = 1, .calls = 10000000, .burst = 50000, .warmup = 100000 };
 
 struct worker {
@@ -81,6 +88,11 @@ static uint64_t launch(uint64_t n)
 	struct bench_dim3 grid = { 128, 1, 1 }, block = { 256, 1, 1 };
 	void *args[1] = { NULL };
 	uint64_t err = 0;
+	if (O.getlast) {
+		for (uint64_t i = 0; i < n; i++)
+			err += cudaGetLastError() != 0;
+		return err;
+	}
 	for (uint64_t i = 0; i < n; i++)
 		err += cudaLaunchKernel((const void *)kernel_stub, grid, block, args, 0, NULL) != 0;
 	return err;
@@ -93,6 +105,13 @@ static void run_bursts(struct worker *w)
 	for (uint64_t done = 0; done < O.warmup; done += O.burst) {
 		w->errors += launch(O.warmup - done < O.burst ? O.warmup - done : O.burst);
 		sleep_us(O.pause_us > 20000 ? O.pause_us : 20000);
+	}
+	if (O.step_after_warmup) {
+		/* Every thread warmed up in the recorded step before it ends. */
+		pthread_barrier_wait(&O.warm);
+		if (w->index == 0)
+			traceprof_step();
+		pthread_barrier_wait(&O.warm);
 	}
 	for (uint64_t done = 0; done < O.calls;) {
 		uint64_t n = O.calls - done < O.burst ? O.calls - done : O.burst;
@@ -175,14 +194,14 @@ static long status_kb(const char *key)
 static void usage(void)
 {
 	fprintf(stderr, "usage: launch_loop [-t THREADS] [-n CALLS] [-b BURST] [-p PAUSE_US] "
-			"[-w WARMUP] [-r RATE -s SECONDS [-S STEP_MS]] [-m]\n");
+			"[-w WARMUP] [-g] [-k] [-r RATE -s SECONDS [-S STEP_MS]] [-m]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "t:n:b:p:w:r:s:S:m")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:b:p:w:r:s:S:mgk")) != -1) {
 		switch (c) {
 		case 't': O.threads = atoi(optarg); break;
 		case 'n': O.calls = strtoull(optarg, NULL, 0); break;
@@ -193,6 +212,8 @@ int main(int argc, char **argv)
 		case 's': O.seconds = strtod(optarg, NULL); break;
 		case 'S': O.step_ms = strtoull(optarg, NULL, 0); break;
 		case 'm': O.memory = 1; break;
+		case 'g': O.getlast = 1; break;
+		case 'k': O.step_after_warmup = 1; break;
 		default: usage();
 		}
 	}
@@ -203,6 +224,7 @@ int main(int argc, char **argv)
 		return 1;
 	pthread_barrier_init(&O.ready, NULL, (unsigned)O.threads + 1);
 	pthread_barrier_init(&O.done, NULL, (unsigned)O.threads + 1);
+	pthread_barrier_init(&O.warm, NULL, (unsigned)O.threads);
 	for (int i = 0; i < O.threads; i++) {
 		w[i].index = i;
 		if (pthread_create(&w[i].th, NULL, worker_main, &w[i])) {

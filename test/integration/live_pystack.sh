@@ -11,8 +11,12 @@
 #   - rank 1 set a profile function of its own (sys.setprofile) at step 5:
 #     the shadow stops following its thread, so its file shows no stack
 #     (null), never a stale one, and its line names none;
-# and without --python-stack no file has a stack.  Each job's output is
-# what it is untraced.
+# and without --python-stack no file has a stack.  That second job blocks in
+# cudaMemset instead (8th call, 6 s), a call that is not a synchronization,
+# outside the window: the x86-64 wrappers publish it while no window
+# records too (docs/live.md), so both files show it open, its start the same
+# in two reads a second apart, and top's lines say "stalled N s in
+# cudaMemset".  Each job's output is what it is untraced.
 . "$TP_TOP/test/lib/common.sh"
 SI="$BUILD/standin"
 [ -e "$SI/libcudart.so.13" ] || die "stand-ins not built ($SI); run make check"
@@ -25,6 +29,7 @@ export TRACEPROF_SCHEDULE=wait=0,warmup=0,active=3,repeat=1 TRACEPROF_CUPTI=off
 unset TRACEPROF_LIVE TRACEPROF_LIVE_DIR
 
 [ "$(STANDIN_SYNC_SLEEP_AT= "$PYTHON" "$PROG" 12)" = "done 12" ] || die "untraced run failed"
+[ "$(uname -m)" = x86_64 ] && [ "${TP_SANITIZER:-}" != asan ] && asm=1 || asm=0 # the assembly wrappers
 
 job() { # FOLDER, then traceprof run's options
 	local folder=$1
@@ -46,24 +51,38 @@ finish() { # FOLDER
 	done
 }
 
-# Waits until both ranks block (both stalled 1 s in cudaStreamSynchronize).
-wait_blocked() { # FOLDER
-	"$PYTHON" - "$1/.live" <<'PY'
+# Waits until both ranks block (both 1.2 s in CALL; twice, 1 s apart, with
+# the same start, with a second argument).
+wait_blocked() { # FOLDER CALL [twice]
+	"$PYTHON" - "$1/.live" "$2" "${3:-}" <<'PY'
 import glob, json, sys, time
+live, call, twice = sys.argv[1:]
 t0 = time.time()
+first = None
 while time.time() - t0 < 60:
-    js = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*.json")]
-    blocked = [j for j in js for t in j["threads"] for o in t["open"]
-               if o["name"] == "cudaStreamSynchronize" and j["updated_ns"] - o["since_ns"] > 1.2e9]
+    js = [json.load(open(p)) for p in glob.glob(live + "/*.json")]
+    blocked = {j["rank"]: (j["updated_ns"], o["since_ns"]) for j in js for t in j["threads"]
+               for o in t["open"] if o["kind"] == "cuda" and o["name"] == call and
+               j["updated_ns"] - o["since_ns"] > 1.2e9}
     if len(blocked) == 2:
+        if not twice:
+            sys.exit(0)
+        if first is None:
+            first = blocked
+            time.sleep(1.5)
+            continue
+        for r in (0, 1):
+            assert blocked[r][1] == first[r][1] and blocked[r][0] > first[r][0], (first, blocked)
+        print("both ranks in %s for %.1f s, then %.1f s" % (
+            call, (first[0][0] - first[0][1]) / 1e9, (blocked[0][0] - blocked[0][1]) / 1e9))
         sys.exit(0)
     time.sleep(0.2)
-sys.exit("never saw both ranks blocked: %s" % js)
+sys.exit("never saw both ranks blocked in %s: %s" % (call, js))
 PY
 }
 
 job "$TP_TMP/py" --python-stack
-wait_blocked "$TP_TMP/py" || { kill $pids; die "with --python-stack"; }
+wait_blocked "$TP_TMP/py" cudaStreamSynchronize || { kill $pids; die "with --python-stack"; }
 "$BUILD/traceprof" top --once --stall-after 1 "$TP_TMP/py" >top.out 2>top.err ||
 	{ kill $pids; die "top --once failed: $(cat top.err)"; }
 "$BUILD/traceprof" top --json --stall-after 1 "$TP_TMP/py" >top.json 2>>top.err ||
@@ -97,13 +116,25 @@ print(r0[0])
 PY
 finish "$TP_TMP/py"
 
-# Without --python-stack: no stack anywhere.
+# Without --python-stack: no stack anywhere.  Blocked in cudaMemset (x86-64),
+# else in the synchronization again.
+if [ $asm = 1 ]; then
+	export STANDIN_SYNC_SLEEP_AT= STANDIN_MEMSET_SLEEP_AT=8 STANDIN_MEMSET_SLEEP_MS=6000
+	call=cudaMemset
+else
+	call=cudaStreamSynchronize
+fi
 job "$TP_TMP/plain"
-wait_blocked "$TP_TMP/plain" || { kill $pids; die "without --python-stack"; }
-"$PYTHON" - "$TP_TMP/plain/.live" <<'PY' || { kill $pids; die "without --python-stack"; }
-import glob, json, sys
+wait_blocked "$TP_TMP/plain" $call twice || { kill $pids; die "without --python-stack"; }
+"$BUILD/traceprof" top --once --stall-after 1 "$TP_TMP/plain" >top2.out 2>top2.err ||
+	{ kill $pids; die "top --once failed: $(cat top2.err)"; }
+"$PYTHON" - "$TP_TMP/plain/.live" $call <<'PY' || { kill $pids; die "without --python-stack: $(cat top2.out)"; }
+import glob, json, re, sys
 ts = [t for p in glob.glob(sys.argv[1] + "/*.json") for t in json.load(open(p))["threads"]]
 assert ts and all(t["python"] is None for t in ts), ts
+lines = [l for l in open("top2.out").read().splitlines() if re.match(r"rank [01] ", l)]
+assert len(lines) == 2 and all(re.search(r"stalled \d+ s in %s$" % sys.argv[2], l) for l in lines), lines
+print(lines[0])
 PY
 finish "$TP_TMP/plain"
 echo PASS

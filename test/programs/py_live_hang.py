@@ -1,12 +1,12 @@
 """One rank of a made-up Python job on the stand-in runtime, for
 test/integration/live_pystack.sh: STEPS steps, each train_step() (a short
-sleep and sync(), one cudaStreamSynchronize through ctypes.CDLL, which
-releases the GIL as an extension module's long call does) and
-traceprof_step() (when
-traced).  The stand-in's STANDIN_SYNC_SLEEP_AT knob makes one
-synchronization block.  With OWN_PROFILE_AT=N the program sets a profile
-function of its own (sys.setprofile) before step N, as cProfile or a
-debugger would.  Prints "done STEPS".
+sleep, clear(): one cudaMemset, and sync(): one cudaStreamSynchronize, both
+through ctypes.CDLL, which releases the GIL as an extension module's long
+call does) and traceprof_step() (when traced).  The stand-in's
+STANDIN_SYNC_SLEEP_AT and STANDIN_MEMSET_SLEEP_AT knobs make one of those
+calls block.  With OWN_PROFILE_AT=N the program sets a profile function of
+its own (sys.setprofile) before step N, as cProfile or a debugger would.
+Prints "done STEPS".
 
     py_live_hang.py STEPS
 """
@@ -27,8 +27,13 @@ def sync():
     return rt.cudaStreamSynchronize(None)
 
 
+def clear():
+    return rt.cudaMemset(None, 0, 0)
+
+
 def train_step():
     time.sleep(0.05)
+    clear()
     sync()
 
 

@@ -108,7 +108,21 @@ int cudaMemcpy(void *d, const void *s, size_t n, int kind) { return 0; }
 SI int cudaMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream);
 int cudaMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream) { return 0; }
 SI int cudaMemset(void *d, int v, size_t n);
-int cudaMemset(void *d, int v, size_t n) { return 0; }
+/* As cudaStreamSynchronize's knob below, for a call that is not a
+ * synchronization (test/integration/live_pystack.sh): with
+ * STANDIN_MEMSET_SLEEP_AT=N and STANDIN_MEMSET_SLEEP_MS=M the Nth call
+ * sleeps M ms. */
+static unsigned long memset_calls;
+static void standin_sleep_at(unsigned long *calls, const char *at, const char *ms);
+int cudaMemset(void *d, int v, size_t n)
+{
+	(void)d;
+	(void)v;
+	(void)n;
+	standin_sleep_at(&memset_calls, getenv("STANDIN_MEMSET_SLEEP_AT"),
+			 getenv("STANDIN_MEMSET_SLEEP_MS"));
+	return 0;
+}
 SI int cudaDeviceSynchronize(void);
 int cudaDeviceSynchronize(void) { return 0; }
 SI int cudaStreamSynchronize(void *s);
@@ -117,15 +131,18 @@ SI int cudaStreamSynchronize(void *s);
  * the Nth call (from 1) of this process sleeps M ms, as a synchronization
  * waiting for a GPU that does not finish.  Without them it returns at once. */
 static unsigned long sync_calls;
-int cudaStreamSynchronize(void *s)
+static void standin_sleep_at(unsigned long *calls, const char *at, const char *ms)
 {
-	(void)s;
-	const char *at = getenv("STANDIN_SYNC_SLEEP_AT"), *ms = getenv("STANDIN_SYNC_SLEEP_MS");
-	if (at && ms && ++sync_calls == strtoul(at, NULL, 10)) {
+	if (at && *at && ms && ++*calls == strtoul(at, NULL, 10)) {
 		struct timespec ts = { atol(ms) / 1000, (atol(ms) % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) != 0)
 			;
 	}
+}
+int cudaStreamSynchronize(void *s)
+{
+	(void)s;
+	standin_sleep_at(&sync_calls, getenv("STANDIN_SYNC_SLEEP_AT"), getenv("STANDIN_SYNC_SLEEP_MS"));
 	return 0;
 }
 SI int cudaGetLastError(void);
