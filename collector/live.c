@@ -4,6 +4,7 @@
  * collector/live_steps.c. */
 #include "collector/live.h"
 #include "collector/live_steps.h"
+#include "collector/live_top.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,22 +39,6 @@
  * what the push copied. */
 _Static_assert(TP_LIVE_PAYLOAD_WORDS * 8 == TP_NVTX_PAYLOAD_MAX, "the payload bytes published");
 
-/* "top": the names of the window by total time, at most LV_TOP, from the
- * tables of its parts (format/aggregate.h).  Names are cut at
- * LV_TOP_NAME - 1 bytes (kernel names can be long). */
-#define LV_TOP 10
-#define LV_TOP_NAME 256
-/* Rows taken from each part before they are summed by name: a window has
- * one part but past TRACEPROF_MAX_FILE_MB, so the sum is exact then, and
- * across parts a name beyond every part's first LV_TOP_PART is left out. */
-#define LV_TOP_PART 32
-#define LV_TOP_PARTS 8
-
-struct lv_top {
-	char name[LV_TOP_NAME];
-	uint64_t total, calls;
-};
-
 /* collector/live_pub.h: set by preload/pystack_profile.c's audit hook. */
 _Atomic int tp_live_py_gone;
 
@@ -73,7 +58,7 @@ static struct {
 	int have_j;
 	/* The current window's top, kept when it is gone: the last window's
 	 * until the next one has events. */
-	struct lv_top top[LV_TOP];
+	struct tp_live_top top[TP_LIVE_TOP];
 	int ntop;
 } L;
 
@@ -416,47 +401,13 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 	return 1;
 }
 
-/* Refreshes L.top from the newest window's parts, when it has events.
- * Their tables are the flush thread's, as this is (format/aggregate.h):
- * read between two of its passes, they hold what it drained so far. */
+/* Refreshes L.top from the newest window's parts when it has events
+ * (collector/live_top.c); else the last top stays. */
 static void lv_top_refresh(void)
 {
-	if (!tp_fl.wsm.nwin)
-		return;
-	struct tp_writer *w[LV_TOP_PARTS];
-	int nw = tp_fl_window_writers(&tp_fl.wsm.win[tp_fl.wsm.nwin - 1], w, LV_TOP_PARTS);
-	struct tp_agg_top part[LV_TOP_PART];
-	static struct lv_top sum[LV_TOP_PARTS * LV_TOP_PART];
-	int nsum = 0;
-	for (int i = 0; i < nw; i++) {
-		size_t n = tp_agg_top(w[i]->agg, part, LV_TOP_PART);
-		for (size_t k = 0; k < n; k++) {
-			size_t len = part[k].nlen < LV_TOP_NAME - 1 ? part[k].nlen : LV_TOP_NAME - 1;
-			int at = 0;
-			while (at < nsum && (strncmp(sum[at].name, part[k].name, len) ||
-					     sum[at].name[len]))
-				at++;
-			if (at == nsum) {
-				memcpy(sum[at].name, part[k].name, len);
-				sum[at].name[len] = '\0';
-				sum[at].total = sum[at].calls = 0;
-				nsum++;
-			}
-			sum[at].total += part[k].total;
-			sum[at].calls += part[k].calls;
-		}
-	}
-	if (!nsum)
-		return;
-	/* The LV_TOP largest, largest first (insertion: nsum is small). */
-	for (int a = 1; a < nsum; a++)
-		for (int b = a; b > 0 && sum[b].total > sum[b - 1].total; b--) {
-			struct lv_top x = sum[b];
-			sum[b] = sum[b - 1];
-			sum[b - 1] = x;
-		}
-	L.ntop = nsum < LV_TOP ? nsum : LV_TOP;
-	memcpy(L.top, sum, (size_t)L.ntop * sizeof(*L.top));
+	int n = tp_live_top_sum(L.top);
+	if (n > 0)
+		L.ntop = n;
 }
 
 void tp_live_top_note(int always)

@@ -56,4 +56,10 @@ struct tp_agg_top {
  * last. */
 size_t tp_agg_top(const struct tp_agg *a, struct tp_agg_top *out, size_t max);
 
+/* The table's rows one by one, for a sum over several tables (the live
+ * file's "top" over a window's parts): how many there are (NULL: 0), and
+ * row i of them as tp_agg_top() gives it (calls 0: a row with no event). */
+size_t tp_agg_nrows(const struct tp_agg *a);
+void tp_agg_row(const struct tp_agg *a, size_t i, struct tp_agg_top *out);
+
 #endif

@@ -200,3 +200,14 @@ size_t tp_agg_top(const struct tp_agg *a, struct tp_agg_top *out, size_t max)
 	}
 	return n;
 }
+
+size_t tp_agg_nrows(const struct tp_agg *a)
+{
+	return a ? a->nrows : 0;
+}
+
+void tp_agg_row(const struct tp_agg *a, size_t i, struct tp_agg_top *out)
+{
+	const struct ag_row *r = &a->rows[i];
+	*out = (struct tp_agg_top){ r->name, r->nlen, r->calls, r->total };
+}
