@@ -7,7 +7,10 @@ Usage: python_stack.py LIBPROBE KIND DEPTH TRIALS.
       it) from a Python stack DEPTH frames deep; prints the thread CPU time
       per CUDA call.
   calls: calls an empty Python function; prints the time per call (what the
-      profile function that python/traceprof/pyboot installs adds to Python code).
+      profile function that python/traceprof/pyboot installs adds to Python code),
+      after one tp_probe() call, so that the thread has recorded, as a training
+      loop's thread has: its profile function then also publishes each push and
+      pop for the live file (collector/live_pub.h).
 Each figure: median, min, max of TRIALS bursts.  bench/run runs each with
 the option on and off, both under traceprof.
 """
@@ -45,6 +48,8 @@ def main():
         burst()
         return time.thread_time_ns() - t0
 
+    if kind == "calls":
+        probe(ref)
     per = reps * (1.0 if kind == "calls" else 2.0)
     got = sorted(down(depth) / per for _ in range(trials))
     print("median_ns=%.1f min_ns=%.1f max_ns=%.1f" % (statistics.median(got), got[0], got[-1]))
