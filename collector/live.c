@@ -41,6 +41,8 @@ _Static_assert(TP_LIVE_PAYLOAD_WORDS * 8 == TP_NVTX_PAYLOAD_MAX, "the payload by
 
 /* collector/live_pub.h: set by preload/pystack_profile.c's audit hook. */
 _Atomic int tp_live_py_gone;
+/* collector/live_pub.h: written by preload/nvtx.c's range starts and ends. */
+struct tp_live_range tp_live_ranges[TP_LIVE_RANGES];
 
 /* The exit status given to exit(), + 1 (0: none known). */
 static _Atomic int lv_exit;
@@ -232,7 +234,8 @@ struct lv_item {
 };
 
 /* The items in the order they opened (outermost first), kinds in the
- * order gathered on ties: insertion sort, at most 4 + TP_LIVE_NVTX. */
+ * order gathered on ties: insertion sort, at most 4 + TP_LIVE_NVTX +
+ * TP_LIVE_RANGES. */
 static void lv_sort(struct lv_item *it, int n)
 {
 	for (int a = 1; a < n; a++)
@@ -320,7 +323,7 @@ static void lv_write_python(struct tp_json *j, const uint32_t *idx, int n, uint3
 static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 {
 	struct tp_live_pub *p = &t->live;
-	struct lv_item it[4 + TP_LIVE_NVTX];
+	struct lv_item it[4 + TP_LIVE_NVTX + TP_LIVE_RANGES];
 	int n = 0;
 	/* Acquire: pairs with the release store in preload/nvtx.c's
 	 * live_push(); each slot then checks itself through its seqlock. */
@@ -329,7 +332,14 @@ static int lv_write_thread(struct tp_json *j, struct tp_thread *t, int first)
 		if (tp_live_nvtx_get(&p->nvtx[i], it[n].name, &it[n].since, &it[n].pl) == 0 &&
 		    it[n].name[0])
 			it[n++].kind = "nvtx";
-	for (int i = n; i < 4 + TP_LIVE_NVTX; i++)
+	/* The start/end ranges this thread started, still open. */
+	for (int i = 0; i < TP_LIVE_RANGES; i++) {
+		uint64_t id;
+		if (tp_live_range_get(i, t->tid, it[n].name, &it[n].since, &it[n].pl, &id) == 0 &&
+		    it[n].name[0])
+			it[n++].kind = "nvtx";
+	}
+	for (int i = n; i < 4 + TP_LIVE_NVTX + TP_LIVE_RANGES; i++)
 		it[i].pl.size = 0;
 	/* Acquire: pairs with the release stores of mod_on, op_on and
 	 * range_on after their slots are written (preload/torch_*.c). */

@@ -45,6 +45,25 @@ struct tp_live_nvtx {
 	_Atomic uint64_t p[TP_LIVE_PAYLOAD_WORDS];
 };
 
+/* The process's open NVTX start/end ranges (nvtxRangeStart, nvtxRangeEnd; any
+ * domain), which are not a thread's stack: a range may end on another
+ * thread.  A fixed table of slots, each its range's id (0: free,
+ * TP_LIVE_RANGE_BUSY: being claimed and written), the tid of the thread that
+ * started it and its name and payload as an NVTX push's slot.  A start
+ * claims a free slot (compare-and-swap from 0), writes it, then stores the
+ * id (release); an end finds its id and stores 0 (release): range ids are
+ * unique in the process (preload/nvtx.c), so no two writers share a slot.
+ * Ranges past TP_LIVE_RANGES open at once are not published.  Only started
+ * on a thread that has its state (as everything here). */
+#define TP_LIVE_RANGES 16
+#define TP_LIVE_RANGE_BUSY UINT64_MAX
+struct tp_live_range {
+	_Atomic uint64_t id;
+	_Atomic int32_t tid;
+	struct tp_live_nvtx x;
+};
+extern struct tp_live_range tp_live_ranges[TP_LIVE_RANGES]; /* collector/live.c */
+
 /* The thread's Python call stack (TRACEPROF_PYTHON_STACK's shadow stack,
  * preload/pystack_profile.c): its depth and the name index of each frame
  * (collector/pystack_decode.h's table), outermost first, as many as the
@@ -350,6 +369,73 @@ static inline int tp_live_py_get(struct tp_live_py *p, uint32_t *out, uint32_t *
 		return -1;
 	*depth = d;
 	return (int)n;
+}
+
+/* Any thread: range `id` (not 0 nor TP_LIVE_RANGE_BUSY) started on thread
+ * tid, as tp_live_nvtx_set() takes it.  A scan of the slots and one
+ * compare-and-swap; nothing when all are taken. */
+static inline void tp_live_range_start(uint64_t id, int32_t tid, const char *name, size_t len,
+				       uint64_t start, uint64_t domain, uint64_t schema,
+				       const void *bytes, uint32_t size)
+{
+	for (int i = 0; i < TP_LIVE_RANGES; i++) {
+		struct tp_live_range *r = &tp_live_ranges[i];
+		uint64_t free_id = 0;
+		/* Relaxed: a hint; the exchange below decides. */
+		if (atomic_load_explicit(&r->id, memory_order_relaxed) != 0)
+			continue;
+		/* Acquire: the slot's last end (its release store of 0) is
+		 * before this thread's writes below (the seqlock's sequence
+		 * goes on from the last writer's). */
+		if (!atomic_compare_exchange_strong_explicit(&r->id, &free_id, TP_LIVE_RANGE_BUSY,
+							     memory_order_acquire,
+							     memory_order_relaxed))
+			continue;
+		atomic_store_explicit(&r->tid, tid, memory_order_relaxed);
+		tp_live_nvtx_set(&r->x, name, len, start, domain, schema, bytes, size);
+		/* Release: the tid and the name before the id that shows them
+		 * (pairs with the reader's acquire load of id). */
+		atomic_store_explicit(&r->id, id, memory_order_release);
+		return;
+	}
+}
+
+/* Any thread: range `id` ended.  A scan of the slots, one store. */
+static inline void tp_live_range_end(uint64_t id)
+{
+	for (int i = 0; i < TP_LIVE_RANGES; i++) {
+		struct tp_live_range *r = &tp_live_ranges[i];
+		/* Relaxed: only this range's end writes a slot holding its id. */
+		if (atomic_load_explicit(&r->id, memory_order_relaxed) == id) {
+			/* Release: pairs with the next start's acquire exchange. */
+			atomic_store_explicit(&r->id, 0, memory_order_release);
+			return;
+		}
+	}
+}
+
+/* Flush thread: slot i's range when it is open and was started on thread
+ * tid: its name (out holds TP_LIVE_NAME_BYTES), start and payload, and its
+ * id in *idp.  Returns 0, or -1 when it is not (free, another thread's, or
+ * written or ended while read). */
+static inline int tp_live_range_get(int i, int32_t tid, char *out, uint64_t *start,
+				    struct tp_live_payload *pl, uint64_t *idp)
+{
+	struct tp_live_range *r = &tp_live_ranges[i];
+	/* Acquire: pairs with the release store of the id in
+	 * tp_live_range_start(): the tid and the name are that range's. */
+	uint64_t id = atomic_load_explicit(&r->id, memory_order_acquire);
+	if (id == 0 || id == TP_LIVE_RANGE_BUSY ||
+	    atomic_load_explicit(&r->tid, memory_order_relaxed) != tid)
+		return -1;
+	if (tp_live_nvtx_get(&r->x, out, start, pl) < 0)
+		return -1;
+	/* Acquire: the copy above is before this load; a slot ended and
+	 * claimed again meanwhile shows another id (ids are never reused). */
+	if (atomic_load_explicit(&r->id, memory_order_acquire) != id)
+		return -1;
+	*idp = id;
+	return 0;
 }
 
 #endif

@@ -250,8 +250,24 @@ static nvtxRangeId_t start(uint64_t domain, const nvtxEventAttributes_t *a, cons
 {
 	range_begins(name, len);
 	nvtxRangeId_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed) + 1;
+	/* The live file's open start/end ranges (collector/live_pub.h), as
+	 * live_push(): once the thread has its state, recording or not. */
+	struct tp_thread *t = tp_self;
+	if ((uintptr_t)t > (uintptr_t)TP_THREAD_GONE) {
+		uint64_t schema = 0;
+		const void *bytes = NULL;
+		uint32_t size = tp_nvtx_payload_peek(a, &schema, &bytes);
+		tp_live_range_start(id, t->tid, name ? name : "", name ? len : 0, tp_clock_now(),
+				    domain, schema, bytes, size);
+	}
 	emit(domain, TP_NVTX_START, id, a, attr_category(a), name, len);
 	return id;
+}
+
+static void end(uint64_t domain, nvtxRangeId_t id)
+{
+	tp_live_range_end(id);
+	emit(domain, TP_NVTX_END, id, NULL, 0, NULL, 0);
 }
 
 /* ---- CORE --------------------------------------------------------------- */
@@ -299,7 +315,7 @@ static nvtxRangeId_t NVTX_API cb_RangeStartW(const wchar_t *m)
 
 static void NVTX_API cb_RangeEnd(nvtxRangeId_t id)
 {
-	emit(0, TP_NVTX_END, id, NULL, 0, NULL, 0);
+	end(0, id);
 }
 
 static int NVTX_API cb_RangePushEx(const nvtxEventAttributes_t *a)
@@ -361,7 +377,7 @@ static nvtxRangeId_t NVTX_API cb_DomainRangeStartEx(nvtxDomainHandle_t d,
 
 static void NVTX_API cb_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
-	emit(domain_id(d), TP_NVTX_END, id, NULL, 0, NULL, 0);
+	end(domain_id(d), id);
 }
 
 static int NVTX_API cb_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)

@@ -5,9 +5,9 @@
 #     advancing between two reads;
 #   - rank 3's steps twice as long as the others';
 #   - rank 5 blocked in cudaStreamSynchronize (the stand-in's
-#     STANDIN_SYNC_SLEEP_AT knob) at its step 6, inside the NVTX ranges
-#     train_step and allreduce (a name the program freed): its thread's
-#     open ranges and call, outermost first,
+#     STANDIN_SYNC_SLEEP_AT knob) at its step 6, inside the NVTX start/end
+#     range batch and the push/pop ranges train_step and allreduce (a name
+#     the program freed): its thread's open ranges and call, outermost first,
 #     the same entry time in two reads a second apart while updated_ns
 #     moves on, so that the time inside it grows;
 #   - "top": the window's names by total time with their calls: rank 0's
@@ -95,9 +95,10 @@ b = read()
 o2 = rank5_blocked(b)
 assert o2 and o2["since_ns"] == o1["since_ns"], (o1, o2)
 opens = [t["open"] for t in b[5]["threads"] if t["open"][-1:] == [o2]][0]
-assert [(o["kind"], o["name"]) for o in opens] == [("nvtx", "train_step"), ("nvtx", "allreduce"),
+assert [(o["kind"], o["name"]) for o in opens] == [("nvtx", "batch"), ("nvtx", "train_step"),
+                                                  ("nvtx", "allreduce"),
                                                   ("cuda", "cudaStreamSynchronize")], opens
-assert opens[0]["since_ns"] <= opens[1]["since_ns"] <= opens[2]["since_ns"], opens
+assert opens[0]["since_ns"] <= opens[1]["since_ns"] <= opens[2]["since_ns"] <= opens[3]["since_ns"], opens
 assert b[5]["step"] == 6 and b[5]["updated_ns"] - a[5]["updated_ns"] >= 1.5e9, (a[5], b[5])
 held1 = a[5]["updated_ns"] - o1["since_ns"]
 held2 = b[5]["updated_ns"] - o2["since_ns"]

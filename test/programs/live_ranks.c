@@ -2,9 +2,10 @@
  * live-file tests (test/integration/live_ranks.sh): STEPS steps of STEP_MS
  * ms (twice that where SLOW_RANK equals $RANK), each a sleep, one
  * cudaStreamSynchronize (through dlopen + dlsym of libcudart.so.13) and
- * traceprof_step().  The synchronization runs inside two NVTX push/pop
- * ranges, "train_step" and "allreduce": the second's name is a heap copy,
- * overwritten and freed while the range is open, as a program may.  The stand-in's STANDIN_SYNC_SLEEP_AT knob makes one
+ * traceprof_step().  The synchronization runs inside an NVTX start/end
+ * range, "batch", and two NVTX push/pop ranges inside it, "train_step" and
+ * "allreduce": the last one's name is a heap copy, overwritten and freed
+ * while the range is open, as a program may.  The stand-in's STANDIN_SYNC_SLEEP_AT knob makes one
  * synchronization block.
  *
  *     prog_live_ranks STEPS STEP_MS [SLOW_RANK]
@@ -44,6 +45,7 @@ int main(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < steps; i++) {
 		sleep_ms(rank == slow ? 2 * ms : ms);
+		nvtxRangeId_t batch = nvtxRangeStartA("batch");
 		nvtxRangePushA("train_step");
 		char *name = strdup("allreduce");
 		nvtxRangePushA(name);
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
 		failed += sync(NULL) != 0;
 		nvtxRangePop();
 		nvtxRangePop();
+		nvtxRangeEnd(batch);
 		traceprof_step();
 	}
 	printf("rank=%d steps=%d failed=%d\n", rank, steps, failed);
