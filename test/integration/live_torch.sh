@@ -4,7 +4,9 @@
 # shows it at step 5 inside an open torch_op named for the all-reduce
 # (gloo's record_function range "gloo:all_reduce", where the wait is, or
 # c10d::allreduce_), its time inside growing, inside the open module Sync
-# that calls it; afterwards both files say
+# that calls it, and (--python-stack) the main thread's Python stack naming
+# the program's Sync.forward and main below torch's all_reduce; afterwards
+# both files say
 # finished with exit status 0, and the job's output is what it is untraced.
 . "$TP_TOP/test/lib/common.sh"
 [ "${TP_SANITIZER:-}" = "" ] || skip "PyTorch under $TP_SANITIZER is not tested"
@@ -15,7 +17,7 @@ prog="$TP_TOP/test/programs/torch_live_hang.py"
 port() { "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 export OMP_NUM_THREADS=1 HANG_STEP=5 HANG_S=10
 unset TRACEPROF_LIVE TRACEPROF_LIVE_DIR
-"$BUILD/traceprof" run -q --step torch --pytorch modules,ops --folder "$TP_TMP/tr" -- "$run" --nproc_per_node 2 \
+"$BUILD/traceprof" run -q --step torch --pytorch modules,ops --python-stack --folder "$TP_TMP/tr" -- "$run" --nproc_per_node 2 \
 	--master_addr 127.0.0.1 --master_port "$(port)" "$prog" 8 >job.out 2>job.err &
 job=$!
 "$PYTHON" - "$TP_TMP/tr/.live" <<'PY' || { kill $job 2>/dev/null; die "rank 0's live file: $(cat job.err)"; }
@@ -54,8 +56,16 @@ assert j1["recording"] is True and j1["world_size"] == 2, j1
 # on the same thread or on the thread that waits for the work).
 mods = [o for t in j2["threads"] for o in t["open"] if o["kind"] == "module"]
 assert mods and "Sync" in mods[-1]["name"] and mods[-1]["since_ns"] <= o2["since_ns"], j2["threads"]
-print("rank 0 in %s > %s for %.1f s, then %.1f s" % (mods[0]["name"], o2["name"], (j1["updated_ns"] - o1["since_ns"]) / 1e9,
-                                                (j2["updated_ns"] - o2["since_ns"]) / 1e9))
+# --python-stack: the main thread's Python stack names the program's
+# functions that wait, innermost first (names only: docs/live.md).
+py = [t["python"] for t in j2["threads"] if any(o["kind"] == "module" for o in t["open"])]
+assert py and py[0], j2["threads"]
+funcs = [f["func"] for f in py[0]["frames"]]
+mine = [f["func"] for f in py[0]["frames"] if f["file"].endswith("torch_live_hang.py")]
+assert mine == ["forward", "main", "<module>"] and "all_reduce" in funcs[:funcs.index("forward")], funcs
+print("rank 0 in %s > %s for %.1f s, then %.1f s; python: %s" % (
+    mods[0]["name"], o2["name"], (j1["updated_ns"] - o1["since_ns"]) / 1e9,
+    (j2["updated_ns"] - o2["since_ns"]) / 1e9, " < ".join(funcs)))
 PY
 wait $job || die "traced torchrun failed: $(tail -5 job.err)"
 [ "$(cat job.out)" = "done 8" ] || die "job output: $(cat job.out)"
