@@ -31,14 +31,17 @@ unset TRACEPROF_LIVE TRACEPROF_LIVE_DIR
 [ "$(STANDIN_SYNC_SLEEP_AT= "$PYTHON" "$PROG" 12)" = "done 12" ] || die "untraced run failed"
 [ "$(uname -m)" = x86_64 ] && [ "${TP_SANITIZER:-}" != asan ] && asm=1 || asm=0 # the assembly wrappers
 
-job() { # FOLDER, then traceprof run's options
+# The environment `traceprof run --python-stack` gives (python_stack.sh runs
+# the command itself); LD_PRELOAD as the sanitizer builds need it.
+BOOT="$TP_TOP/python/traceprof/pyboot"
+job() { # FOLDER, then the environment's extra words
 	local folder=$1
 	shift
-	RANK=0 LOCAL_RANK=0 "$BUILD/traceprof" run -q --folder "$folder" "$@" -- "$PYTHON" "$PROG" 12 \
-		>"$folder.r0.out" 2>"$folder.r0.err" &
+	env RANK=0 LOCAL_RANK=0 TRACEPROF_FOLDER="$folder" "$@" LD_PRELOAD="$TP_PRELOAD" \
+		"$PYTHON" "$PROG" 12 >"$folder.r0.out" 2>"$folder.r0.err" &
 	pids="$!"
-	RANK=1 LOCAL_RANK=1 OWN_PROFILE_AT=5 "$BUILD/traceprof" run -q --folder "$folder" "$@" -- \
-		"$PYTHON" "$PROG" 12 >"$folder.r1.out" 2>"$folder.r1.err" &
+	env RANK=1 LOCAL_RANK=1 OWN_PROFILE_AT=5 TRACEPROF_FOLDER="$folder" "$@" \
+		LD_PRELOAD="$TP_PRELOAD" "$PYTHON" "$PROG" 12 >"$folder.r1.out" 2>"$folder.r1.err" &
 	pids="$pids $!"
 }
 finish() { # FOLDER
@@ -81,7 +84,7 @@ sys.exit("never saw both ranks blocked in %s: %s" % (call, js))
 PY
 }
 
-job "$TP_TMP/py" --python-stack
+job "$TP_TMP/py" TRACEPROF_PYTHON_STACK=1 PYTHONPATH="$BOOT"
 wait_blocked "$TP_TMP/py" cudaStreamSynchronize || { kill $pids; die "with --python-stack"; }
 "$BUILD/traceprof" top --once --stall-after 1 "$TP_TMP/py" >top.out 2>top.err ||
 	{ kill $pids; die "top --once failed: $(cat top.err)"; }
