@@ -121,7 +121,7 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(DEPS_STAMP) | preflight
 # The generator rewrites a file only when its text changes (so that the
 # objects built from it are not rebuilt for nothing); the stamp records that
 # it ran, so that make does not run it again on every build.
-$(BUILD)/gen/.stamp: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
+$(BUILD)/gen/.stamp: scripts/gen-cuda-wrappers $(wildcard scripts/cudagen/*.py) $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
 	@mkdir -p $(BUILD)/gen
 	$(PYTHON) scripts/gen-cuda-wrappers --cuda-home "$(CUDA_HOME)" --out $(BUILD)/gen
 	@touch $@

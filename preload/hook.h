@@ -27,7 +27,7 @@
  *   return recording_fn(args...);             // a jmp too
  *
  * On x86-64 the generator writes that wrapper in assembly instead
- * (asm_wrapper() in scripts/gen-cuda-wrappers), which GCC's version of it
+ * (asm_wrapper() in scripts/cudagen/emit.py), which GCC's version of it
  * could not match with by-value struct arguments.  It also makes the short
  * path's tests itself and then jumps to a third function, tp_short_<name>,
  * which opens its span with tp_span_begin_short() and tests nothing.
@@ -78,7 +78,7 @@ int tp_span_begin_full(struct tp_span *sp, uint64_t state);
 /* The calling thread's state when it has one (it recorded before), else
  * NULL, never creating it: for the live file's publication of a
  * synchronization made while no window records (LIVE_ALWAYS in
- * scripts/gen-cuda-wrappers), which allocates nothing and counts nothing. */
+ * scripts/cudagen/specs.py), which allocates nothing and counts nothing. */
 static inline __attribute__((always_inline)) struct tp_thread *tp_live_self(void)
 {
 	struct tp_thread *t = tp_self;
@@ -109,7 +109,7 @@ static inline __attribute__((always_inline)) int tp_span_begin(struct tp_span *s
 /* The short path's begin, for the x86-64 assembly wrappers: they jump to
  * the function calling this only after seeing tp_state's low byte equal to
  * TP_STATE_RECORDING (no TP_STATE_FULL) and this thread's tp_self set up
- * (see asm_wrapper() in scripts/gen-cuda-wrappers), so it tests nothing.
+ * (see asm_wrapper() in scripts/cudagen/emit.py), so it tests nothing.
  * tp_state is read again (relaxed, as in tp_span_begin) for the step: if the
  * schedule moved on in between, the record carries the new step and the
  * flush thread files it by that step (counted as filtered when that step
