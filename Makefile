@@ -183,7 +183,7 @@ check: all $(if $(T),$(T_UNIT_BINS),$(UNIT_BINS)) $(PROG_BINS) $(if $(T),,check-
 # item 2) in the small pytest venv (pytest and hypothesis: scripts/install-deps
 # makes it; like check-deps, this target installs nothing), without the tests
 # marked torchvenv (they need pyarrow or numpy): seconds, no build, no torch.
-# integration/python_units.sh runs all of them with the torch venv.  The
+# integration/python_units.sh runs the torchvenv ones with the torch venv.  The
 # package comes from python/ (test/python/pytest.ini's pythonpath).  No venv:
 # SKIP with the fix.  Pure Python: not run again under a sanitizer
 # (check-asan, check-tsan).  make check runs it first, unless T= names tests.
