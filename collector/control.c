@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "collector/capture.h"
-#include "collector/emit.h"
+#include "collector/hot.h"
 #include "collector/activity.h"
 #include "collector/flush.h"
 #include "collector/live_steps.h"

@@ -13,7 +13,7 @@
 #include "collector/convert.h"
 #include "collector/cuda_kernels.h"
 #include "collector/cuda_record.h"
-#include "collector/emit.h"
+#include "collector/hot.h"
 #include "collector/gpu.h"
 #include "collector/kernel_names.h"
 #include "collector/thread.h"

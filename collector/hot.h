@@ -1,5 +1,19 @@
-/* The hot path of an intercepted call: a span opened before the real call and
- * closed after it.
+/* The hot path: everything a recorded call runs on the program's thread,
+ * in one header, in three parts, each used by the next:
+ *
+ *   1. the switch (tp_state): one relaxed load says whether the current
+ *      step records (collector/control.c writes it at step changes);
+ *   2. the ring write (tp_emit_reserve1/commit1, tp_emit): one record into
+ *      the calling thread's SPSC ring (collector/ring.h, collector/thread.h),
+ *      no lock, no allocation (but the thread's first ring), no syscall, no
+ *      formatting;
+ *   3. the span (tp_span_begin ... tp_span_end_api) that a wrapper puts
+ *      around the real call: two clock reads, then the ring write.  Its
+ *      full path's begin is out of line (collector/span.c), and so is its
+ *      call-stack end (preload/stack.c: the one piece that lives a floor
+ *      up, with libunwind and CPython; declared here, called only from
+ *      preload/, which scripts/check-layers would catch otherwise).
+ * The globals they read sit on one cache line (collector/hot_data.h).
  *
  *   struct tp_span sp;
  *   int on = tp_span_begin(&sp);
@@ -35,10 +49,137 @@
  * Everything here is always_inline: the wrappers live in one very large
  * generated file, where GCC's unit-growth limits otherwise leave these small
  * functions out of line. */
-#ifndef TP_PRELOAD_HOOK_H
-#define TP_PRELOAD_HOOK_H
+#ifndef TP_COLLECTOR_HOT_H
+#define TP_COLLECTOR_HOT_H
 
-#include "collector/emit.h"
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "collector/hot_data.h"
+#include "collector/record.h"
+#include "collector/thread.h"
+#include "common/clock.h"
+
+/* ---- the switch: one word every wrapper reads -------------------------
+ *
+ * tp_state packs the current step and whether that step records:
+ *   bits 63..8  step number (starts at 0 when the process starts)
+ *   bit 1       TP_STATE_FULL: a recorded call must take the full path
+ *               (clock_gettime clock, call stacks, CUPTI correlation: see
+ *               tp_control_set_full()); clear, it may take the short one
+ *               (rdtsc, one ring write), which tests nothing else
+ *   bit 0       TP_STATE_RECORDING: the current step's action is RECORD or
+ *               RECORD_AND_SAVE
+ * The hot path does one relaxed load of it: a record carries the step it was
+ * started in, and the flush thread assigns records to windows by that step
+ * alone, so no ordering between threads is needed for correctness. */
+#define TP_STATE_RECORDING 1ull
+#define TP_STATE_FULL 2ull
+#define TP_STATE_STEP_SHIFT 8
+
+extern _Atomic uint64_t tp_state;
+
+/* ---- the ring write ----------------------------------------------------- */
+
+/* The calling thread's state, created on first use; NULL when it cannot
+ * record (thread exiting, out of memory). */
+static inline __attribute__((always_inline)) struct tp_thread *tp_emit_self(void)
+{
+	struct tp_thread *t = tp_self;
+	if (__builtin_expect((uintptr_t)t <= (uintptr_t)TP_THREAD_GONE, 0))
+		t = tp_thread_create_self();
+	return t;
+}
+
+/* Writes rec followed by `extra_len` bytes of extras (at most
+ * TP_REC_MAX_EXTRA * 64) into t's ring.  rec->nextra is set here.  A full
+ * ring, or a write interrupted by a signal handler that records too, drops
+ * the record and counts it. */
+static inline void tp_emit(struct tp_thread *t, const struct tp_record *rec, const void *extra,
+			   size_t extra_len)
+{
+	unsigned nextra = (unsigned)((extra_len + TP_REC_EXTRA_BYTES - 1) / TP_REC_EXTRA_BYTES);
+	if (__builtin_expect(t->ring.writing, 0)) {
+		tp_ring_drop_interrupted(&t->ring);
+		return;
+	}
+	t->ring.writing = 1;
+	/* A compiler barrier is enough: only a signal handler on this same
+	 * thread can observe t->ring.writing. */
+	atomic_signal_fence(memory_order_seq_cst);
+	int64_t h = tp_ring_reserve(&t->ring, 1 + nextra);
+	if (__builtin_expect(h < 0, 0)) {
+		tp_ring_drop(&t->ring);
+	} else {
+		struct tp_record *slot = tp_ring_slot(&t->ring, (uint64_t)h);
+		*slot = *rec;
+		slot->nextra = (uint8_t)nextra;
+		const char *src = extra;
+		for (unsigned i = 0; i < nextra; i++) {
+			struct tp_record *x = tp_ring_slot(&t->ring, (uint64_t)h + 1 + i);
+			size_t n = extra_len - (size_t)i * TP_REC_EXTRA_BYTES;
+			memcpy(x, src + (size_t)i * TP_REC_EXTRA_BYTES,
+			       n < TP_REC_EXTRA_BYTES ? n : TP_REC_EXTRA_BYTES);
+		}
+		tp_ring_commit(&t->ring, (uint64_t)h, 1 + nextra);
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	t->ring.writing = 0;
+}
+
+/* The hot path's split form of tp_emit() for one record without extras, so
+ * that the caller writes the record's fields straight into its slot instead
+ * of building it on the stack and copying it:
+ *
+ *   uint64_t h;
+ *   struct tp_record *r;
+ *   if (tp_emit_reserve1(t, &h, &r)) { ...fill every field of *r...; tp_emit_commit1(t, h); }
+ *
+ * tp_emit_reserve1() returns 0 when the record is dropped and counted (ring
+ * full, or a write interrupted by a signal handler that records too, as in
+ * tp_emit()); nothing else may be emitted on this thread between the two
+ * calls.  r->nextra must be written as 0. */
+static inline __attribute__((always_inline)) int tp_emit_reserve1(struct tp_thread *t, uint64_t *h,
+								  struct tp_record **slot)
+{
+	if (__builtin_expect(t->ring.writing, 0)) {
+		tp_ring_drop_interrupted(&t->ring);
+		return 0;
+	}
+	t->ring.writing = 1;
+	/* A compiler barrier is enough: only a signal handler on this same
+	 * thread can observe t->ring.writing. */
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t c = atomic_load_explicit(&t->ring.head, memory_order_relaxed);
+	if (__builtin_expect(!tp_ring_room(&t->ring, c, 1), 0)) {
+		tp_ring_drop(&t->ring);
+		/* Pairs with the fence above: the drop is counted before a signal
+		 * handler may write again. */
+		atomic_signal_fence(memory_order_seq_cst);
+		t->ring.writing = 0;
+		return 0;
+	}
+	*h = c;
+	*slot = tp_ring_slot(&t->ring, c);
+	tp_ring_prefetch(*slot);
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void tp_emit_commit1(struct tp_thread *t, uint64_t h)
+{
+	tp_ring_commit(&t->ring, h, 1);
+	/* Compiler barrier, as in tp_emit(): the slot and head are written
+	 * before t->ring.writing clears for a signal handler on this thread. */
+	atomic_signal_fence(memory_order_seq_cst);
+	t->ring.writing = 0;
+}
+
+/* Emits a record whose extras are a NUL-terminated copy of `s` (cut to fit,
+ * with TP_RF_TRUNC), for markers, ranges and counters. */
+void tp_emit_named(struct tp_thread *t, struct tp_record *rec, const char *s, size_t len);
+
+/* ---- the span ------------------------------------------------------------ */
 
 struct tp_span {
 	uint64_t start;
@@ -56,21 +197,12 @@ extern int tp_hook_stack_depth;
 /* Non-zero when TRACEPROF_WITH_STACK asks for native frames (the hook's
  * stack path also runs for TRACEPROF_PYTHON_STACK alone). */
 extern int tp_hook_native_stack;
-/* TRACEPROF_PYTHON_STACK (preload/pystack.c): set once at start when the
- * option is on and this process runs CPython 3.9+. */
-extern int tp_pystack_on;
-int tp_pystack_init(void);
-/* The calling thread's Python frames, innermost first: from its shadow
- * stack (preload/pystack_profile.c) when it keeps one, else through the
- * frame API when it holds the GIL.  Fills at most max entries
- * (collector/pystack_decode.h) and returns their number; 0 without Python. */
-size_t tp_pystack_capture(uint64_t *out, size_t max);
 
 /* Captures the caller's stack into extras and emits (preload/stack.c). */
 void tp_hook_emit_with_stack(struct tp_thread *t, struct tp_record *rec, const char *str,
 			     size_t len);
 
-/* The full path's begin (preload/span.c): creates the thread's state on its
+/* The full path's begin (collector/span.c): creates the thread's state on its
  * first event and reads the configured clock.  Returns TP_SPAN_FULL, or
  * TP_SPAN_OFF when the thread cannot record. */
 int tp_span_begin_full(struct tp_span *sp, uint64_t state);
@@ -86,7 +218,7 @@ static inline __attribute__((always_inline)) struct tp_thread *tp_live_self(void
 }
 
 /* Non-zero when the current step does not record: one relaxed load of
- * tp_state (see collector/control.h for why no ordering is needed). */
+ * tp_state (see the switch above for why no ordering is needed). */
 static inline __attribute__((always_inline)) int tp_span_idle(void)
 {
 	return !(atomic_load_explicit(&tp_state, memory_order_relaxed) & TP_STATE_RECORDING);
