@@ -50,7 +50,7 @@ static _Atomic int lv_exit;
 static struct {
 	int on;
 	char path[PATH_MAX];	/* the file */
-	char tmp[PATH_MAX];	/* its temporary name, renamed onto it */
+	char name[NAME_MAX + 1]; /* its name in folder (".NAME.tmp" first) */
 	char folder[PATH_MAX];	/* made on the first write */
 	int made, failed_said;
 	uint64_t last_ns;	/* monotonic time of the last write */
@@ -79,7 +79,6 @@ static int64_t lv_wall(uint64_t ticks)
 
 static void lv_name(void)
 {
-	char name[NAME_MAX + 1];
 	char host[256];
 	/* '/' in a host name would make a folder. */
 	snprintf(host, sizeof(host), "%s", tp_fl.vars.hostname[0] ? tp_fl.vars.hostname : "host");
@@ -87,10 +86,11 @@ static void lv_name(void)
 		if (*c == '/')
 			*c = '_';
 	host[200] = '\0';
-	snprintf(name, sizeof(name), "%.200s.%lld.json", host, (long long)tp_fl.pid);
-	int n = snprintf(L.path, sizeof(L.path), "%s/%s", L.folder, name);
-	int m = snprintf(L.tmp, sizeof(L.tmp), "%s/.%s.tmp", L.folder, name);
-	if (n < 0 || (size_t)n >= sizeof(L.path) || m < 0 || (size_t)m >= sizeof(L.tmp)) {
+	snprintf(L.name, sizeof(L.name), "%.200s.%lld.json", host, (long long)tp_fl.pid);
+	int n = snprintf(L.path, sizeof(L.path), "%s/.%s.tmp", L.folder, L.name);
+	if (n >= 0 && (size_t)n < sizeof(L.path))
+		n = snprintf(L.path, sizeof(L.path), "%s/%s", L.folder, L.name);
+	if (n < 0 || (size_t)n >= sizeof(L.path)) {
 		tp_warn("TRACEPROF_LIVE_DIR: the live file's path is too long (%s); no live file",
 			L.folder);
 		L.on = 0;
@@ -502,6 +502,45 @@ static void lv_build(struct tp_json *j, int finished)
 	tp_json_lit(j, "]}\n");
 }
 
+struct lv_put {
+	const char *buf;
+	size_t len;
+};
+
+/* tp_sink_at()'s call: the folder as (descriptor, rel) from the root
+ * anchored at start (format/sink.h), so that neither the program's chdir()
+ * nor its chroot() moves the live file. */
+static int lv_put_at(int dfd, const char *rel, void *arg)
+{
+	const struct lv_put *p = arg;
+	char tmp[PATH_MAX], path[PATH_MAX];
+	int n = snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", rel, L.name);
+	int m = snprintf(path, sizeof(path), "%s/%s", rel, L.name);
+	if (n < 0 || (size_t)n >= sizeof(tmp) || m < 0 || (size_t)m >= sizeof(path))
+		return -ENAMETOOLONG;
+	struct tp_fd f = TP_FD_NONE;
+	int rc = tp_fd_open_at(&f, dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (rc < 0)
+		return rc;
+	size_t off = 0;
+	while (off < p->len && rc == 0) {
+		ssize_t w = tp_fd_ours(&f) ? write(f.fd, p->buf + off, p->len - off) : -1;
+		if (w > 0)
+			off += (size_t)w;
+		else if (w < 0 && errno != EINTR)
+			rc = -errno;
+		else if (w == 0)
+			rc = -EIO;
+	}
+	if (tp_fd_close(&f) < 0 && rc == 0)
+		rc = -EBADF;
+	if (rc == 0 && renameat(dfd, tmp, dfd, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(dfd, tmp, 0);
+	return rc;
+}
+
 /* Writes the temporary file and renames it onto the file.  Returns 0 or
  * -errno. */
 static int lv_store(const char *buf, size_t len)
@@ -512,28 +551,10 @@ static int lv_store(const char *buf, size_t len)
 			return rc;
 		L.made = 1;
 	}
-	struct tp_fd f = TP_FD_NONE;
-	int rc = tp_fd_open_at(&f, AT_FDCWD, L.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct lv_put p = { buf, len };
+	int rc = tp_sink_at(L.folder, lv_put_at, &p);
 	if (rc < 0)
-		return rc;
-	size_t off = 0;
-	while (off < len && rc == 0) {
-		ssize_t n = tp_fd_ours(&f) ? write(f.fd, buf + off, len - off) : -1;
-		if (n > 0)
-			off += (size_t)n;
-		else if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n == 0)
-			rc = -EIO;
-	}
-	if (tp_fd_close(&f) < 0 && rc == 0)
-		rc = -EBADF;
-	if (rc == 0 && rename(L.tmp, L.path) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		unlink(L.tmp);
 		L.made = 0; /* the folder may have been removed: made again next time */
-	}
 	return rc;
 }
 

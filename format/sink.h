@@ -32,6 +32,19 @@ int tp_sink_anchor(void);
  * (absolute already, no anchor, or too long for buf). */
 const char *tp_sink_abs_path(const char *path, char *buf, size_t size);
 
+/* An *at() call: dfd and rel as for openat().  Returns 0 or -errno. */
+typedef int (*tp_sink_at_fn)(int dfd, const char *rel, void *arg);
+
+/* The one way to a path for an *at() call: runs fn on path as (directory
+ * descriptor, relative path) from the anchored root (tp_sink_anchor()),
+ * relative paths joined to the start directory first; without an anchor,
+ * (AT_FDCWD, path).  When fn fails with -EBADF because the program closed
+ * the root's number between its check and the call, the root is opened
+ * again and fn runs once more (bounded: a second EBADF is the answer).
+ * Returns fn's result, or -ENOENT when the root is lost (another directory
+ * is "/" now: a chroot after the anchor's descriptor was taken). */
+int tp_sink_at(const char *path, tp_sink_at_fn fn, void *arg);
+
 /* Creates folder (and its parents, mode 0755 under the umask) if missing.
  * Returns 0 or -errno (ENOTDIR when a component is a file). */
 int tp_sink_mkdirs(const char *folder);
