@@ -62,6 +62,10 @@ static struct {
 	char name[NAME_MAX + 1]; /* its name in folder (".NAME.tmp" first) */
 	char folder[PATH_MAX];	/* made on the first write */
 	int made, failed_said;
+	/* A forked child's file is listed for its _exit() to remove (format/
+	 * sink.h, tp_sink_live_add()): -1 before its first write; -2 in the
+	 * program itself, whose file stays "running" after an _exit(). */
+	int slot;
 	uint64_t last_ns;	/* monotonic time of the last write */
 	int64_t started_ns;	/* realtime at the library's start */
 	uint64_t events_gone, dropped_gone; /* counts of threads freed */
@@ -128,6 +132,7 @@ void tp_live_init(const struct tp_config *cfg, const struct tp_template_vars *va
 	snprintf(L.folder, sizeof(L.folder), "%s", tp_sink_abs_path(dir, abs, sizeof(abs)));
 	L.on = 1;
 	L.made = 0;
+	L.slot = -2;
 	lv_name();
 }
 
@@ -167,6 +172,7 @@ void tp_live_after_fork_child(void)
 	L.last_ns = 0;
 	L.ntop = 0; /* the parent's windows are not the child's */
 	tp_live_steps_reset();
+	L.slot = -1;
 	if (L.on)
 		lv_name();
 }
@@ -525,6 +531,11 @@ static int lv_put_at(int dfd, const char *rel, void *arg)
 		rc = -errno;
 	if (rc < 0)
 		unlinkat(dfd, tmp, 0);
+	/* A forked child (a DataLoader worker) that is in _exit() now: the
+	 * dropper may have removed the file before this rename made it again
+	 * (tp_sink_live_dying()'s partner is its store before its scan). */
+	else if (L.slot != -2 && tp_sink_live_dying())
+		unlinkat(dfd, path, 0);
 	return rc;
 }
 
@@ -542,6 +553,11 @@ static int lv_store(const char *buf, size_t len)
 	int rc = tp_sink_at(L.folder, lv_put_at, &p);
 	if (rc < 0)
 		L.made = 0; /* the folder may have been removed: made again next time */
+	else if (L.slot == -1)
+		/* A forked child ends with _exit() as often as not (multiprocessing's
+		 * os._exit()): its file goes with it, as its temporary files do,
+		 * instead of staying "running" for `traceprof top` forever. */
+		L.slot = tp_sink_live_add(L.folder, L.name) < 0 ? -3 : 0;
 	return rc;
 }
 
