@@ -85,6 +85,21 @@ struct tp_digest;
  * (format/digest.h): what a footer's table covers. */
 const struct tp_digest *tp_sink_digest(const struct tp_sink *s);
 
+/* Lists the temporary file dir/name (dir absolute) as open (also
+ * collector/live.c's file in a forked child: it goes at _exit() too).  Returns its
+ * slot, or -1 when not listed (no slot, too long).  When the process is
+ * already in tp_sink_live_drop(), removes the file. */
+int tp_sink_live_add(const char *dir, const char *name);
+
+/* Takes slot i (-1: none) off the list. */
+void tp_sink_live_del(int i);
+
+/* 1 when this process is in tp_sink_live_drop() (from any thread): a file
+ * listed with tp_sink_live_add() and written again after it (a rename onto
+ * its name) is removed by its writer, which checks this after the rename
+ * (sequentially consistent with the dropper's store, as the add is). */
+int tp_sink_live_dying(void);
+
 /* At _exit() (preload/exit.c), from any thread: in a forked child (after
  * tp_sink_live_forget()), removes the temporary files of its open sinks,
  * whose windows cannot be saved any more, and any created from now on; in

@@ -89,13 +89,7 @@ int tp_sink_out(struct tp_sink *s, const void *p, size_t n);
 
 /* ---- sink_live.c ---- */
 
-/* Lists the temporary file dir/name (dir absolute) as open.  Returns its
- * slot, or -1 when not listed (no slot, too long).  When the process is
- * already in tp_sink_live_drop(), removes the file. */
-int tp_sink_live_add(const char *dir, const char *name);
-
-/* Takes slot i (-1: none) off the list. */
-void tp_sink_live_del(int i);
+/* tp_sink_live_add(), tp_sink_live_del(): format/sink.h. */
 
 /* ---- sink_codec.c ---- */
 
