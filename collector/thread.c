@@ -40,6 +40,17 @@ void tp_threads_set_first_use(void (*fn)(void))
 	atomic_store_explicit(&first_use, fn, memory_order_relaxed);
 }
 
+/* The second, preload's (tp_threads_set_on_create()).  Relaxed: a function
+ * pointer to a function that lives as long as the library; a thread that
+ * misses a store made at the same time publishes its stack at its next
+ * Python call instead. */
+static void (*_Atomic on_create)(void);
+
+void tp_threads_set_on_create(void (*fn)(void))
+{
+	atomic_store_explicit(&on_create, fn, memory_order_relaxed);
+}
+
 void tp_threads_configure(uint64_t ring_slots)
 {
 	ring_slots_cfg = ring_slots;
@@ -140,6 +151,9 @@ struct tp_thread *tp_thread_create_self(void)
 							memory_order_relaxed));
 	tp_self = t;
 	void (*fn)(void) = atomic_load_explicit(&first_use, memory_order_relaxed);
+	if (fn)
+		fn();
+	fn = atomic_load_explicit(&on_create, memory_order_relaxed);
 	if (fn)
 		fn();
 	errno = saved;

@@ -101,6 +101,13 @@ void tp_threads_configure(uint64_t ring_slots);
  * thread's lazy start (tp_flush_need()).  NULL: nothing. */
 void tp_threads_set_first_use(void (*fn)(void));
 
+/* fn runs too on each thread's first record, after first_use's, on that
+ * thread: preload/pystack_profile.c copies the thread's Python shadow stack
+ * into its new state's live publication (collector/live_pub.h), so that a
+ * thread that hangs in its first recorded call shows its stack.  NULL:
+ * nothing. */
+void tp_threads_set_on_create(void (*fn)(void));
+
 /* Slow path of the hook: creates the calling thread's state.  Returns NULL
  * (and counts the event as lost) when the thread is gone or out of memory.
  * Preserves errno. */

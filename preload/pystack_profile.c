@@ -125,6 +125,20 @@ static struct tp_live_py *ps_pub(struct ps_shadow *s)
 	return &t->live.py;
 }
 
+/* A thread's state was just made (collector/thread.c, on the thread
+ * itself, inside its first recorded call, with the GIL or without): its
+ * shadow into the state's live publication now, so that a thread that
+ * hangs in that very call shows its stack (ps_pub() would copy it at the
+ * thread's next Python call).  Reads only this thread's shadow, as
+ * tp_pystack_shadow() does. */
+static void ps_on_create(void)
+{
+	struct ps_shadow *s = ps_tls;
+	struct tp_thread *t = tp_live_self();
+	if (s && s->on && t && t != s->pub)
+		ps_pub_all(s, t);
+}
+
 static void ps_push(struct ps_shadow *s, py_obj *frame)
 {
 	if (s->depth < PS_SHADOW) {
@@ -373,6 +387,7 @@ static int ps_install(int skip)
 		ps_pub_all(s, t);
 	else
 		s->pub = NULL;
+	tp_threads_set_on_create(ps_on_create);
 	/* Once, with the GIL held (which serializes installs).  Raises
 	 * "sys.addaudithook" to the program's own hooks, which may refuse it:
 	 * then the loss goes untold, nothing else changes. */

@@ -16,7 +16,9 @@
 # outside the window: the x86-64 wrappers publish it while no window
 # records too (docs/live.md), so both files show it open, its start the same
 # in two reads a second apart, and top's lines say "stalled N s in
-# cudaMemset".  Each job's output is what it is untraced.
+# cudaMemset".  A process whose very first CUDA call blocks shows its
+# stack too (its state is made inside that call).  Each job's output is
+# what it is untraced.
 . "$TP_TOP/test/lib/common.sh"
 SI="$BUILD/standin"
 [ -e "$SI/libcudart.so.13" ] || die "stand-ins not built ($SI); run make check"
@@ -140,4 +142,30 @@ assert len(lines) == 2 and all(re.search(r"stalled \d+ s in %s$" % sys.argv[2], 
 print(lines[0])
 PY
 finish "$TP_TMP/plain"
+
+# The first CUDA call of the process blocks (its first cudaMemset, 4 s): the
+# thread's state is made inside it, and its stack is published then, not
+# at its next Python call (which does not come while it hangs).
+env RANK=0 LOCAL_RANK=0 TRACEPROF_FOLDER="$TP_TMP/first" STANDIN_SYNC_SLEEP_AT= \
+	STANDIN_MEMSET_SLEEP_AT=1 STANDIN_MEMSET_SLEEP_MS=4000 TRACEPROF_PYTHON_STACK=1 \
+	PYTHONPATH="$BOOT" LD_PRELOAD="$TP_PRELOAD" "$PYTHON" "$PROG" 3 >first.out 2>first.err &
+fp=$!
+"$PYTHON" - "$TP_TMP/first/.live" <<'PY' || { kill $fp; die "first call: $(cat first.err)"; }
+import glob, json, sys, time
+t0 = time.time()
+last = None
+while time.time() - t0 < 30:
+    for p in glob.glob(sys.argv[1] + "/*.json"):
+        last = j = json.load(open(p))
+        for t in j["threads"]:
+            if t["open"] and t["open"][-1]["name"] == "cudaMemset" and t["python"]:
+                funcs = [f["func"] for f in t["python"]["frames"]]
+                assert funcs == ["clear", "train_step", "main", "<module>"], funcs
+                print("first call: python:", " < ".join(funcs))
+                sys.exit(0)
+    time.sleep(0.2)
+sys.exit("never saw the first cudaMemset with its Python stack: %s" % last)
+PY
+wait $fp || die "first call: the traced run failed: $(cat first.err)"
+[ "$(cat first.out)" = "done 3" ] || die "first call: output $(cat first.out)"
 echo PASS
