@@ -6,7 +6,8 @@
 # that ended a second before the death there with its events, a footer
 # saying it was cut, read by the trace checker and `summary`; the second
 # run's own window is saved as usual and its output is unchanged.  A
-# compressed cut file is left to `traceprof recover`, named in one line.
+# Perfetto cut file is left to `traceprof recover`, named in one line
+# (compressed JSON ones: rel_cut_next_codecs.sh).
 . "$TP_TOP/test/lib/common.sh"
 prog="$BUILD/test/prog_die"
 [ -x "$prog" ] || die "$prog not built"
@@ -26,11 +27,12 @@ def check(cond, msg):
 def env(folder, compress, schedule):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
     e.update({"LD_PRELOAD": os.environ["TP_PRELOAD"], "TRACEPROF_FOLDER": folder,
-              "TRACEPROF_SCHEDULE": schedule, "TRACEPROF_COMPRESS": compress})
+              "TRACEPROF_SCHEDULE": schedule, "TRACEPROF_COMPRESS": "none",
+              "TRACEPROF_FORMAT": "json" if compress == "none" else "perfetto"})
     return e
 
 EVENTS = 20
-for compress in ("none", "zstd"):
+for compress in ("none", "perfetto"):
     folder = "next_" + compress
     p = subprocess.Popen([prog, "loop", "0", str(EVENTS)], env=env(folder, compress, "wait=1,active=100000"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -107,7 +109,7 @@ for compress in ("none", "zstd"):
     mine = [f for f in rel.trace_files(folder) if ".step2." in os.path.basename(f)]
     check(len(mine) == 1, "%s: the next run saved its own window (%s)" % (compress, rel.trace_files(folder)))
     if compress != "none":
-        check(rel.temp_files(folder) == temps, "%s: the compressed cut file is left for recover (%s)"
+        check(rel.temp_files(folder) == temps, "%s: the Perfetto cut file is left for recover (%s)"
               % (compress, rel.temp_files(folder)))
         check("traceprof recover" in err and os.path.basename(temps[0]) in err,
               "%s: one line names it and the command: %r" % (compress, err[-400:]))
