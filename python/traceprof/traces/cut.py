@@ -73,10 +73,17 @@ def _decode_to_end(data, gz):
 
 def _last_frames_cut(path):
     """The footer's `cut` of a compressed window the next run's library
-    finished (its head was kept as written, without DOC_CUT): read from the
-    frames within the file's last _TAIL bytes, found by their magic and
-    checked by decoding them to the end (their checksums), without
-    decompressing the file.  None when there is none."""
+    finished (its head was kept as written, without DOC_CUT), or None."""
+    footer = _last_frames_footer(path)
+    cut = footer.get(FOOTER_CUT) if isinstance(footer, dict) else None
+    return cut if isinstance(cut, dict) else None
+
+
+def _last_frames_footer(path):
+    """The footer of a compressed window, read from the frames within the
+    file's last _TAIL bytes, found by their magic and checked by decoding
+    them to the end (their checksums), without decompressing the file.
+    None when they do not hold it."""
     gz = path.endswith(".gz")
     try:
         with open(path, "rb") as f:
@@ -97,9 +104,28 @@ def _last_frames_cut(path):
             footer, _ = json.JSONDecoder().raw_decode(text[at + len(key):].decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
             return None
-        cut = footer.get(FOOTER_CUT) if isinstance(footer, dict) else None
-        return cut if isinstance(cut, dict) else None
+        return footer if isinstance(footer, dict) else None
     return None
+
+
+def library_cut(path):
+    """(footer, head) of a JSON cut window that a running process's library
+    finished (collector/cut.c: the footer's cut says recovered_by "the next
+    run's library ..."), or None for any other file.  Cheap: the head's
+    first KB, and the footer from the file's end (a compressed one's last
+    frames)."""
+    if PFTRACE_RE.search(path):
+        return None
+    footer = _last_frames_footer(path) if compressed(path) else footer_of(path)
+    cut = footer.get(FOOTER_CUT) if isinstance(footer, dict) else None
+    if not isinstance(cut, dict) or not str(cut.get("recovered_by", "")).startswith(
+            "the next run's library"):
+        return None
+    try:
+        head = TraceReader(path).head()
+    except (OSError, EOFError, ValueError, TraceError):
+        return None
+    return footer, head
 
 
 def note_cut(path, footer=None):
