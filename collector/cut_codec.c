@@ -121,6 +121,17 @@ static int cc_frame_end(struct cc_text *t, size_t off)
 	return 0;
 }
 
+/* The file's next compressed bytes from base into in: their count, 0 at
+ * its end, or -errno. */
+static ssize_t cc_read(int fd, unsigned char *in, size_t base, size_t size)
+{
+	for (;;) {
+		ssize_t got = pread(fd, in, size - base < CC_IN ? size - base : CC_IN, (off_t)base);
+		if (got >= 0 || errno != EINTR)
+			return got < 0 ? -errno : got;
+	}
+}
+
 /* Reads the file through zstd's stream decoder: 0 at its end or where it
  * is cut or broken, -errno. */
 static int cc_zstd(int fd, size_t size, struct cc_text *t, unsigned char *in, char *out)
@@ -133,11 +144,9 @@ static int cc_zstd(int fd, size_t size, struct cc_text *t, unsigned char *in, ch
 	ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 24);
 	int rc = 0;
 	for (size_t base = 0; base < size;) {
-		ssize_t got = pread(fd, in, size - base < CC_IN ? size - base : CC_IN, (off_t)base);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = cc_read(fd, in, base, size);
 		if (got <= 0) {
-			rc = got < 0 ? -errno : 0;
+			rc = (int)got;
 			break;
 		}
 		ZSTD_inBuffer ib = { in, (size_t)got, 0 };
@@ -168,11 +177,9 @@ static int cc_gzip(int fd, size_t size, struct cc_text *t, unsigned char *in, ch
 		return -ENOMEM;
 	int rc = 0;
 	for (size_t base = 0; base < size;) {
-		ssize_t got = pread(fd, in, size - base < CC_IN ? size - base : CC_IN, (off_t)base);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = cc_read(fd, in, base, size);
 		if (got <= 0) {
-			rc = got < 0 ? -errno : 0;
+			rc = (int)got;
 			break;
 		}
 		z.next_in = in;

@@ -18,43 +18,27 @@ import rel, tracecheck
 
 prog = sys.argv[1]
 tp = os.path.join(os.environ["BUILD"], "traceprof")
-fails = []
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        fails.append(msg)
+check = rel.Checks()
 
 def env(folder, compress, schedule):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
-    e.update({"LD_PRELOAD": os.environ["TP_PRELOAD"], "TRACEPROF_FOLDER": folder,
-              "TRACEPROF_SCHEDULE": schedule, "TRACEPROF_COMPRESS": "none",
-              "TRACEPROF_FORMAT": "json" if compress == "none" else "perfetto"})
-    return e
+    return rel.die_env(folder, True, {"TRACEPROF_SCHEDULE": schedule, "TRACEPROF_COMPRESS": "none",
+                                      "TRACEPROF_FORMAT": "json" if compress == "none" else "perfetto"})
 
 EVENTS = 20
 for compress in ("none", "perfetto"):
     folder = "next_" + compress
     p = subprocess.Popen([prog, "loop", "0", str(EVENTS)], env=env(folder, compress, "wait=1,active=100000"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ended, pid, t0 = {}, None, time.monotonic()
-    for line in p.stdout:
-        w = line.decode().split()
-        if w[0] == "pid":
-            pid = int(w[1])
-        elif w[0] == "ended":
-            ended[int(w[1])] = int(w[2])
-        if time.monotonic() - t0 > 3.0:
-            # The live writer holds its file's lock (format/sink.c).
-            with open(rel.temp_files(folder)[0], "rb") as f:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    held = False
-                except BlockingIOError:
-                    held = True
-            check(held, "%s: the live writer holds its temporary file's lock" % compress)
-            death = time.monotonic_ns()
-            os.kill(pid, signal.SIGKILL)
-            break
+    def locked(pid):
+        # The live writer holds its file's lock (format/sink.c).
+        with open(rel.temp_files(folder)[0], "rb") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = False
+            except BlockingIOError:
+                held = True
+        check(held, "%s: the live writer holds its temporary file's lock" % compress)
+    pid, ended, death = rel.run_die(p, signal.SIGKILL, at_kill=locked)
     p.communicate(timeout=60)
     check(p.returncode == -signal.SIGKILL, "%s: the first run was killed" % compress)
     temps = rel.temp_files(folder)
@@ -138,25 +122,14 @@ for compress in ("none", "perfetto"):
               and not tracecheck.check_trace(t2),
               "%s: the copies keep the same events (%d; the killed one, its cut line left out, %d)"
               % (compress, len(t2["traceEvents"]), len(t["traceEvents"])))
-    probs = tracecheck.check_trace(t)
-    check(not probs, "%s: the trace checker passes it (%s)" % (compress, probs[:3]))
-    c = t.get("traceprof", {}).get("cut")
-    check(isinstance(c, dict) and "pid %d" % pid in c.get("reason", ""), "%s: the footer says it was cut (%s)" % (compress, c))
+    got = rel.check_cut_steps(check, compress, t, ended, death, EVENTS, pid)
     evs = t["traceEvents"]
-    got = {int(e["name"].split("#")[1]) for e in evs if e.get("name", "").startswith("ProfilerStep#")}
-    want = sorted(s for s, at in ended.items() if s >= 1 and at < death - 1000000000)
-    check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (compress, len(want)))
-    missing = [s for s in want if s not in got]
-    check(not missing, "%s: every step ended a second before the death is there (missing %s)" % (compress, missing[:5]))
     check(99999 not in got and names[2] == "rank0.step%d.trace.json" % max(got or [0]),
           "%s: named after the last step it holds (%s)" % (compress, names))
-    launches = sum(1 for e in evs if e.get("name") == "launch")
-    check(launches >= EVENTS * len(want), "%s: their events are there (%d launches for %d steps)"
-          % (compress, launches, len(want)))
     check(t["traceprof"].get("events_written") == len(evs) - 2,
           "%s: the footer counts the events kept (%s of %d)" % (compress, t["traceprof"].get("events_written"), len(evs) - 2))
     s = subprocess.run([tp, "summary", cut[k]], capture_output=True, timeout=120)
     check(s.returncode == 0 and b"work" in s.stdout and b"a cut window" in s.stderr,
           "%s: summary reads it and says it is cut (%s)" % (compress, s.stderr[-200:]))
-sys.exit(1 if fails else 0)
+check.done()
 PY

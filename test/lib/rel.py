@@ -222,3 +222,27 @@ def steps_before(ended, death, first=1):
     """The steps (from first) that ended more than a second before death:
     those a cut trace must hold."""
     return sorted(s for s, at in ended.items() if s >= first and at < death - 1000000000)
+
+
+def check_cut_steps(check, label, t, ended, death, events, pid=None, pftrace=False):
+    """The checks every cut trace t of die.c passes: the trace checker, a
+    footer saying it was cut (of pid, when given), every step that ended a
+    second before the death (at least 50) with its `events` "launch"
+    instants.  Returns the steps it holds."""
+    import tracecheck
+    probs = tracecheck.check_trace(t, pftrace=pftrace)
+    check(not probs, "%s: the trace checker passes it (%s)" % (label, probs[:3]))
+    c = t.get("traceprof", {}).get("cut")
+    check(isinstance(c, dict) and (pid is None or "pid %d" % pid in c.get("reason", "")),
+          "%s: the footer says it was cut (%s)" % (label, c))
+    evs = t["traceEvents"]
+    got = {int(e["name"].split("#")[1]) for e in evs if e.get("name", "").startswith("ProfilerStep#")}
+    want = steps_before(ended, death)
+    check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (label, len(want)))
+    missing = [s for s in want if s not in got]
+    check(not missing, "%s: every step ended a second before the death is there (missing %s of %d)"
+          % (label, missing[:5], len(want)))
+    launches = sum(1 for e in evs if e.get("name") == "launch")
+    check(launches >= events * len(want), "%s: their events are there (%d launches for %d steps)"
+          % (label, launches, len(want)))
+    return got

@@ -273,6 +273,17 @@ def cmd_run(argv):
     sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+def _killed_by(r, pid, status):
+    """The signal that ended the process of cut window r ("SIGKILL"), when
+    it is the launcher's child (pid, its wait status); else None."""
+    if r["pid"] != pid or status is None or not os.WIFSIGNALED(status):
+        return None
+    try:
+        return signal.Signals(os.WTERMSIG(status)).name
+    except ValueError:
+        return "signal %d" % os.WTERMSIG(status)
+
+
 def finish_cut_windows(folder_glob, pid, status, earlier=False):
     """Finishes the windows that the job's processes (or, earlier=True,
     those of an earlier run into the same folder) left unfinished when they
@@ -284,13 +295,7 @@ def finish_cut_windows(folder_glob, pid, status, earlier=False):
         return
 
     def report(r):
-        how = None
-        if r["pid"] == pid and status is not None and os.WIFSIGNALED(status):
-            try:
-                how = signal.Signals(os.WTERMSIG(status)).name
-            except ValueError:
-                how = "signal %d" % os.WTERMSIG(status)
-        err(("an earlier run's " if earlier else "") + describe(r, how))
+        err(("an earlier run's " if earlier else "") + describe(r, _killed_by(r, pid, status)))
     try:
         recover(folders, report=report)
     except OSError as e:
@@ -319,13 +324,8 @@ def report_library_cuts(before, after, pid, status):
              "events": footer.get("events_written") or 0, "size": after[path][2]}
         if not isinstance(r["pid"], int):
             continue
-        how = None
-        if r["pid"] == pid and status is not None and os.WIFSIGNALED(status):
-            try:
-                how = signal.Signals(os.WTERMSIG(status)).name
-            except ValueError:
-                how = "signal %d" % os.WTERMSIG(status)
-        err("%s, finished by %s" % (describe(r, how), footer["cut"]["recovered_by"]))
+        err("%s, finished by %s" % (describe(r, _killed_by(r, pid, status)),
+                                     footer["cut"]["recovered_by"]))
 
 
 def trigger_signal(text):
