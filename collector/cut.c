@@ -10,8 +10,9 @@
  * its flush thread, the first time it opens a trace folder: never on the
  * program's threads, never Python.
  *
- * What it finishes: JSON files, plain or compressed (.gz, .zst:
- * collector/cut_codec.c), whose header names this host and whose
+ * What it finishes: JSON and Perfetto files, plain or compressed (.gz,
+ * .zst: collector/cut_codec.c; .pftrace: collector/cut_pf.c), whose header
+ * names this host and whose
  * process is gone (no such pid, a zombie, or a pid that now belongs to a
  * process started after the file's last write: /proc/PID/stat's start
  * time), and whose writer's lock is free (format/sink.c holds a shared
@@ -24,14 +25,15 @@
  * member says why, when and what may be missing, and the trace's name are
  * appended, as recover.py writes them.  It is then linked under the name
  * the window would have had after the last step it holds (a free name:
- * ".1", ".2" before ".json" when taken).  A compressed file is read before
- * its claim and finished the same way, frame by frame (cut_codec.c); the
- * text both read and write is cut_text.c's.
+ * ".1", ".2" before ".json" when taken).  A compressed or Perfetto file is
+ * read before its claim and finished the same way, frame by frame
+ * (cut_codec.c) or packet by packet (cut_pf.c); the JSON text both read
+ * and write is cut_text.c's.
  *
- * What it leaves, naming it in one line with the command: .pftrace files
- * (their packets are recover's), files over CUT_FILE_MAX
- * (CUT_CODEC_FILE_MAX compressed), compressed ones it cannot read to a
- * whole frame, and files past CUT_FILES_MAX or CUT_BYTES_MAX.  Rotation
+ * What it leaves, naming it in one line with the command: files over
+ * CUT_FILE_MAX (CUT_CODEC_FILE_MAX compressed), compressed or Perfetto ones
+ * it cannot read to a whole frame or packet after their header, and files
+ * past CUT_FILES_MAX or CUT_BYTES_MAX.  Rotation
  * (TRACEPROF_NUM_TRACES_TO_KEEP) of the dead process's windows is also
  * recover's: the library finishes, it does not delete. */
 #include <dirent.h>
@@ -164,6 +166,8 @@ static int cut_name(const struct tp_cut_head *hd, long long step, int dup, const
 	else
 		tp_format(name, sizeof(name), "%s", hd->pattern);
 	char *json = strstr(name, ".json");
+	if (!json)
+		json = strstr(name, ".pftrace");
 	char mid[48] = "";
 	if (hd->part > 1)
 		tp_format(mid, sizeof(mid), ".part%lld", hd->part);
@@ -178,12 +182,12 @@ static int cut_name(const struct tp_cut_head *hd, long long step, int dup, const
 /* Finishes one claimed file (open at fd, named claim in dir, of codec: s
  * already read for a compressed one); fills out with its final name.  0,
  * or -errno (the file is then left under claim, which recover finishes). */
-static int cut_finish(int dir, int fd, const char *claim, int codec, const struct tp_cut_head *hd,
-		      long pid, const struct stat *st, char *out, size_t osize,
-		      struct tp_cut_scan *s)
+static int cut_finish(int dir, int fd, const char *claim, int codec, int pf,
+		      const struct tp_cut_head *hd, long pid, const struct stat *st, char *out,
+		      size_t osize, struct tp_cut_scan *s)
 {
 	const char *ext = codec == TP_SINK_ZSTD ? ".zst" : codec == TP_SINK_GZIP ? ".gz" : "";
-	if (codec == TP_SINK_PLAIN) {
+	if (codec == TP_SINK_PLAIN && !pf) {
 		void *map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED, fd, 0);
 		if (map == MAP_FAILED)
 			return -errno;
@@ -198,9 +202,11 @@ static int cut_finish(int dir, int fd, const char *claim, int codec, const struc
 		if (cut_name(hd, last, ++dup, ext, out, osize))
 			return -ENAMETOOLONG;
 	/* The trace's name, as the writer gives it: without the codec's ext. */
-	char shown[NAME_MAX + 1], buf[4096];
+	char shown[NAME_MAX + 1], buf[8192];
 	tp_format(shown, sizeof(shown), "%.*s", (int)(strlen(out) - strlen(ext)), out);
-	int n = tp_cut_closing(buf, sizeof(buf), hd, s, pid, st->st_mtime, shown);
+	int n = pf ? tp_cut_pf_closing((unsigned char *)buf, sizeof(buf), hd, s, pid, st->st_mtime,
+				       shown)
+		   : tp_cut_closing(buf, sizeof(buf), hd, s, pid, st->st_mtime, shown);
 	if (n < 0)
 		return n;
 	int rc = codec == TP_SINK_PLAIN ? tp_cut_put(fd, s->keep, buf, (size_t)n)
@@ -218,16 +224,20 @@ static int cut_finish(int dir, int fd, const char *claim, int codec, const struc
 	return 0;
 }
 
-/* The codec of a window's final name (name[0, len)): TP_SINK_*, or -1 when
- * it is no JSON window (a .pftrace: recover's). */
-static int cut_codec(const char *name, size_t len)
+/* The codec of a window's final name (name[0, len)): TP_SINK_*, *pf set
+ * for a Perfetto one; -1 when it is no window's. */
+static int cut_codec(const char *name, size_t len, int *pf)
 {
-	static const struct { const char *ext; int codec; } ends[] = {
-		{ ".json", TP_SINK_PLAIN }, { ".json.gz", TP_SINK_GZIP }, { ".json.zst", TP_SINK_ZSTD } };
+	static const struct { const char *ext; int codec, pf; } ends[] = {
+		{ ".json", TP_SINK_PLAIN, 0 },	   { ".json.gz", TP_SINK_GZIP, 0 },
+		{ ".json.zst", TP_SINK_ZSTD, 0 },  { ".pftrace", TP_SINK_PLAIN, 1 },
+		{ ".pftrace.gz", TP_SINK_GZIP, 1 }, { ".pftrace.zst", TP_SINK_ZSTD, 1 } };
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
 		size_t n = strlen(ends[i].ext);
-		if (len > n && !memcmp(name + len - n, ends[i].ext, n))
+		if (len > n && !memcmp(name + len - n, ends[i].ext, n)) {
+			*pf = ends[i].pf;
 			return ends[i].codec;
+		}
 	}
 	return -1;
 }
@@ -284,7 +294,7 @@ void tp_cut_folder(const char *folder)
 		    fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 		    st.st_uid != geteuid() || !cut_gone(pid, st.st_mtime))
 			continue;
-		int codec = cut_codec(de->d_name + 1, flen);
+		int pf = 0, codec = cut_codec(de->d_name + 1, flen, &pf);
 		/* A compressed file is read whole (decompressed), a plain one
 		 * only in its events' lines. */
 		uint64_t cost = (uint64_t)st.st_size * (codec == TP_SINK_PLAIN ? 1 : CUT_CODEC_RATIO);
@@ -314,7 +324,8 @@ void tp_cut_folder(const char *folder)
 		bytes += cost;
 		/* A compressed one is read before its claim, under the lock: a
 		 * file it cannot finish is named as left, unclaimed. */
-		int rc = codec == TP_SINK_PLAIN
+		int rc = pf ? tp_cut_pf_scan(fd, codec, (size_t)st.st_size, pid, &hd, &s)
+			 : codec == TP_SINK_PLAIN
 				 ? cut_head(fd, &hd, pid)
 				 : tp_cut_codec_scan(fd, codec, (size_t)st.st_size, pid, &hd, &s);
 		if (rc < 0) {
@@ -332,7 +343,7 @@ void tp_cut_folder(const char *folder)
 			continue;
 		}
 		rc = fstat(fd, &st) < 0 ? -errno
-		     : cut_finish(dir, fd, claim, codec, &hd, pid, &st, final, sizeof(final), &s);
+		     : cut_finish(dir, fd, claim, codec, pf, &hd, pid, &st, final, sizeof(final), &s);
 		close(fd);
 		if (rc < 0) {
 			tp_warn("cannot finish %s/%s, the cut window of an earlier run (pid %ld): %s; "

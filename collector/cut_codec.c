@@ -79,8 +79,9 @@ static void cc_body(struct cc_text *t, const char *p, size_t n)
 }
 
 /* Decompressed text p[0, n). */
-static void cc_feed(struct cc_text *t, const char *p, size_t n)
+static void cc_feed(void *ctx, const char *p, size_t n)
 {
+	struct cc_text *t = ctx;
 	if (t->in_body) {
 		cc_body(t, p, n);
 		return;
@@ -99,8 +100,9 @@ static void cc_feed(struct cc_text *t, const char *p, size_t n)
 /* A frame ended at byte off of the file: its text ends on an event's end
  * (the writer's flush) or the header's.  Returns 0, or -1 when it does
  * not (then the frames before it are what is kept). */
-static int cc_frame_end(struct cc_text *t, size_t off)
+static int cc_frame_end(void *ctx, size_t off)
 {
+	struct cc_text *t = ctx;
 	if (!t->in_body || t->ended || t->over)
 		return -1;
 	unsigned long long events = t->events;
@@ -134,7 +136,8 @@ static ssize_t cc_read(int fd, unsigned char *in, size_t base, size_t size)
 
 /* Reads the file through zstd's stream decoder: 0 at its end or where it
  * is cut or broken, -errno. */
-static int cc_zstd(int fd, size_t size, struct cc_text *t, unsigned char *in, char *out)
+static int cc_zstd(int fd, size_t size, const struct tp_cut_stream *t, unsigned char *in,
+		   char *out)
 {
 	ZSTD_DStream *d = ZSTD_createDStream();
 	if (!d)
@@ -155,8 +158,8 @@ static int cc_zstd(int fd, size_t size, struct cc_text *t, unsigned char *in, ch
 			size_t r = ZSTD_decompressStream(d, &ob, &ib);
 			if (ZSTD_isError(r))
 				goto done; /* broken: the frames before are kept */
-			cc_feed(t, out, ob.pos);
-			if (r == 0 && cc_frame_end(t, base + ib.pos) < 0)
+			t->feed(t->ctx, out, ob.pos);
+			if (r == 0 && t->frame_end(t->ctx, base + ib.pos) < 0)
 				goto done;
 			if (ib.pos == ib.size && ob.pos < ob.size)
 				break;
@@ -169,7 +172,8 @@ done:
 }
 
 /* The same through zlib, member by member. */
-static int cc_gzip(int fd, size_t size, struct cc_text *t, unsigned char *in, char *out)
+static int cc_gzip(int fd, size_t size, const struct tp_cut_stream *t, unsigned char *in,
+		   char *out)
 {
 	z_stream z;
 	memset(&z, 0, sizeof(z));
@@ -190,10 +194,10 @@ static int cc_gzip(int fd, size_t size, struct cc_text *t, unsigned char *in, ch
 			int zr = inflate(&z, Z_NO_FLUSH);
 			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
 				goto done; /* broken: the members before are kept */
-			cc_feed(t, out, CC_OUT - z.avail_out);
+			t->feed(t->ctx, out, CC_OUT - z.avail_out);
 			if (zr == Z_STREAM_END) {
 				/* A member's end: the next one starts a new header. */
-				if (cc_frame_end(t, base + (size_t)got - z.avail_in) < 0 ||
+				if (t->frame_end(t->ctx, base + (size_t)got - z.avail_in) < 0 ||
 				    inflateReset(&z) != Z_OK)
 					goto done;
 				if (!z.avail_in)
@@ -209,23 +213,45 @@ done:
 	return rc;
 }
 
+/* A plain file, fed as it is (its consumer finds its own boundaries). */
+static int cc_plain(int fd, size_t size, const struct tp_cut_stream *t, unsigned char *in)
+{
+	for (size_t base = 0; base < size;) {
+		ssize_t got = cc_read(fd, in, base, size);
+		if (got <= 0)
+			return (int)got;
+		t->feed(t->ctx, (const char *)in, (size_t)got);
+		base += (size_t)got;
+	}
+	return 0;
+}
+
+int tp_cut_codec_read(int fd, int codec, size_t size, const struct tp_cut_stream *t)
+{
+	unsigned char *in = malloc(CC_IN);
+	char *out = malloc(CC_OUT);
+	int rc = -ENOMEM;
+	if (in && out)
+		rc = codec == TP_SINK_ZSTD ? cc_zstd(fd, size, t, in, out)
+		     : codec == TP_SINK_GZIP ? cc_gzip(fd, size, t, in, out)
+					      : cc_plain(fd, size, t, in);
+	free(in);
+	free(out);
+	return rc;
+}
+
 int tp_cut_codec_scan(int fd, int codec, size_t size, long pid, struct tp_cut_head *hd,
 		      struct tp_cut_scan *s)
 {
 	struct cc_text t = { .hd = hd, .pid = pid, .last_step = -1, .at = s };
-	unsigned char *in = malloc(CC_IN);
-	char *out = malloc(CC_OUT);
+	struct tp_cut_stream st = { cc_feed, cc_frame_end, &t };
 	t.head = malloc(TP_CUT_HEAD + 1);
 	t.line = malloc(CC_LINE);
 	int rc = -ENOMEM;
-	if (in && out && t.head && t.line)
-		rc = codec == TP_SINK_ZSTD ? cc_zstd(fd, size, &t, in, out)
-		     : codec == TP_SINK_GZIP ? cc_gzip(fd, size, &t, in, out)
-					      : -EINVAL;
+	if (t.head && t.line)
+		rc = codec == TP_SINK_PLAIN ? -EINVAL : tp_cut_codec_read(fd, codec, size, &st);
 	if (!rc && !t.have)
 		rc = t.in_body || t.hn < TP_CUT_HEAD ? -ENODATA : -EINVAL;
-	free(in);
-	free(out);
 	free(t.head);
 	free(t.line);
 	return rc;

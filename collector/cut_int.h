@@ -1,12 +1,14 @@
 /* What the next run's finishing of cut windows shares between its files
  * (issue 44): collector/cut.c finds, claims and names them and finishes
- * plain JSON; collector/cut_codec.c finishes compressed JSON (.gz, .zst);
- * collector/cut_text.c reads and writes the text both see. */
+ * plain JSON; collector/cut_codec.c finishes compressed JSON (.gz, .zst)
+ * and reads every codec; collector/cut_pf.c finishes Perfetto files;
+ * collector/cut_text.c reads and writes the JSON text. */
 #ifndef TP_COLLECTOR_CUT_INT_H
 #define TP_COLLECTOR_CUT_INT_H
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #define TP_CUT_HEAD 65536 /* the header is read from this much text */
@@ -18,6 +20,7 @@ struct tp_cut_head {
 	long long part, first_step, rank;
 	size_t events_at; /* the first byte after "traceEvents": [\n */
 	int have_devices;
+	uint64_t pf_seq, pf_track; /* a .pftrace's header instant's sequence, track */
 };
 
 /* What finishing keeps of a cut file. */
@@ -49,6 +52,20 @@ int tp_cut_closing(char *buf, size_t size, const struct tp_cut_head *hd,
  * -errno.  cut_text.c. */
 int tp_cut_put(int fd, size_t off, const void *buf, size_t n);
 
+/* Where a file's decompressed bytes go, as tp_cut_codec_read() reads them:
+ * feed() has them in order; frame_end() is told where in the file each
+ * whole frame (gzip member) ends (0, or -1 to stop reading). */
+struct tp_cut_stream {
+	void (*feed)(void *ctx, const char *p, size_t n);
+	int (*frame_end)(void *ctx, size_t off);
+	void *ctx;
+};
+
+/* Reads the file at fd (size bytes) of codec (TP_SINK_*; plain: as it is,
+ * no frame_end()) into t, up to its end or where its stream is cut or
+ * broken.  0, or -errno.  cut_codec.c. */
+int tp_cut_codec_read(int fd, int codec, size_t size, const struct tp_cut_stream *t);
+
 /* The codecs of cut_codec.c (TP_SINK_GZIP, TP_SINK_ZSTD from format/sink.h). */
 
 /* Reads the compressed cut file open at fd (size bytes): its header into hd,
@@ -62,5 +79,18 @@ int tp_cut_codec_scan(int fd, int codec, size_t size, long pid, struct tp_cut_he
 /* Truncates the file at off and appends text[0, n) as one whole frame
  * (member) of codec.  0 or -errno. */
 int tp_cut_codec_end(int fd, int codec, size_t off, const char *text, size_t n);
+
+/* A Perfetto cut file (.pftrace, plain or of codec) as tp_cut_codec_scan()
+ * reads a JSON one: s->keep after its last whole packet (compressed: its
+ * last whole frame), the events and the last step ended there, the header
+ * instant's window into hd.  cut_pf.c. */
+int tp_cut_pf_scan(int fd, int codec, size_t size, long pid, struct tp_cut_head *hd,
+		   struct tp_cut_scan *s);
+
+/* The packets a Perfetto cut window ends with (its trace's name `name`,
+ * then the footer with its `cut` member), as recover_pf.py writes them,
+ * into buf; their length, or -ENAMETOOLONG.  cut_pf.c. */
+int tp_cut_pf_closing(unsigned char *buf, size_t size, const struct tp_cut_head *hd,
+		      const struct tp_cut_scan *s, long pid, time_t mtime, const char *name);
 
 #endif
