@@ -285,8 +285,8 @@ static void pf_event(struct cut_pf *c, const unsigned char *p, const unsigned ch
 {
 	uint32_t num;
 	uint64_t v, type = 0, uuid = 0, iid = 0;
-	const unsigned char *b, *name = NULL, *annos[16];
-	size_t n, nlen = 0, lens[16];
+	const unsigned char *b, *name = NULL, *annos[64];
+	size_t n, nlen = 0, lens[64];
 	int nannos = 0, has_iid = 0;
 	PF_FIELDS(p, e, num, v, b, n)
 	{
@@ -298,7 +298,7 @@ static void pf_event(struct cut_pf *c, const unsigned char *p, const unsigned ch
 			iid = v, has_iid = 1;
 		else if (num == TP_PF_TE_TRACK_UUID && !b)
 			uuid = v;
-		else if (num == TP_PF_TE_ANNOTATIONS && b && nannos < 16)
+		else if (num == TP_PF_TE_ANNOTATIONS && b && nannos < 64)
 			annos[nannos] = b, lens[nannos++] = n;
 	}
 	if (p != e) {
