@@ -346,20 +346,20 @@ void tp_cut_folder(const char *folder)
 		     : cut_finish(dir, fd, claim, codec, pf, &hd, pid, &st, final, sizeof(final), &s);
 		close(fd);
 		if (rc < 0) {
-			tp_warn("cannot finish %s/%s, the cut window of an earlier run (pid %ld): %s; "
+			tp_warn("cannot finish %s/%s, the cut window of a process that died (pid %ld): %s; "
 				"run `traceprof recover %s`", folder, claim, pid, strerror(-rc), folder);
 			continue;
 		}
 		finished++;
 		/* Shown at the default level: a file the user did not expect. */
-		tp_warn("finished %s/%s: the cut window of an earlier run (pid %ld), steps %lld-%lld, "
+		tp_warn("finished %s/%s: the cut window of a process that died (pid %ld), steps %lld-%lld, "
 			"%llu events", folder, final, pid, hd.first_step,
 			s.last_step >= 0 ? s.last_step : hd.first_step, s.events);
 	}
 	closedir(d);
 	close(dir);
 	if (left)
-		tp_warn("%d cut window%s of earlier runs left in %s (%s%s): finish %s with "
+		tp_warn("%d cut window%s of processes that died left in %s (%s%s): finish %s with "
 			"`traceprof recover %s`", left, left > 1 ? "s" : "", folder, first_left,
 			left > 1 ? ", ..." : "", left > 1 ? "them" : "it", folder);
 }

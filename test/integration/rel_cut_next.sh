@@ -106,7 +106,7 @@ for compress in ("none", "zstd"):
     holder.close()
     check(rel.temp_files(folder) == sorted([alive, locked]),
           "%s: only the live writers' temporary files are left (%s)" % (compress, rel.temp_files(folder)))
-    check(err.count("finished") == 3 and "cut window of an earlier run (pid %d)" % pid in err
+    check(err.count("finished") == 3 and "cut window of a process that died (pid %d)" % pid in err
           and "(pid %d)" % sleeper.pid in err,
           "%s: one line each says it was finished: %r" % (compress, err[-800:]))
     cut = [f for f in rel.trace_files(folder) if f not in mine]

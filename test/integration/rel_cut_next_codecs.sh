@@ -79,7 +79,7 @@ for label, fmt, comp, ext, tool in CASES:
     cut = [f for f in files if f not in mine]
     check(len(mine) == 1, "%s: the next run saved its own window (%s)" % (label, files))
     check(not rel.temp_files(folder), "%s: no temporary file is left (%s)" % (label, rel.temp_files(folder)))
-    check(err.count("finished") == 1 and "cut window of an earlier run (pid %d)" % pid in err
+    check(err.count("finished") == 1 and "cut window of a process that died (pid %d)" % pid in err
           and "traceprof recover" not in err, "%s: one line says it was finished: %r" % (label, err[-600:]))
     check(len(cut) == 1 and cut[0].endswith(ext), "%s: one cut trace, %s (%s)" % (label, ext, cut))
     if len(cut) != 1:

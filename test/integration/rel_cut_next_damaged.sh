@@ -76,7 +76,7 @@ for fmt, comp, ext in (("json", "gzip", ".json.gz"), ("json", "zstd", ".json.zst
     check(len(mine) == 1, "%s: the next run saved its own window (%s)" % (label, files))
     finished = re.findall(r"finished (\S+): the cut window", err)
     left = rel.temp_files(folder)
-    m = re.search(r"(\d+) cut windows? of earlier runs left", err)
+    m = re.search(r"(\d+) cut windows? of processes that died left", err)
     check(len(finished) + len(left) == 16 and len(left) == (int(m.group(1)) if m else 0),
           "%s: every copy finished (%d) or left and named (%d): %r" % (label, len(finished), len(left), err[-500:]))
     check(not [n for n in left if n in cut_only] or comp != "none",
