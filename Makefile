@@ -121,7 +121,7 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(DEPS_STAMP) | preflight
 # The generator rewrites a file only when its text changes (so that the
 # objects built from it are not rebuilt for nothing); the stamp records that
 # it ran, so that make does not run it again on every build.
-$(BUILD)/gen/.stamp: scripts/gen-cuda-wrappers $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
+$(BUILD)/gen/.stamp: scripts/gen-cuda-wrappers $(wildcard scripts/cudagen/*.py) $(wildcard $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cuda_runtime_api.h) | preflight
 	@mkdir -p $(BUILD)/gen
 	$(PYTHON) scripts/gen-cuda-wrappers --cuda-home "$(CUDA_HOME)" --out $(BUILD)/gen
 	@touch $@
@@ -183,7 +183,7 @@ check: all $(if $(T),$(T_UNIT_BINS),$(UNIT_BINS)) $(PROG_BINS) $(if $(T),,check-
 # item 2) in the small pytest venv (pytest and hypothesis: scripts/install-deps
 # makes it; like check-deps, this target installs nothing), without the tests
 # marked torchvenv (they need pyarrow or numpy): seconds, no build, no torch.
-# integration/python_units.sh runs all of them with the torch venv.  The
+# integration/python_units.sh runs the torchvenv ones with the torch venv.  The
 # package comes from python/ (test/python/pytest.ini's pythonpath).  No venv:
 # SKIP with the fix.  Pure Python: not run again under a sanitizer
 # (check-asan, check-tsan).  make check runs it first, unless T= names tests.

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "collector/capture.h"
-#include "collector/emit.h"
+#include "collector/hot.h"
 #include "collector/activity.h"
 #include "collector/flush.h"
 #include "collector/live_steps.h"
@@ -279,7 +279,7 @@ void tp_control_emit_step(uint64_t step, uint64_t start, uint64_t end, int at_ex
 	r.arg[0] = tp_control_display_step(step);
 	/* Bit 0: begun at the library's start (step 0; in capture mode step 0
 	 * is the time before the first range, never written); bit 1: ended by
-	 * the exit.  collector/convert.c names the phase. */
+	 * the exit.  collector/markers_decode.c names the phase. */
 	r.arg[1] = (step == 0 && !capture_mode ? 1u : 0u) | (at_exit ? 2u : 0u);
 	tp_emit(t, &r, NULL, 0);
 }

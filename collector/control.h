@@ -1,65 +1,15 @@
-/* The step counter and the recording switch that the hot path reads.
- *
- * tp_state packs the current step and whether that step records:
- *   bits 63..8  step number (starts at 0 when the process starts)
- *   bit 1       TP_STATE_FULL: a recorded call must take the full path
- *               (clock_gettime clock, call stacks, CUPTI correlation: see
- *               tp_control_set_full()); clear, it may take the short one
- *               (rdtsc, one ring write), which tests nothing else
- *   bit 0       TP_STATE_RECORDING: the current step's action is RECORD or
- *               RECORD_AND_SAVE
- * The hot path does one relaxed load of it: a record carries the step it was
- * started in, and the flush thread assigns records to windows by that step
- * alone, so no ordering between threads is needed for correctness. */
+/* The step control: steps, the schedule's action for each, triggered
+ * captures and capture ranges, and the reasons for the full path.  It
+ * writes the switch the hot path reads (tp_state and its bits,
+ * collector/hot.h) at each change; the program's threads only read it. */
 #ifndef TP_COLLECTOR_CONTROL_H
 #define TP_COLLECTOR_CONTROL_H
 
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "collector/hot.h"
 #include "collector/schedule.h"
-
-#define TP_STATE_RECORDING 1ull
-#define TP_STATE_FULL 2ull
-#define TP_STATE_STEP_SHIFT 8
-
-extern _Atomic uint64_t tp_state;
-
-/* The globals every wrapper reads (tp_state, tp_steps_call_id, and the CUDA
- * wrappers' tp_cuda_nest_max and tp_cuda_quiet): one section of their own,
- * which the linker lays out as one block, so that a call that finds them
- * evicted from the caches (the real launch path, bench/RESULTS.md) reloads
- * one or two cache lines instead of four in as many places of .data and
- * .bss.  All are written rarely (step changes, configuration): no false
- * sharing with the hot path. */
-#define TP_HOT_DATA __attribute__((section("tp_hot")))
-/* For an array read at a few indexes (tp_cuda_quiet): a second section that
- * the linker places right after tp_hot, as it meets it later in link order,
- * so that the array's first bytes share tp_hot's line instead of the
- * scalars of later object files coming after the array. */
-#define TP_HOT_DATA_TAIL __attribute__((section("tp_hot_tail")))
-
-/* The offset from the thread pointer of an initial-exec TLS variable of this
- * library: the same in every thread (static TLS), and what the variable's
- * GOT entry holds.  The x86-64 assembly wrappers and tp_short_ functions
- * read their TLS through copies of these offsets kept in tp_hot instead of
- * through the GOT: on the real launch path, where every line is cold, that
- * is one data line fewer (the chain to struct tp_thread starts at the hot
- * line, which the wrappers read anyway; bench/RESULTS.md row 11).  Set by the
- * constructor before tp_control_init(): nothing takes those paths before
- * tp_state records. */
-static inline intptr_t tp_hot_tpoff(const void *tls_var)
-{
-#if defined(__x86_64__)
-	char *tp;
-	/* %fs:0 holds the thread pointer itself (the TCB's self pointer). */
-	__asm__("movq %%fs:0, %0" : "=r"(tp));
-	return (intptr_t)((const char *)tls_var - tp);
-#else
-	(void)tls_var;
-	return 0;
-#endif
-}
 
 /* Sets the schedule and the state of step 0.  Called once by the
  * constructor before any recording. */

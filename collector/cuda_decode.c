@@ -11,7 +11,9 @@
 
 #include "collector/cuda_kernels.h"
 #include "collector/cuda_record.h"
+#include "collector/gpu.h"
 #include "collector/stacks.h"
+#include "common/clock.h"
 #include "common/hashmap.h"
 #include "common/layout.h"
 #include "format/api_args.h"
@@ -152,8 +154,8 @@ static __attribute__((noinline)) void write_with_stacks(struct tp_writer *out, s
 
 /* "result", "correlation" when corr != 0, the decoder class's args, then
  * the stacks' ("stack", "python_stack"). */
-void tp_cuda_decode_event(struct tp_writer *out, const struct tp_record *r, int64_t pid,
-			  int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t corr)
+static void cd_event(struct tp_writer *out, const struct tp_record *r, int64_t pid, int64_t tid,
+		     uint64_t start_ns, uint64_t end_ns, uint64_t corr)
 {
 	struct tp_arg args[2 + TP_API_ARGS_MAX + 2];
 	unsigned n = 0;
@@ -209,7 +211,20 @@ void tp_cuda_decode_event(struct tp_writer *out, const struct tp_record *r, int6
 	}
 }
 
-int tp_cuda_decode_correlates(const struct tp_record *r)
+/* Whether the call may have caused GPU activity that CUPTI links to it
+ * (only those API events are numbered for correlation). */
+static int cd_correlates(const struct tp_record *r)
 {
 	return r->id < TP_CUDA_NFUNCS && (tp_cuda_fns[r->id].flags & TP_CUDA_F_CORR);
+}
+
+void tp_cuda_decode_record(struct tp_writer *out, const struct tp_record *r, int64_t pid,
+			   int64_t tid)
+{
+	uint64_t b = tp_clock_to_ns(r->start), e = tp_clock_to_ns(r->end);
+	/* Correlation and flows to GPU events: see collector/gpu.h. */
+	uint64_t corr = 0;
+	if (tp_gpu_flows_at(r->start) && cd_correlates(r))
+		corr = tp_gpu_note_api(tid, r->start, b, e);
+	cd_event(out, r, pid, tid, b, e, corr);
 }

@@ -8,14 +8,10 @@
 #include "collector/record.h"
 #include "format/writer.h"
 
-/* Writes the complete event of an API record, args included; corr, when not
- * 0, is its "correlation" arg (collector/gpu.h), written right after
- * "result". */
-void tp_cuda_decode_event(struct tp_writer *out, const struct tp_record *r, int64_t pid,
-			  int64_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t corr);
-
-/* Whether the call may have caused GPU activity that CUPTI links to it
- * (only those API events are numbered for correlation). */
-int tp_cuda_decode_correlates(const struct tp_record *r);
+/* Writes the complete event of an API record of thread tid, args
+ * included; a call that may have caused GPU work CUPTI links to it gets its
+ * "correlation" number (collector/gpu.h), written right after "result". */
+void tp_cuda_decode_record(struct tp_writer *out, const struct tp_record *r, int64_t pid,
+			   int64_t tid);
 
 #endif

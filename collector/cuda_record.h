@@ -55,7 +55,7 @@ enum tp_cuda_dec {
 #define TP_CUDA_F_PTSZ 2u
 #define TP_CUDA_F_PTDS 4u
 /* Pushes an external correlation id around the real call while CUPTI
- * records (scripts/gen-cuda-wrappers' CORRELATE): its event gets a
+ * records (CORRELATE in scripts/cudagen/specs.py): its event gets a
  * correlation number (collector/gpu.h). */
 #define TP_CUDA_F_CORR 8u
 /* nvcc's launch plumbing (__cudaPush/PopCallConfiguration, __cudaGetKernel):

@@ -7,7 +7,8 @@
  * The one collector file that knows CUPTI's types: it reads the toolkit's
  * cupti_activity.h, and calls nothing of CUPTI's (collector/cupti_queue.c
  * walks CUPTI's buffers and hands each record here, on the flush thread), so
- * it is unit-tested with records built by hand (test_cupti_convert). */
+ * it is unit-tested with records built by hand (test_cupti_convert,
+ * test_cupti_fields). */
 #include "collector/gpu_internal.h"
 
 #if defined(__has_include)

@@ -1,4 +1,4 @@
-#include "collector/emit.h"
+#include "collector/hot.h"
 
 void tp_emit_named(struct tp_thread *t, struct tp_record *rec, const char *s, size_t len)
 {

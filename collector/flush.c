@@ -360,7 +360,6 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 	tp_fl.base_wall = tp_trace_base_time(tp_clock_wall_offset_ns() +
 					     (int64_t)tp_clock_monotonic_ns());
 	tp_fl_read_identity();
-	tp_live_init(cfg, vars);
 	const char *fmt = cfg->format == TP_FORMAT_PERFETTO ? "perfetto" : "json";
 	tp_fl.ops = tp_writer_find(fmt);
 	if (!tp_fl.ops) {
@@ -386,6 +385,9 @@ void tp_flush_start(const struct tp_config *cfg, const struct tp_template_vars *
 		tp_warn("cannot hold the working or root directory (%s); TRACEPROF_FOLDER "
 			"will follow the program's chdir() and chroot()",
 			strerror(-arc));
+	/* After the anchor: the live folder is made absolute from the
+	 * working directory of the start (a relative TRACEPROF_FOLDER). */
+	tp_live_init(cfg, vars);
 	/* Release: the set-up above is seen by tp_flush_need()'s acquire. */
 	atomic_store_explicit(&F.configured, 1, memory_order_release);
 }

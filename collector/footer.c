@@ -6,6 +6,7 @@
 #include "collector/annos.h"
 #include "collector/convert.h"
 #include "collector/cuda_kernels.h"
+#include "collector/markers_decode.h"
 #include "collector/flush_int.h"
 #include "collector/fthread.h"
 #include "collector/nvtx_decode.h"
@@ -33,7 +34,7 @@ static const struct {
 	{ "thread_names_lost", tp_nvtx_thread_names_lost,
 	  "thread names given with nvtxNameOsThread were not kept (the process keeps 1024 "
 	  "names): those threads show their own names" },
-	{ "categories_lost", tp_convert_categories_lost,
+	{ "categories_lost", tp_markers_categories_lost,
 	  "events kept only the category user_annotation (the process keeps 256 distinct lists "
 	  "of categories): their args.categories has the categories" },
 	{ "kernel_names_lost", tp_cuda_kernels_dropped,

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "collector/convert.h"
+#include "collector/markers_decode.h"
 #include "collector/thread.h"
 
 struct tp_fthread *tp_fthread_get(struct tp_thread *t)
@@ -18,7 +18,7 @@ void tp_fthread_forget(struct tp_thread *t)
 {
 	if (!t->fl)
 		return;
-	tp_marker_stack_free(t->fl->markers);
+	tp_markers_free(t->fl->markers);
 	free(t->fl);
 	t->fl = NULL;
 }

@@ -15,8 +15,8 @@
  * tp_gpu_ext_id(tid, start) around the real call, where start is the clock
  * ticks of its API record.  CUPTI's EXTERNAL_CORRELATION records map its own
  * correlation id to that external id; the API record, when it is converted
- * (collector/convert.c), is noted under the same id with its time and gets a
- * correlation number of ours, written in its args.  A GPU event whose CUPTI
+ * (collector/cuda_decode.c), is noted under the same id with its time and
+ * gets a correlation number of ours, written in its args.  A GPU event whose CUPTI
  * correlation leads to a noted API record in the window gets the same
  * number as its "correlation" and a flow arrow from that API event, as
  * Kineto writes them: Holistic Trace Analysis pairs a launch with its kernel
@@ -55,8 +55,8 @@ static inline uint64_t tp_gpu_ext_id(int64_t tid, uint64_t start_ticks)
 	       (start_ticks & ((1ull << TP_GPU_EXT_TICK_BITS) - 1));
 }
 
-/* Which API records get a correlation number (convert.c): those that can
- * cause GPU work and start while CUPTI records for us.  Both switches are
+/* Which API records get a correlation number (collector/cuda_decode.c):
+ * those that can cause GPU work and start while CUPTI records for us.  Both switches are
  * thrown by the program's thread that changes CUPTI's state, before the
  * change takes effect, and never by the flush thread's pass: a drain that
  * ran before that pass numbered nothing (a short run's launches under load)

@@ -3,10 +3,10 @@
  * tp_live_set_exit_status(), which only stores; the steps' times are kept by
  * collector/live_steps.c. */
 #include "collector/live.h"
+#include "collector/live_file.h"
 #include "collector/live_steps.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +21,9 @@
 #include "collector/nvtx_payload_decode.h"
 #include "collector/thread.h"
 #include "common/clock.h"
-#include "common/fd.h"
 #include "common/log.h"
 #include "format/aggregate.h"
 #include "format/json.h"
-#include "format/sink.h"
-#include "format/template.h"
 #include "format/writer.h"
 
 /* The file's update period: the windows' disk flush's (TP_FL_DISK_NS) would
@@ -58,10 +55,7 @@ static _Atomic int lv_exit;
 
 static struct {
 	int on;
-	char path[PATH_MAX];	/* the file */
-	char tmp[PATH_MAX];	/* its temporary name, renamed onto it */
-	char folder[PATH_MAX];	/* made on the first write */
-	int made, failed_said;
+	int failed_said;
 	uint64_t last_ns;	/* monotonic time of the last write */
 	int64_t started_ns;	/* realtime at the library's start */
 	uint64_t events_gone, dropped_gone; /* counts of threads freed */
@@ -86,49 +80,13 @@ static int64_t lv_wall(uint64_t ticks)
 	return (int64_t)tp_clock_to_ns(ticks) + tp_clock_wall_offset_ns();
 }
 
-static void lv_name(void)
-{
-	char name[NAME_MAX + 1];
-	char host[256];
-	/* '/' in a host name would make a folder. */
-	snprintf(host, sizeof(host), "%s", tp_fl.vars.hostname[0] ? tp_fl.vars.hostname : "host");
-	for (char *c = host; *c; c++)
-		if (*c == '/')
-			*c = '_';
-	host[200] = '\0';
-	snprintf(name, sizeof(name), "%.200s.%lld.json", host, (long long)tp_fl.pid);
-	int n = snprintf(L.path, sizeof(L.path), "%s/%s", L.folder, name);
-	int m = snprintf(L.tmp, sizeof(L.tmp), "%s/.%s.tmp", L.folder, name);
-	if (n < 0 || (size_t)n >= sizeof(L.path) || m < 0 || (size_t)m >= sizeof(L.tmp)) {
-		tp_warn("TRACEPROF_LIVE_DIR: the live file's path is too long (%s); no live file",
-			L.folder);
-		L.on = 0;
-	}
-}
-
 void tp_live_init(const struct tp_config *cfg, const struct tp_template_vars *vars)
 {
 	L.on = 0;
 	L.started_ns = lv_realtime_ns();
 	if (!cfg->live)
 		return;
-	struct tp_template_vars v = *vars;
-	v.step = 0;
-	char err[600], dir[PATH_MAX];
-	const char *tmpl = cfg->live_dir[0] ? cfg->live_dir : cfg->folder;
-	if (tp_template_expand(tmpl, &v, dir, sizeof(dir) - 8, err, sizeof(err)) < 0) {
-		tp_warn("%s: %s; no live file", cfg->live_dir[0] ? "TRACEPROF_LIVE_DIR" :
-				"TRACEPROF_FOLDER", err);
-		return;
-	}
-	if (!cfg->live_dir[0])
-		strcat(dir, "/.live");
-	/* Absolute now: the program may chdir() later (format/sink.h). */
-	char abs[PATH_MAX];
-	snprintf(L.folder, sizeof(L.folder), "%s", tp_sink_abs_path(dir, abs, sizeof(abs)));
-	L.on = 1;
-	L.made = 0;
-	lv_name();
+	L.on = tp_live_file_init(cfg, vars);
 }
 
 /* exit()'s status: on_exit() handlers get it.  Registered once the
@@ -168,7 +126,7 @@ void tp_live_after_fork_child(void)
 	L.ntop = 0; /* the parent's windows are not the child's */
 	tp_live_steps_reset();
 	if (L.on)
-		lv_name();
+		tp_live_file_child();
 }
 
 /* ---- the JSON ------------------------------------------------------------ */
@@ -489,41 +447,6 @@ static void lv_build(struct tp_json *j, int finished)
 	tp_json_lit(j, "]}\n");
 }
 
-/* Writes the temporary file and renames it onto the file.  Returns 0 or
- * -errno. */
-static int lv_store(const char *buf, size_t len)
-{
-	if (!L.made) {
-		int rc = tp_sink_mkdirs(L.folder);
-		if (rc < 0)
-			return rc;
-		L.made = 1;
-	}
-	struct tp_fd f = TP_FD_NONE;
-	int rc = tp_fd_open_at(&f, AT_FDCWD, L.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (rc < 0)
-		return rc;
-	size_t off = 0;
-	while (off < len && rc == 0) {
-		ssize_t n = tp_fd_ours(&f) ? write(f.fd, buf + off, len - off) : -1;
-		if (n > 0)
-			off += (size_t)n;
-		else if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n == 0)
-			rc = -EIO;
-	}
-	if (tp_fd_close(&f) < 0 && rc == 0)
-		rc = -EBADF;
-	if (rc == 0 && rename(L.tmp, L.path) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		unlink(L.tmp);
-		L.made = 0; /* the folder may have been removed: made again next time */
-	}
-	return rc;
-}
-
 static void lv_write(int finished)
 {
 	if (!L.on)
@@ -537,13 +460,13 @@ static void lv_write(int finished)
 	lv_build(&L.j, finished);
 	int rc = tp_json_error(&L.j);
 	if (rc == 0)
-		rc = lv_store(L.j.buf, L.j.len);
+		rc = tp_live_file_store(L.j.buf, L.j.len);
 	if (rc < 0 && !L.failed_said) {
 		L.failed_said = 1;
 		tp_warn("cannot write the live file %s: %s; `traceprof top` will not see this "
 			"process until it can (set TRACEPROF_LIVE_DIR to a writable folder, or "
 			"TRACEPROF_LIVE=0)",
-			L.path, strerror(-rc));
+			tp_live_file_path(), strerror(-rc));
 	}
 	errno = saved;
 }

@@ -81,8 +81,8 @@ static inline char *tp_record_inline_name(struct tp_record *r)
 }
 
 /* The string a record carries in its extras (or "" with len 0): the flush
- * thread's, for every decoder of records (collector/convert.c and the
- * sources' decoders beside it). */
+ * thread's, for every decoder of records (collector/<source>_decode.c,
+ * which collector/convert.c dispatches to). */
 static inline const char *tp_record_string(const struct tp_record *r, size_t *len)
 {
 	if (!(r->flags & TP_RF_STRING) && r->kind == TP_REC_OP) {

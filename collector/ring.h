@@ -41,7 +41,7 @@ struct tp_ring {
 	 * reads anyway. */
 	uint64_t mask;
 	struct tp_record *slots;
-	/* Not the ring's: struct tp_thread's flag (collector/emit.h), set by
+	/* Not the ring's: struct tp_thread's flag (collector/hot.h), set by
 	 * the owner thread while it writes into this ring, so that a signal
 	 * handler that records in the middle of a write drops its record
 	 * instead of corrupting the slot.  Here because the write touches this
@@ -148,7 +148,7 @@ static inline void tp_ring_drop(struct tp_ring *r)
 }
 
 /* Producer: counts one record lost because a signal handler recorded while
- * its thread was writing (emit.h's `writing`), in `dropped` and in
+ * its thread was writing (hot.h's `writing`), in `dropped` and in
  * `dropped_interrupted`.  Same ordering as tp_ring_drop(). */
 static inline void tp_ring_drop_interrupted(struct tp_ring *r)
 {

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "collector/control.h"
+#include "collector/hot_data.h"
 #include "common/log.h"
 #include "common/procfs.h"
 

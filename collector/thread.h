@@ -66,7 +66,7 @@ struct tp_thread {
 extern __thread struct tp_thread *tp_self __attribute__((tls_model("initial-exec")));
 
 /* tp_self's offset from the thread pointer, on the hot globals' line
- * (tp_hot_tpoff(), collector/control.h), and tp_self read through it: for
+ * (tp_hot_tpoff(), collector/hot_data.h), and tp_self read through it: for
  * the x86-64 short path only (the assembly wrappers and tp_short_
  * functions), which runs after the constructor has set it. */
 extern intptr_t tp_self_tpoff;

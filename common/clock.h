@@ -30,7 +30,7 @@ static inline uint64_t tp_clock_monotonic_ns(void)
 }
 
 /* The TSC itself, for the hot path's short form, which runs only when
- * tp_clock_source_cur is TP_CLOCK_TSC (collector/control.h: TP_FULL_CLOCK).
+ * tp_clock_source_cur is TP_CLOCK_TSC (collector/control.h's TP_FULL_CLOCK).
  * Elsewhere than x86-64 that never happens; the fallback keeps it correct. */
 static inline __attribute__((always_inline)) uint64_t tp_clock_tsc(void)
 {

@@ -208,7 +208,7 @@ static inline char *tp_json_put_i64(char *d, int64_t v)
  * first digit in the lowest byte), computed in registers: 2 and 4 digits per
  * lane by multiply-shift divisions (10486 / 2^20 and 103 / 2^10 divide
  * exactly by 100 and 10 in these ranges).  Checked against tp_json__put8()
- * for all 10^8 values (test_json).  Stored as a whole word, the digits need
+ * for all 10^8 values (test_json_numbers).  Stored as a whole word, the digits need
  * no scratch buffer: digits built with narrow stores and copied out with a
  * wide load stall on store forwarding. */
 static inline uint64_t tp_json__digits8(uint32_t v)

@@ -32,6 +32,19 @@ int tp_sink_anchor(void);
  * (absolute already, no anchor, or too long for buf). */
 const char *tp_sink_abs_path(const char *path, char *buf, size_t size);
 
+/* An *at() call: dfd and rel as for openat().  Returns 0 or -errno. */
+typedef int (*tp_sink_at_fn)(int dfd, const char *rel, void *arg);
+
+/* The one way to a path for an *at() call: runs fn on path as (directory
+ * descriptor, relative path) from the anchored root (tp_sink_anchor()),
+ * relative paths joined to the start directory first; without an anchor,
+ * (AT_FDCWD, path).  When fn fails with -EBADF because the program closed
+ * the root's number between its check and the call, the root is opened
+ * again and fn runs once more (bounded: a second EBADF is the answer).
+ * Returns fn's result, or -ENOENT when the root is lost (another directory
+ * is "/" now: a chroot after the anchor's descriptor was taken). */
+int tp_sink_at(const char *path, tp_sink_at_fn fn, void *arg);
+
 /* Creates folder (and its parents, mode 0755 under the umask) if missing.
  * Returns 0 or -errno (ENOTDIR when a component is a file). */
 int tp_sink_mkdirs(const char *folder);
@@ -71,6 +84,21 @@ struct tp_digest;
 /* The samples' digest of the bytes written so far, before compression
  * (format/digest.h): what a footer's table covers. */
 const struct tp_digest *tp_sink_digest(const struct tp_sink *s);
+
+/* Lists the temporary file dir/name (dir absolute) as open (also
+ * collector/live.c's file in a forked child: it goes at _exit() too).  Returns its
+ * slot, or -1 when not listed (no slot, too long).  When the process is
+ * already in tp_sink_live_drop(), removes the file. */
+int tp_sink_live_add(const char *dir, const char *name);
+
+/* Takes slot i (-1: none) off the list. */
+void tp_sink_live_del(int i);
+
+/* 1 when this process is in tp_sink_live_drop() (from any thread): a file
+ * listed with tp_sink_live_add() and written again after it (a rename onto
+ * its name) is removed by its writer, which checks this after the rename
+ * (sequentially consistent with the dropper's store, as the add is). */
+int tp_sink_live_dying(void);
 
 /* At _exit() (preload/exit.c), from any thread: in a forked child (after
  * tp_sink_live_forget()), removes the temporary files of its open sinks,

@@ -64,18 +64,7 @@ struct tp_sink {
 
 /* ---- sink_anchor.c ---- */
 
-/* An *at() call: dfd and rel as for openat().  Returns 0 or -errno. */
-typedef int (*tp_sink_at_fn)(int dfd, const char *rel, void *arg);
-
-/* The one way to a path for an *at() call: runs fn on path as (directory
- * descriptor, relative path) from the anchored root (tp_sink_anchor()),
- * relative paths joined to the start directory first; without an anchor,
- * (AT_FDCWD, path).  When fn fails with -EBADF because the program closed
- * the root's number between its check and the call, the root is opened
- * again and fn runs once more (bounded: a second EBADF is the answer).
- * Returns fn's result, or -ENOENT when the root is lost (another directory
- * is "/" now: a chroot after the anchor's descriptor was taken). */
-int tp_sink_at(const char *path, tp_sink_at_fn fn, void *arg);
+/* tp_sink_at(): format/sink.h. */
 
 /* ---- sink_fd.c ---- */
 
@@ -103,13 +92,7 @@ int tp_sink_out(struct tp_sink *s, const void *p, size_t n);
 
 /* ---- sink_live.c ---- */
 
-/* Lists the temporary file dir/name (dir absolute) as open.  Returns its
- * slot, or -1 when not listed (no slot, too long).  When the process is
- * already in tp_sink_live_drop(), removes the file. */
-int tp_sink_live_add(const char *dir, const char *name);
-
-/* Takes slot i (-1: none) off the list. */
-void tp_sink_live_del(int i);
+/* tp_sink_live_add(), tp_sink_live_del(): format/sink.h. */
 
 /* ---- sink_codec.c ---- */
 

@@ -78,6 +78,12 @@ int tp_sink_live_add(const char *dir, const char *name)
 	return -1;
 }
 
+int tp_sink_live_dying(void)
+{
+	/* seq_cst: partner of the dropper's store (see the top). */
+	return atomic_load_explicit(&sl_dying, memory_order_seq_cst) == (int)getpid();
+}
+
 void tp_sink_live_del(int i)
 {
 	if (i < 0 || i >= SL_SLOTS)

@@ -4,9 +4,9 @@
 
 #include <string.h>
 
-#include "collector/emit.h"
+#include "collector/control.h"
+#include "collector/hot.h"
 #include "preload/export.h"
-#include "preload/hook.h"
 #include "preload/state.h"
 
 /* Whether this process records: 0 without profiling (TRACEPROF_ENABLE=0, a

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "collector/control.h"
+#include "collector/hot_data.h"
 #include "preload/cuda_pack.h"
 
 TP_HOT_DATA uint32_t tp_cuda_nest_max;

@@ -87,7 +87,7 @@ extern uint8_t tp_cuda_quiet[TP_CUDA_NFUNCS + 1];
 extern uint32_t tp_cuda_nest_max;
 extern __thread uint32_t tp_cuda_in_runtime __attribute__((tls_model("initial-exec")));
 /* Its offset from the thread pointer on the hot globals' line, for the
- * x86-64 short path (tp_hot_tpoff(), collector/control.h), and that path's
+ * x86-64 short path (tp_hot_tpoff(), collector/hot_data.h), and that path's
  * increment and decrement through it: "memory" orders them with the C code's
  * own reads of tp_cuda_in_runtime and keeps them on their side of the real
  * call. */

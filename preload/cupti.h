@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "collector/gpu.h"
-#include "preload/hook.h"
+#include "collector/hot.h"
 
 /* The CUDA module calls this after the real cuInit returned `result` (every
  * call; only the first successful one does anything).  It sets CUPTI up on

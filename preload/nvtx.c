@@ -27,7 +27,8 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "collector/emit.h"
+#include "collector/control.h"
+#include "collector/hot.h"
 #include "collector/nvtx_decode.h"
 #include "common/log.h"
 #include "preload/export.h"

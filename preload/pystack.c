@@ -36,7 +36,7 @@
 #include "collector/pystack_decode.h"
 #include "common/dl.h"
 #include "common/log.h"
-#include "preload/hook.h"
+#include "collector/hot.h"
 #include "preload/pystack_api.h"
 
 struct tp_py_api tp_py;

@@ -53,4 +53,14 @@ uint32_t tp_pystack_name(py_obj *code, int *keep);
  * GIL-holding capture).  Never takes the GIL, allocates nothing. */
 size_t tp_pystack_shadow(uint64_t *out, size_t max, int *have);
 
+/* TRACEPROF_PYTHON_STACK (preload/pystack.c): set once at start when the
+ * option is on and this process runs CPython 3.9+. */
+extern int tp_pystack_on;
+int tp_pystack_init(void);
+/* The calling thread's Python frames, innermost first: from its shadow
+ * stack (preload/pystack_profile.c) when it keeps one, else through the
+ * frame API when it holds the GIL.  Fills at most max entries
+ * (collector/pystack_decode.h) and returns their number; 0 without Python. */
+size_t tp_pystack_capture(uint64_t *out, size_t max);
+
 #endif

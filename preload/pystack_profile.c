@@ -41,7 +41,7 @@
 #include "collector/pystack_decode.h"
 #include "common/log.h"
 #include "preload/export.h"
-#include "preload/hook.h"
+#include "collector/hot.h"
 #include "preload/pystack_api.h"
 #include "preload/tls.h"
 

@@ -26,7 +26,8 @@
 
 #include "collector/pystack_decode.h"
 #include "collector/stacks.h"
-#include "preload/hook.h"
+#include "collector/hot.h"
+#include "preload/pystack_api.h"
 
 int tp_hook_stack_depth;
 int tp_hook_native_stack;

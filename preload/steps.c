@@ -15,6 +15,7 @@
 
 #include "collector/capture.h"
 #include "collector/control.h"
+#include "collector/hot_data.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"

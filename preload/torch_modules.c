@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/emit.h"
+#include "collector/hot.h"
 #include "common/hashmap.h"
 #include "common/log.h"
 #include "preload/export.h"

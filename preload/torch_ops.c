@@ -43,12 +43,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "collector/emit.h"
+#include "collector/control.h"
+#include "collector/hot.h"
 #include "common/dl.h"
 #include "common/layout.h"
 #include "common/log.h"
 #include "preload/export.h"
-#include "preload/hook.h"
+#include "preload/pystack_api.h"
 #include "preload/tls.h"
 #include "preload/traceprof.h"
 

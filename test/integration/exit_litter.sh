@@ -7,8 +7,14 @@
 # parent's fork child records, has its temporary file, and ends with _exit /
 # _Exit; a vfork child's _exit (in the parent's memory) removes nothing of
 # the parent's; the parent's file is saved.  Then Python's os._exit() in a
-# forked child, as multiprocessing does.
+# forked child, as multiprocessing does.  With the live files on, as by
+# default: the child's live file goes too (it would stay "running" for
+# `traceprof top` forever), the program's own stays.
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE
+# the trace folder's files but the live ones; lives: how many live files.
+files() { (cd "$1" && find . -type f -not -path './.live/*' | sort | tr '\n' ' '); }
+lives() { ls -A "$1/.live" 2>/dev/null | grep -vc '^\.' || true; }
 P="$BUILD/test/prog_exit_litter"
 [ -x "$P" ] || die "$P not built"
 # The program itself ends with _exit() once its file exists: its window's
@@ -20,7 +26,8 @@ mkdir -p "$TP_TMP/t_self"
 TRACEPROF_FOLDER="$TP_TMP/t_self" TRACEPROF_FLUSH_MS=10 traced "$P" "$TP_TMP/t_self" self \
 	>self.out 2>self.err || die "self: failed: $(cat self.err)"
 [ "$(cat self.out)" = "parent tmp before: 1" ] || die "self: the program saw $(cat self.out)"
-files=$(cd "$TP_TMP/t_self" && find . -type f | tr '\n' ' ')
+files=$(files "$TP_TMP/t_self")
+[ "$(lives "$TP_TMP/t_self")" = 1 ] || die "self: want its live file, got: $(ls -A "$TP_TMP/t_self/.live")"
 case "$files" in
 "./.rank0.step0.trace.$TP_EXT.tmp."*) echo "self: keeps $files" ;;
 *) die "self: want the window's temporary file, got: $files" ;;
@@ -47,7 +54,9 @@ parent tmp of step 1: 1"
 $(cat $how.out)
 --- instead of
 $want"
-	files=$(cd "$TP_TMP/t_$how" && find . -type f | sort | tr '\n' ' ')
+	files=$(files "$TP_TMP/t_$how")
+	[ "$(lives "$TP_TMP/t_$how")" = 1 ] ||
+		die "$how: want the parent's live file only, got: $(ls -A "$TP_TMP/t_$how/.live")"
 	[ "$files" = "./rank0.step0.trace.$TP_EXT ./rank0.step1.trace.$TP_EXT " ] ||
 		die "$how: want the parent's two files only, got: $files"
 	echo "$how: $files"
@@ -75,6 +84,7 @@ PY
 PYTHONPATH="$TP_TOP/python" TRACEPROF_FOLDER="$TP_TMP/t_py" TRACEPROF_FLUSH_MS=10 traced \
 	"$PYTHON" fk.py "$TP_TMP/t_py" >py.out 2>py.err || die "python: failed: $(cat py.err)"
 grep -qx "child tmp: True" py.out || die "python: the child had no temporary file to leave: $(cat py.out py.err)"
-files=$(cd "$TP_TMP/t_py" && find . -type f | sort | tr '\n' ' ')
+files=$(files "$TP_TMP/t_py")
+[ "$(lives "$TP_TMP/t_py")" = 1 ] || die "python: want the parent's live file only, got: $(ls -A "$TP_TMP/t_py/.live")"
 [ "$files" = "./rank0.step0.trace.$TP_EXT " ] || die "python: want the parent's file only, got: $files"
 echo "python os._exit: $files"

@@ -3,7 +3,10 @@
 # relative name, traces still go to the first folder and rotation (keep 1,
 # or keep 0 after a TRACEPROF_ON_SAVE command) deletes only its own files,
 # and a TRACEPROF_ON_SAVE command gets the saved file's absolute path.
+# With the live file on, as by default: its folder (.live) is resolved at
+# start too, and is all that keep 0 leaves.
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 
@@ -18,7 +21,7 @@ run() { # name, variables...
 	[ "$out" = ok ] || die "$name: $out"
 	[ "$(cat "$TP_TMP/$name/other/out/rank0.step0.trace.json" 2>/dev/null)" = foreign ] ||
 		die "$name: the program's own rank0.step0.trace.json was deleted or changed"
-	extra=$(ls "$TP_TMP/$name/other/out" | grep -v '^rank0.step0.trace.json$' || true)
+	extra=$(ls -A "$TP_TMP/$name/other/out" | grep -v '^rank0.step0.trace.json$' || true)
 	[ -z "$extra" ] || die "$name: traces written after chdir into the program's folder: $extra"
 }
 run keep1 TRACEPROF_NUM_TRACES_TO_KEEP=1
@@ -28,7 +31,8 @@ left=$(ls "$TP_TMP/keep1/start/out")
 # The upload of step 0's file ends after the chdir: its deletion comes then.
 run keep0 TRACEPROF_NUM_TRACES_TO_KEEP=0 'TRACEPROF_ON_SAVE=sleep 0.5'
 left=$(ls -A "$TP_TMP/keep0/start/out")
-[ -z "$left" ] || die "keep0: uploaded files not deleted: $left"
+[ "$left" = .live ] || die "keep0: uploaded files not deleted: $left"
+grep -q '"finished"' "$TP_TMP"/keep0/start/out/.live/*.json || die "keep0: no finished live file"
 # The command gets the file's absolute path: it runs in the program's
 # working directory of the moment (../other after the chdir), where the
 # relative path out/rank0.step0.trace.json names the program's own file.

@@ -9,6 +9,7 @@
 # waits at most the bound.  2 s here; the test allows 1.5 s of run, and
 # generous slack for a loaded machine.
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 command -v taskset >/dev/null || skip "no taskset"

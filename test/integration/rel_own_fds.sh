@@ -4,6 +4,7 @@
 # number the program closed and reused, never closes one of the program's,
 # and still writes complete traces (it reopens its own files).
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 

@@ -4,6 +4,7 @@
 # loop: 2 threads (one records short steps, each its own saved window, the
 # other forks), up to 300 children per mode; every child must exit 0.
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 n=${TP_FORK_CHILDREN:-300}

@@ -10,7 +10,8 @@
 #    and the parent's trace is saved as usual.
 #  - Item 12: a program that chroots before its last step: every window,
 #    the last one too, is in the real folder (absolute and relative
-#    TRACEPROF_FOLDER), none under the jail.
+#    TRACEPROF_FOLDER), none under the jail, and the live file says
+#    finished there.
 #  - Item 11: under the program's own RLIMIT_AS with a little room, its
 #    threads' mallocs succeed as without traceprof, one `traceprof:` line
 #    says what is not recorded, and the trace counts the lost events.
@@ -22,6 +23,7 @@
 #    files where it opens 28 without traceprof (22 before issue 30, 24
 #    before the folder and /proc/self/stat were let go).
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_own_life"
 [ -x "$prog" ] || skip "$prog not built"
 
@@ -80,6 +82,9 @@ if [ "$(id -u)" = 0 ]; then
 		case $folder in /*) dir=$folder ;; *) dir=$TP_TMP/start/$folder ;; esac
 		n=$(ls "$dir" 2>/dev/null | grep -c "step3.trace.$TP_EXT" || true)
 		[ "$n" = 1 ] || die "chroot $folder: the last window is not in $dir: $(ls -R "$TP_TMP/start" "$dir" 2>&1)"
+		# The live file too: written after the chroot, still in the folder.
+		grep -q '"state":"finished"' "$dir"/.live/*.json ||
+			die "chroot $folder: the live file does not say finished: $(cat "$dir"/.live/*.json 2>&1)"
 	done
 else
 	echo "not root: the chroot case is left out"

@@ -2,6 +2,7 @@
 # with TRACEPROF_MAX_FILE_MB=1 each window is split into parts, and keep 1
 # leaves every part of the newest window and none of the older ones.
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_steps"
 [ -x "$prog" ] || skip "$prog not built"
 out=$(TRACEPROF_SAMPLE_MS=0 TRACEPROF_BUFFER_EVENTS=1048576 TRACEPROF_MAX_FILE_MB=1 \

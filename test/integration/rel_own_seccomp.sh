@@ -3,6 +3,7 @@
 # filtered) and then exits must exit 0 with a complete trace: the final
 # save runs on traceprof's flush thread, not on the exiting thread.
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 plain=$("$prog" seccomp) || die "without the library: exit $?"

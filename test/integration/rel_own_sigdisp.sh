@@ -8,6 +8,7 @@
 # spawn and forkserver start methods (forkserver copies the parent's SIGINT
 # handler into each worker with signal.signal(), which refuses a foreign one).
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_sig_disp"
 T="$BUILD/traceprof"
 [ -x "$prog" ] || die "$prog not built"

@@ -3,6 +3,7 @@
 # library (the first signal's fate stands), and the trace is saved
 # (TRACEPROF_SAVE_ON_SIGNAL=1: the handlers are opt-in, issue 30 item 1).
 . "$TP_TOP/test/lib/common.sh"
+unset TRACEPROF_LIVE # as by default: the live file is on
 prog="$BUILD/test/prog_rel_own"
 [ -x "$prog" ] || skip "$prog not built"
 

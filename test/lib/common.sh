@@ -6,8 +6,10 @@ cd "$TP_TMP"
 
 # The live files (docs/live.md, `<trace folder>/.live/`) are on by default;
 # the tests of other features list their trace folders file by file (find,
-# os.walk), so they run without them.  The live tests (live_*.sh) unset it.
-export TRACEPROF_LIVE=0
+# os.walk), so they run without them.  The live tests (live_*.sh) and the
+# rel_own_* ones unset it.  TP_TEST_LIVE=1 runs every test with them on (to
+# find what they break; the listings then fail).
+export TRACEPROF_LIVE=${TP_TEST_LIVE:-0}
 
 # Fails the test with a message.
 die() { echo "FAIL: $*" >&2; exit 1; }

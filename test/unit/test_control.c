@@ -1,4 +1,4 @@
-/* The hot path's state word (collector/control.h): the TP_STATE_FULL bit
+/* The hot path's state word (collector/hot.h; collector/control.c writes it): the TP_STATE_FULL bit
  * follows the OR of its reasons, and survives step transitions, also when
  * both change at once from two threads. */
 #include <check.h>

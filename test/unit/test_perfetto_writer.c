@@ -1,12 +1,11 @@
-/* Unit tests for format/pb.h (the bytes of varints and nested lengths) and
- * format/perfetto_writer.c: events written through a real sink into a file,
- * then decoded by Debian's protoc with Perfetto's published schema
- * (../shared/clients/perfetto_trace.proto from the repository's root;
- * TP_PERFETTO_PROTO overrides it, PROTOC the command), and the decoded text
+/* Unit tests for format/perfetto_writer.c: events written through a real
+ * sink into a file, then decoded by Debian's protoc with Perfetto's
+ * published schema (test/unit/perfetto_decode.h), and the decoded text
  * checked: names interned and resolved, slice counts, begins and ends
  * balanced per track, argument values, flows, times, track names, the
- * documents.  Without protoc or the schema, only the encoder's tests run and
- * the suite exits 77 after "SKIP: reason". */
+ * documents.  Without protoc or the schema, only the discard test runs and
+ * the suite exits 77 after "SKIP: reason".  The encoder's bytes (format/pb.h):
+ * test_perfetto_pb.c. */
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -23,116 +22,7 @@
 #include "format/writer.h"
 
 #include "test/unit/check_main.h"
-
-/* ---- the encoder -------------------------------------------------------------- */
-
-START_TEST(test_varint_bytes)
-{
-	uint8_t b[16], *e;
-	e = tp_pb_put_varint(b, 300);
-	ck_assert_int_eq(e - b, 2);
-	ck_assert_int_eq(b[0], 0xac);
-	ck_assert_int_eq(b[1], 0x02);
-	e = tp_pb_put_varint(b, 0);
-	ck_assert_int_eq(e - b, 1);
-	ck_assert_int_eq(b[0], 0);
-	e = tp_pb_put_varint(b, UINT64_MAX);
-	ck_assert_int_eq(e - b, 10);
-	ck_assert_int_eq(b[9], 0x01);
-	/* A negative int64 is its two's complement: 10 bytes. */
-	e = tp_pb_put_int(b, 1, -1);
-	ck_assert_int_eq(e - b, 11);
-	ck_assert_int_eq(b[0], 0x08);
-	/* field 47, fixed64: tag (47 << 3 | 1) = 377 = f9 02. */
-	e = tp_pb_put_fixed64(b, 47, 0x0102030405060708ull);
-	ck_assert_int_eq(e - b, 10);
-	ck_assert_int_eq(b[0], 0xf9);
-	ck_assert_int_eq(b[1], 0x02);
-	ck_assert_int_eq(b[2], 0x08);
-	ck_assert_int_eq(b[9], 0x01);
-	ck_assert_uint_eq(tp_pb_varint_len(127), 1);
-	ck_assert_uint_eq(tp_pb_varint_len(128), 2);
-}
-END_TEST
-
-/* A string field's text (tp_pb_put_text): bytes as given when they are
- * UTF-8, each invalid sequence (maximal subpart) replaced by U+FFFD, within
- * TP_PB_TEXT_ROOM. */
-static void text_is(const char *in, size_t n, const char *want, size_t wn)
-{
-	uint8_t b[512], *e;
-	ck_assert_uint_le(TP_PB_TAG_MAX + TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(n), sizeof(b));
-	e = tp_pb_put_text(b, 6, in, n);
-	ck_assert_int_eq(b[0], 6 << 3 | 2);
-	ck_assert_uint_eq(b[1], wn); /* one varint byte below 128 */
-	ck_assert_uint_eq((size_t)(e - b), 2 + wn);
-	ck_assert_msg(!memcmp(b + 2, want, wn), "text of %zu bytes not as wanted", n);
-	ck_assert_uint_le((size_t)(e - b), TP_PB_TAG_MAX + TP_PB_VARINT_MAX + TP_PB_TEXT_ROOM(n));
-}
-
-#define TEXT_IS(in, want) text_is(in, sizeof(in) - 1, want, sizeof(want) - 1)
-#define FFFD "\xef\xbf\xbd"
-
-START_TEST(test_text_utf8)
-{
-	TEXT_IS("cudaLaunchKernel", "cudaLaunchKernel");
-	TEXT_IS("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-	TEXT_IS("a\xff" "b", "a" FFFD "b");
-	TEXT_IS("bad \xc3(", "bad " FFFD "(");
-	/* A name cut inside a character (a thread name at 15 bytes). */
-	TEXT_IS("\xe2\x82\xac\xe2\x82", "\xe2\x82\xac" FFFD);
-	/* A surrogate and an overlong form: one U+FFFD a byte. */
-	TEXT_IS("\xed\xa0\x80", FFFD FFFD FFFD);
-	TEXT_IS("\xc0\xaf", FFFD FFFD);
-	/* The worst case: every byte invalid, three times as long. */
-	char in[100], want[300];
-	memset(in, 0xff, sizeof(in));
-	for (size_t i = 0; i < sizeof(in); i++)
-		memcpy(want + 3 * i, FFFD, 3);
-	uint8_t b[400], *e = tp_pb_put_text(b, 6, in, sizeof(in));
-	ck_assert_uint_eq((size_t)(e - b), 1 + 2 + sizeof(want));
-	ck_assert(!memcmp(e - sizeof(want), want, sizeof(want)));
-}
-END_TEST
-
-/* A nested message of n body bytes: its length takes 1, 2 or (redundantly) 4
- * bytes, and the body follows it. */
-static size_t nested(uint8_t *buf, size_t n, uint8_t **body)
-{
-	uint8_t *m, *d = tp_pb_open(buf, 1, &m);
-	/* As the writer does: room for the slot's widest form. */
-	ck_assert_uint_ge(40000 - (size_t)(d - buf), n + 3);
-	memset(d, 'x', n);
-	d[0] = 'a';
-	d[n - 1] = 'z';
-	d = tp_pb_close(m, d + n);
-	*body = m;
-	return (size_t)(d - buf);
-}
-
-START_TEST(test_nested_lengths)
-{
-	static uint8_t buf[40000];
-	uint8_t *m;
-	ck_assert_uint_eq(nested(buf, 5, &m), 1 + 1 + 5);
-	ck_assert_int_eq(m[0], 5);
-	ck_assert_int_eq(m[1], 'a');
-	ck_assert_int_eq(m[5], 'z');
-	ck_assert_uint_eq(nested(buf, 200, &m), 1 + 2 + 200);
-	ck_assert_int_eq(m[0], (200 & 0x7f) | 0x80);
-	ck_assert_int_eq(m[1], 200 >> 7);
-	ck_assert_int_eq(m[2], 'a');
-	ck_assert_int_eq(m[201], 'z');
-	ck_assert_uint_eq(nested(buf, 20000, &m), 1 + 4 + 20000);
-	uint64_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint64_t)(m[i] & 0x7f) << (7 * i);
-	ck_assert_uint_eq(v, 20000);
-	ck_assert_int_eq(m[2] & 0x80, 0x80);
-	ck_assert_int_eq(m[3] & 0x80, 0);
-	ck_assert_int_eq(m[4], 'a');
-}
-END_TEST
+#include "test/unit/perfetto_decode.h"
 
 /* ---- writing a trace ---------------------------------------------------------------- */
 
@@ -268,142 +158,11 @@ static void write_trace(void)
 	tp_doc_free(&dev);
 }
 
-/* ---- decoding -------------------------------------------------------------------- */
-
-static char proto_dir[4096], proto_file[4096];
-
-/* Finds the schema; NULL when present, else why not. */
-static const char *find_schema(void)
-{
-	const char *p = getenv("TP_PERFETTO_PROTO");
-	const char *top = getenv("TP_TOP");
-	if (p && *p) {
-		snprintf(proto_file, sizeof(proto_file), "%s", p);
-	} else {
-		snprintf(proto_file, sizeof(proto_file), "%s/../shared/clients/perfetto_trace.proto",
-			 top && *top ? top : ".");
-	}
-	if (access(proto_file, R_OK))
-		return "Perfetto's schema is not at ../shared/clients/perfetto_trace.proto "
-		       "(TP_PERFETTO_PROTO)";
-	snprintf(proto_dir, sizeof(proto_dir), "%s", proto_file);
-	char *slash = strrchr(proto_dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		strcpy(proto_dir, ".");
-	const char *protoc = getenv("PROTOC") ? getenv("PROTOC") : "protoc";
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "%s --version >/dev/null 2>&1", protoc);
-	if (system(cmd) != 0)
-		return "no protoc (Debian's protobuf-compiler; scripts/install-deps)";
-	return NULL;
-}
-
-/* One line of protoc's text output: its path of message fields, its field
- * and value, the number of the innermost block that holds it. */
-struct ent {
-	char path[160];
-	char *val;
-	int block;
-};
-
-struct pkt {
-	struct ent *e;
-	size_t n;
-	char *text;
-};
-
-static struct pkt *pkts;
-static size_t npkts;
-static int protoc_rc;
-static char *decoded;
-
-static void parse(char *out)
-{
-	char stack[16][48];
-	int blocks[16];
-	int depth = 0, next_block = 0;
-	struct pkt *p = NULL;
-	char *start = NULL;
-	/* strtok cuts out; a packet's text comes from this copy. */
-	char *copy = strdup(out);
-	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-		while (*line == ' ')
-			line++;
-		size_t n = strlen(line);
-		if (n >= 2 && !strcmp(line + n - 2, " {")) {
-			ck_assert_int_lt(depth, 16);
-			snprintf(stack[depth], sizeof(stack[0]), "%.*s", (int)(n - 2), line);
-			blocks[depth] = ++next_block;
-			if (depth == 0) {
-				pkts = realloc(pkts, (npkts + 1) * sizeof(*pkts));
-				p = &pkts[npkts++];
-				memset(p, 0, sizeof(*p));
-				start = line;
-			}
-			depth++;
-			continue;
-		}
-		if (!strcmp(line, "}")) {
-			ck_assert_int_gt(depth, 0);
-			if (--depth == 0) {
-				p->text = strndup(copy + (start - out), (size_t)(line - start));
-				p = NULL;
-			}
-			continue;
-		}
-		char *colon = strstr(line, ": ");
-		ck_assert_ptr_nonnull(colon);
-		ck_assert_ptr_nonnull(p);
-		p->e = realloc(p->e, (p->n + 1) * sizeof(*p->e));
-		struct ent *x = &p->e[p->n++];
-		x->path[0] = '\0';
-		for (int i = 1; i < depth; i++) {
-			strcat(x->path, stack[i]);
-			strcat(x->path, ".");
-		}
-		strncat(x->path, line, (size_t)(colon - line));
-		x->val = colon + 2;
-		x->block = blocks[depth - 1];
-	}
-	free(copy);
-	ck_assert_int_eq(depth, 0);
-}
-
-static void decode(void)
-{
-	char cmd[16384];
-	const char *protoc = getenv("PROTOC") ? getenv("PROTOC") : "protoc";
-	snprintf(cmd, sizeof(cmd), "%s --decode=perfetto.protos.Trace -I'%s' '%s' < '%s'", protoc,
-		 proto_dir, proto_file, trace_path);
-	/* Each test decodes afresh (CK_FORK=no runs them in one process). */
-	for (size_t k = 0; k < npkts; k++) {
-		free(pkts[k].e);
-		free(pkts[k].text);
-	}
-	npkts = 0;
-	free(decoded);
-	FILE *f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	size_t cap = 1 << 20, len = 0;
-	char *out = malloc(cap);
-	size_t r;
-	while ((r = fread(out + len, 1, cap - len - 1, f)) > 0) {
-		len += r;
-		if (cap - len < 4096)
-			out = realloc(out, cap *= 2);
-	}
-	out[len] = '\0';
-	protoc_rc = pclose(f);
-	parse(out);
-	decoded = out; /* the entries point into it: freed by the next decode */
-}
 
 static void setup(void)
 {
 	write_trace();
-	decode();
+	decode(trace_path);
 }
 
 static void teardown(void)
@@ -412,120 +171,6 @@ static void teardown(void)
 	rmdir(dir);
 }
 
-/* The first value of path in p, or NULL. */
-static const char *get(const struct pkt *p, const char *path)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (!strcmp(p->e[i].path, path))
-			return p->e[i].val;
-	return NULL;
-}
-
-static uint64_t getu(const struct pkt *p, const char *path)
-{
-	const char *v = get(p, path);
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
-/* The name an interned iid stands for, from every packet's InternedData. */
-static const char *interned(const char *kind, uint64_t iid)
-{
-	char ipath[96], npath[96];
-	snprintf(ipath, sizeof(ipath), "interned_data.%s.iid", kind);
-	snprintf(npath, sizeof(npath), "interned_data.%s.name", kind);
-	for (size_t k = 0; k < npkts; k++) {
-		const struct pkt *p = &pkts[k];
-		for (size_t i = 0; i < p->n; i++)
-			if (!strcmp(p->e[i].path, ipath) && strtoull(p->e[i].val, NULL, 10) == iid)
-				for (size_t j = 0; j < p->n; j++)
-					if (p->e[j].block == p->e[i].block &&
-					    !strcmp(p->e[j].path, npath))
-						return p->e[j].val;
-	}
-	return NULL;
-}
-
-/* An interned string value (InternedString: iid, str). */
-static const char *interned_str(uint64_t iid)
-{
-	for (size_t k = 0; k < npkts; k++) {
-		const struct pkt *p = &pkts[k];
-		for (size_t i = 0; i < p->n; i++)
-			if (!strcmp(p->e[i].path, "interned_data.debug_annotation_string_values.iid") &&
-			    strtoull(p->e[i].val, NULL, 10) == iid)
-				for (size_t j = 0; j < p->n; j++)
-					if (p->e[j].block == p->e[i].block &&
-					    !strcmp(p->e[j].path,
-						    "interned_data.debug_annotation_string_values.str"))
-						return p->e[j].val;
-	}
-	return NULL;
-}
-
-/* A track event's name: interned or literal, quoted as protoc prints it. */
-static const char *ev_name(const struct pkt *p)
-{
-	const char *lit = get(p, "track_event.name");
-	if (lit)
-		return lit;
-	uint64_t iid = getu(p, "track_event.name_iid");
-	return iid ? interned("event_names", iid) : NULL;
-}
-
-static int is_type(const struct pkt *p, const char *type)
-{
-	const char *t = get(p, "track_event.type");
-	return t && !strcmp(t, type);
-}
-
-/* The first packet that begins a slice or is an instant called name. */
-static const struct pkt *find_event(const char *name)
-{
-	char q[256];
-	snprintf(q, sizeof(q), "\"%s\"", name);
-	for (size_t k = 0; k < npkts; k++) {
-		const char *n = ev_name(&pkts[k]);
-		if (n && !strcmp(n, q))
-			return &pkts[k];
-	}
-	return NULL;
-}
-
-/* The value line of the top-level annotation called name in an event:
- * "field: value" of its first value (for arrays: the first element's). */
-static const char *annotation(const struct pkt *p, const char *name, char *field, size_t fsize)
-{
-	char q[128];
-	snprintf(q, sizeof(q), "\"%s\"", name);
-	for (size_t i = 0; i < p->n; i++) {
-		const struct ent *x = &p->e[i];
-		if (strcmp(x->path, "track_event.debug_annotations.name_iid"))
-			continue;
-		const char *n = interned("debug_annotation_names", strtoull(x->val, NULL, 10));
-		ck_assert_msg(n != NULL, "annotation name iid %s not interned", x->val);
-		if (strcmp(n, q))
-			continue;
-		/* The entries after the name, up to the next annotation. */
-		for (size_t j = i + 1; j < p->n; j++) {
-			const char *path = p->e[j].path;
-			if (!strcmp(path, "track_event.debug_annotations.name_iid"))
-				break;
-			const char *leaf = strrchr(path, '.') + 1;
-			snprintf(field, fsize, "%s", leaf);
-			return p->e[j].val;
-		}
-	}
-	return NULL;
-}
-
-#define ASSERT_ARG(p, name, field, value)                                                   \
-	do {                                                                                \
-		char f_[64];                                                                \
-		const char *v_ = annotation(p, name, f_, sizeof(f_));                       \
-		ck_assert_msg(v_ != NULL, "no annotation %s", name);                        \
-		ck_assert_str_eq(f_, field);                                                \
-		ck_assert_str_eq(v_, value);                                                \
-	} while (0)
 
 START_TEST(test_decodes)
 {
@@ -851,10 +496,7 @@ static int have_protoc;
 static Suite *suite(void)
 {
 	Suite *s = suite_create("perfetto_writer");
-	TCase *tc = tcase_create("encoder");
-	tcase_add_test(tc, test_varint_bytes);
-	tcase_add_test(tc, test_text_utf8);
-	tcase_add_test(tc, test_nested_lengths);
+	TCase *tc = tcase_create("failures");
 	tcase_add_test(tc, test_discard);
 	suite_add_tcase(s, tc);
 	if (have_protoc) {

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collector/emit.h"
+#include "collector/hot.h"
 #include "collector/ring.h"
 
 #include "test/unit/check_main.h"

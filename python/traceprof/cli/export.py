@@ -33,10 +33,12 @@ import bisect
 import os
 import re
 import shutil
+import sys
 
 from . import readopts
 from ..layout import CAT_KERNEL, STEP_PREFIX
 from ..traces import aggtable
+from ..traces import arrow
 from ..traces.cut import note_cut
 from ..traces.events import STEP_RE, finite_num
 from ..traces.pfmerge import meta_of, scan
@@ -52,39 +54,14 @@ COLUMNS = ("pid", "tid", "step", "name", "category", "start_ns", "duration_ns", 
 INT_ARGS = ("bytes", "stream", "correlation", "result")
 
 
-class _NoPandas:
-    """A finder that refuses to import pandas (see _pyarrow)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "pandas":
-            raise ImportError("export makes no pandas objects")
-        return None
-
-
 def _pyarrow():
-    """pyarrow and pyarrow.parquet, with pyarrow told there is no pandas:
-    the first time it converts a Python value or a numpy array (pa.array,
-    pa.scalar, pc.equal(column, "X"), to_numpy) it imports pandas to ask
-    whether the value is a pandas object, 0.17 CPU s, 8% of a 100 MB
-    file's export (bench/RESULTS.md, the readers' row); export makes none.
-    The import is refused once, while pyarrow tries it (it remembers the
-    answer for the process), and allowed again after."""
-    import sys
-    block = "pandas" not in sys.modules
-    if block:
-        finder = _NoPandas()
-        sys.meta_path.insert(0, finder)
+    """pyarrow and pyarrow.parquet, without pandas (traces/arrow.py)."""
     try:
-        import pyarrow
-        import pyarrow.parquet
-        pyarrow.array([0])
+        pa = arrow.load("pyarrow.parquet")
     except ImportError:
         fail("export --parquet needs pyarrow, which this Python (%s) does not have: "
              "pip install pyarrow" % sys.executable)
-    finally:
-        if block:
-            sys.meta_path.remove(finder)
-    return pyarrow, pyarrow.parquet
+    return pa, pa.parquet
 
 
 def _int(v):

@@ -7,7 +7,7 @@ import os
 import sys
 
 from . import readopts
-from ..traces import aggtable
+from ..traces import aggtable, arrow
 from ..traces.cut import note_cut
 from ..traces.events import STEP_RE
 from .inputs import regular, summary_file, summary_folders
@@ -180,7 +180,7 @@ def _from_columns(a, meta):
         if size * (4 if a.file.endswith((".gz", ".zst")) else 1) < COLUMNS_FROM:
             return None
     try:
-        import pyarrow as pa
+        pa = arrow.load("pyarrow.json", "pyarrow.compute")
         from ..traces import rowcols
     except ImportError:
         return None

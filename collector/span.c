@@ -1,5 +1,5 @@
-/* The out-of-line begin of the hot path's full form (preload/hook.h). */
-#include "preload/hook.h"
+/* The out-of-line begin of the hot path's full form (collector/hot.h). */
+#include "collector/hot.h"
 
 int tp_span_begin_full(struct tp_span *sp, uint64_t state)
 {
