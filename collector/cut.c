@@ -10,7 +10,9 @@
  * its flush thread, the first time it opens a trace folder: never on the
  * program's threads, never Python.
  *
- * What it finishes: plain JSON files whose header names this host and whose
+ * What it finishes: JSON and Perfetto files, plain or compressed (.gz,
+ * .zst: collector/cut_codec.c; .pftrace: collector/cut_pf.c), whose header
+ * names this host and whose
  * process is gone (no such pid, a zombie, or a pid that now belongs to a
  * process started after the file's last write: /proc/PID/stat's start
  * time), and whose writer's lock is free (format/sink.c holds a shared
@@ -23,11 +25,15 @@
  * member says why, when and what may be missing, and the trace's name are
  * appended, as recover.py writes them.  It is then linked under the name
  * the window would have had after the last step it holds (a free name:
- * ".1", ".2" before ".json" when taken).
+ * ".1", ".2" before ".json" when taken).  A compressed or Perfetto file is
+ * read before its claim and finished the same way, frame by frame
+ * (cut_codec.c) or packet by packet (cut_pf.c); the JSON text both read
+ * and write is cut_text.c's.
  *
- * What it leaves, naming it in one line with the command: .zst/.gz and
- * .pftrace files (their codecs and packets are recover's), files over
- * CUT_FILE_MAX, and files past CUT_FILES_MAX or CUT_BYTES_MAX.  Rotation
+ * What it leaves, naming it in one line with the command: files over
+ * CUT_FILE_MAX (CUT_CODEC_FILE_MAX compressed), compressed or Perfetto ones
+ * it cannot read to a whole frame or packet after their header, and files
+ * past CUT_FILES_MAX or CUT_BYTES_MAX.  Rotation
  * (TRACEPROF_NUM_TRACES_TO_KEEP) of the dead process's windows is also
  * recover's: the library finishes, it does not delete. */
 #include <dirent.h>
@@ -45,16 +51,19 @@
 #include <unistd.h>
 
 #include "collector/cut.h"
+#include "collector/cut_int.h"
 #include "collector/flush_int.h"
 #include "common/layout.h"
 #include "common/log.h"
 #include "common/procfs.h"
+#include "format/sink.h"
 
 #define CUT_FOLDERS 8 /* folders scanned per process; more are left to recover */
 #define CUT_FILES_MAX 16 /* files finished per folder: bounded work */
 #define CUT_FILE_MAX (256ull << 20) /* larger ones: recover's (a scan of it) */
 #define CUT_BYTES_MAX (512ull << 20) /* scanned per folder: about 0.5 s at most */
-#define CUT_HEAD 65536 /* the header is read from this much */
+#define CUT_CODEC_FILE_MAX (32ull << 20) /* compressed: some 15 times as much text */
+#define CUT_CODEC_RATIO 8 /* a compressed byte counts as this many scanned */
 #define CUT_START_SLACK 2 /* s: /proc's start time is in clock ticks */
 #define CUT_LEFT_AGE 2 /* s: an unread file this old is named as left */
 
@@ -69,14 +78,6 @@ void tp_cut_flush_thread(void)
 {
 	cut_flush_thread = 1;
 }
-
-struct cut_head {
-	char pattern[NAME_MAX + 1]; /* the final name, the step as "{step}" */
-	char host[256];
-	long long part, first_step, rank;
-	size_t events_at; /* the first byte after "traceEvents": [\n */
-	int have_devices;
-};
 
 /* Whether the process that wrote a file last modified at mtime is gone. */
 static int cut_gone(long pid, time_t mtime)
@@ -106,114 +107,29 @@ static int cut_gone(long pid, time_t mtime)
 	return started > (long long)mtime + CUT_START_SLACK;
 }
 
-/* The JSON string value after `key` in h (simple escapes only); 0 or -1. */
-static int cut_str(const char *h, const char *key, char *out, size_t size)
+/* Reads the header of the plain file open at fd; 0 or -1 (as
+ * tp_cut_head_parse()). */
+static int cut_head(int fd, struct tp_cut_head *hd, long pid)
 {
-	const char *p = strstr(h, key);
-	if (!p)
-		return -1;
-	p += strlen(key);
-	size_t n = 0;
-	for (; *p && *p != '"'; p++) {
-		if (*p == '\\') {
-			p++;
-			if (*p != '"' && *p != '\\' && *p != '/')
-				return -1; /* recover's (a name with control characters) */
-		}
-		if (n + 1 >= size)
-			return -1;
-		out[n++] = *p;
-	}
-	out[n] = '\0';
-	return *p == '"' ? 0 : -1;
-}
-
-static int cut_int(const char *h, const char *key, long long *out)
-{
-	const char *p = strstr(h, key);
-	if (!p)
-		return -1;
-	char *end;
-	errno = 0;
-	*out = strtoll(p + strlen(key), &end, 10);
-	return errno || end == p + strlen(key) ? -1 : 0;
-}
-
-#define CUT_KEY(k) "\"" k "\": "
-
-/* Reads the header of the file open at fd; 0, or -1 when it has no whole
- * header with a window (older files, other writers) or not of this host. */
-static int cut_head(int fd, struct cut_head *hd, long pid)
-{
-	char *h = malloc(CUT_HEAD + 1);
+	char *h = malloc(TP_CUT_HEAD + 1);
 	if (!h)
 		return -1;
-	ssize_t n = pread(fd, h, CUT_HEAD, 0);
+	ssize_t n = pread(fd, h, TP_CUT_HEAD, 0);
 	int rc = -1;
-	if (n <= 0)
-		goto out;
-	h[n] = '\0';
-	const char *ev = strstr(h, CUT_KEY(TP_DOC_TRACE_EVENTS) "[\n");
-	const char *win = strstr(h, CUT_KEY(TP_DOC_WINDOW) "{");
-	const char *di = strstr(h, CUT_KEY(TP_DOC_DISTRIBUTED_INFO) "{");
-	if (!ev || !win || win > ev || (size_t)n != strlen(h))
-		goto out;
-	hd->events_at = (size_t)(ev - h) + strlen(CUT_KEY(TP_DOC_TRACE_EVENTS) "[\n");
-	long long wpid;
-	if (cut_str(win, CUT_KEY(TP_WINDOW_NAME) "\"", hd->pattern, sizeof(hd->pattern)) ||
-	    cut_str(win, CUT_KEY(TP_WINDOW_HOST) "\"", hd->host, sizeof(hd->host)) ||
-	    cut_int(win, CUT_KEY(TP_WINDOW_PART), &hd->part) ||
-	    cut_int(win, CUT_KEY(TP_WINDOW_FIRST_STEP), &hd->first_step) ||
-	    cut_int(win, CUT_KEY(TP_WINDOW_PID), &wpid) || wpid != pid)
-		goto out;
-	if (strcmp(hd->host, tp_fl.vars.hostname))
-		goto out; /* another host's process: cannot be looked up here */
-	if (!di || cut_int(di, CUT_KEY(TP_DI_RANK), &hd->rank))
-		hd->rank = -1;
-	const char *dev = strstr(h, CUT_KEY(TP_DOC_DEVICE_PROPERTIES));
-	hd->have_devices = dev && dev < ev;
-	rc = 0;
-out:
+	if (n > 0) {
+		h[n] = '\0';
+		rc = tp_cut_head_parse(h, (size_t)n, hd, pid);
+	}
 	free(h);
 	return rc;
 }
-
-/* Whether the line [b, e) is a whole JSON object: its braces close at its
- * last byte (outside strings).  A line cut inside a write cannot close. */
-static int cut_whole(const char *b, const char *e)
-{
-	int depth = 0, str = 0;
-	if (b == e || *b != '{')
-		return 0;
-	for (const char *p = b; p < e; p++) {
-		if (str) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"')
-				str = 0;
-		} else if (*p == '"') {
-			str = 1;
-		} else if (*p == '{') {
-			depth++;
-		} else if (*p == '}' && --depth == 0) {
-			return p == e - 1;
-		}
-	}
-	return 0;
-}
-
-struct cut_scan {
-	size_t keep; /* bytes of the file kept */
-	unsigned long long events;
-	long long last_step; /* -1: none */
-};
 
 /* The whole events of the file's body [at, size) of map.  The writer puts
  * ",\n" before each event, so a line followed by a newline is whole (the
  * separator came after it), and the last one is whole when its braces
  * close.  A line that is no event (the writer's end: the process died in
  * its save) ends the events, as in recover.py. */
-static void cut_scan(const char *map, size_t at, size_t size, struct cut_scan *s)
+static void cut_scan(const char *map, size_t at, size_t size, struct tp_cut_scan *s)
 {
 	const char *b = map + at, *e = map + size;
 	s->keep = at;
@@ -222,7 +138,7 @@ static void cut_scan(const char *map, size_t at, size_t size, struct cut_scan *s
 	for (const char *p = b; p < e && *p == '{';) {
 		const char *nl = memchr(p, '\n', (size_t)(e - p));
 		if (!nl) {
-			if (cut_whole(p, e)) {
+			if (tp_cut_whole(p, e)) {
 				s->events++;
 				s->keep = size;
 			}
@@ -233,23 +149,14 @@ static void cut_scan(const char *map, size_t at, size_t size, struct cut_scan *s
 		s->keep = (size_t)(q - map);
 		p = nl + 1;
 	}
-	static const char step[] = "\"name\":\"" TP_STEP_PREFIX;
-	const char *end = map + s->keep;
-	for (const char *p = b; (p = memmem(p, (size_t)(end - p), step, sizeof(step) - 1));) {
-		p += sizeof(step) - 1;
-		/* By hand, bounded: strtoll() could read past the mapping. */
-		long long v = 0;
-		const char *q = p;
-		for (; q < end && *q >= '0' && *q <= '9' && q - p < 18; q++)
-			v = v * 10 + (*q - '0');
-		if (q > p && q < end && *q == '"')
-			s->last_step = v;
-	}
+	s->last_step = tp_cut_step(b, map + s->keep);
 }
 
 /* The window's name after its last step: pattern's "{step}" replaced, then
- * ".partK" before ".json" for a part after the first.  0 or -1. */
-static int cut_name(const struct cut_head *hd, long long step, int dup, char *out, size_t size)
+ * ".partK" before ".json" for a part after the first, and the codec's ext
+ * last.  0 or -1. */
+static int cut_name(const struct tp_cut_head *hd, long long step, int dup, const char *ext,
+		    char *out, size_t size)
 {
 	const char *f = strstr(hd->pattern, TP_WINDOW_STEP_FIELD);
 	char name[NAME_MAX * 2];
@@ -259,6 +166,8 @@ static int cut_name(const struct cut_head *hd, long long step, int dup, char *ou
 	else
 		tp_format(name, sizeof(name), "%s", hd->pattern);
 	char *json = strstr(name, ".json");
+	if (!json)
+		json = strstr(name, ".pftrace");
 	char mid[48] = "";
 	if (hd->part > 1)
 		tp_format(mid, sizeof(mid), ".part%lld", hd->part);
@@ -266,95 +175,71 @@ static int cut_name(const struct cut_head *hd, long long step, int dup, char *ou
 		tp_format(mid + strlen(mid), (int)(sizeof(mid) - strlen(mid)), ".%d", dup);
 	if (!json)
 		return -1;
-	int n = tp_format(out, (int)size, "%.*s%s%s", (int)(json - name), name, mid, json);
+	int n = tp_format(out, (int)size, "%.*s%s%s%s", (int)(json - name), name, mid, json, ext);
 	return n < 0 || (size_t)n >= size || (size_t)n > NAME_MAX ? -1 : 0;
 }
 
-/* Appends the end recover.py writes at off; 0 or -errno. */
-static int cut_end(int fd, size_t off, const struct cut_head *hd, const struct cut_scan *s,
-		   long pid, time_t mtime, const char *name)
+/* Finishes one claimed file (open at fd, named claim in dir, of codec: s
+ * already read for a compressed one); fills out with its final name.  0,
+ * or -errno (the file is then left under claim, which recover finishes). */
+static int cut_finish(int dir, int fd, const char *claim, int codec, int pf,
+		      const struct tp_cut_head *hd, long pid, const struct stat *st, char *out,
+		      size_t osize, struct tp_cut_scan *s)
 {
-	char when[64], buf[4096];
-	struct tm tm;
-	gmtime_r(&mtime, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S.000+00:00", &tm);
-	char who[96];
-	if (hd->rank >= 0)
-		tp_format(who, sizeof(who), "rank %lld (pid %ld, cut)", hd->rank, pid);
-	else
-		tp_format(who, sizeof(who), "pid %ld (cut)", pid);
-	long long last = s->last_step >= 0 ? s->last_step : hd->first_step;
-	int n = tp_format(
-		buf, sizeof(buf),
-		"%s{\"ph\":\"M\",\"name\":\"" TP_META_PROCESS_NAME "\",\"pid\":%ld,\"tid\":0,"
-		"\"args\":{\"name\":\"%s\"}},\n{\"ph\":\"M\",\"name\":\"" TP_META_PROCESS_SORT_INDEX
-		"\",\"pid\":%ld,\"tid\":0,\"args\":{\"sort_index\":%lld}}\n  ],\n  "
-		"\"" TP_DOC_FOOTER "\": {\"version\": \"%s\", \"part\": %lld, \"parts\": %lld, "
-		"\"steps\": [%lld, %lld], \"events_written\": %llu, \"" TP_FOOTER_CUT "\": "
-		"{\"reason\": \"the process (pid %ld) ended before the window did\", "
-		"\"last_write\": \"%s\", \"events_missing\": null, \"missing\": \"the events "
-		"recorded after the file's last flush (every 0.5 s) and the GPU records not yet "
-		"handed over; not counted\", \"recovered_by\": \"the next run's library %s "
-		"(pid %ld)\"}}%s,\n  \"" TP_DOC_TRACE_NAME "\": \"",
-		s->events ? ",\n" : "", pid, who, pid, hd->rank >= 0 ? hd->rank : 0, TRACEPROF_VERSION,
-		hd->part, hd->part, hd->first_step, last, s->events, pid, when, TRACEPROF_VERSION,
-		(long)tp_fl.pid, hd->have_devices ? "" : ",\n  \"" TP_DOC_DEVICE_PROPERTIES "\": []");
-	if (n < 0 || (size_t)n >= sizeof(buf) - 8 - 2 * strlen(name))
-		return -ENAMETOOLONG;
-	/* The name as a JSON string: the pattern came unescaped from one. */
-	for (const char *p = name; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			buf[n++] = '\\';
-		buf[n++] = *p;
+	const char *ext = codec == TP_SINK_ZSTD ? ".zst" : codec == TP_SINK_GZIP ? ".gz" : "";
+	if (codec == TP_SINK_PLAIN && !pf) {
+		void *map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED)
+			return -errno;
+		cut_scan(map, hd->events_at, (size_t)st->st_size, s);
+		munmap(map, (size_t)st->st_size);
 	}
-	memcpy(buf + n, "\"\n}\n", 4);
-	n += 4;
-	if (ftruncate(fd, (off_t)off) < 0)
-		return -errno;
-	for (int done = 0; done < n;) {
-		ssize_t w = pwrite(fd, buf + done, (size_t)(n - done), (off_t)off + done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		done += (int)w;
-	}
-	return 0;
-}
-
-/* Finishes one claimed file (open at fd, named claim in dir); fills out
- * with its final name.  0, or -errno (the file is then left under claim,
- * which recover finishes). */
-static int cut_finish(int dir, int fd, const char *claim, const struct cut_head *hd,
-		      long pid, const struct stat *st, char *out, size_t osize,
-		      struct cut_scan *s)
-{
-	void *map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	cut_scan(map, hd->events_at, (size_t)st->st_size, s);
-	munmap(map, (size_t)st->st_size);
 	long long last = s->last_step >= 0 ? s->last_step : hd->first_step;
 	int dup = 0;
-	if (cut_name(hd, last, 0, out, osize))
+	if (cut_name(hd, last, 0, ext, out, osize))
 		return -ENAMETOOLONG;
 	while (faccessat(dir, out, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && dup < 100)
-		if (cut_name(hd, last, ++dup, out, osize))
+		if (cut_name(hd, last, ++dup, ext, out, osize))
 			return -ENAMETOOLONG;
-	char shown[NAME_MAX + 1];
-	tp_format(shown, sizeof(shown), "%s", out);
-	int rc = cut_end(fd, s->keep, hd, s, pid, st->st_mtime, shown);
+	/* The trace's name, as the writer gives it: without the codec's ext. */
+	char shown[NAME_MAX + 1], buf[8192];
+	tp_format(shown, sizeof(shown), "%.*s", (int)(strlen(out) - strlen(ext)), out);
+	int n = pf ? tp_cut_pf_closing((unsigned char *)buf, sizeof(buf), hd, s, pid, st->st_mtime,
+				       shown)
+		   : tp_cut_closing(buf, sizeof(buf), hd, s, pid, st->st_mtime, shown);
+	if (n < 0)
+		return n;
+	int rc = codec == TP_SINK_PLAIN ? tp_cut_put(fd, s->keep, buf, (size_t)n)
+					: tp_cut_codec_end(fd, codec, s->keep, buf, (size_t)n);
 	if (rc)
 		return rc;
 	/* No replace: a file of that name that appeared meanwhile stays. */
 	while (linkat(dir, claim, dir, out, 0) < 0) {
 		if (errno != EEXIST || dup >= 100)
 			return -errno;
-		if (cut_name(hd, last, ++dup, out, osize))
+		if (cut_name(hd, last, ++dup, ext, out, osize))
 			return -ENAMETOOLONG;
 	}
 	unlinkat(dir, claim, 0);
 	return 0;
+}
+
+/* The codec of a window's final name (name[0, len)): TP_SINK_*, *pf set
+ * for a Perfetto one; -1 when it is no window's. */
+static int cut_codec(const char *name, size_t len, int *pf)
+{
+	static const struct { const char *ext; int codec, pf; } ends[] = {
+		{ ".json", TP_SINK_PLAIN, 0 },	   { ".json.gz", TP_SINK_GZIP, 0 },
+		{ ".json.zst", TP_SINK_ZSTD, 0 },  { ".pftrace", TP_SINK_PLAIN, 1 },
+		{ ".pftrace.gz", TP_SINK_GZIP, 1 }, { ".pftrace.zst", TP_SINK_ZSTD, 1 } };
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t n = strlen(ends[i].ext);
+		if (len > n && !memcmp(name + len - n, ends[i].ext, n)) {
+			*pf = ends[i].pf;
+			return ends[i].codec;
+		}
+	}
+	return -1;
 }
 
 /* ".<final>.tmp.<pid>.<n>": the pid, or -1. */
@@ -409,9 +294,13 @@ void tp_cut_folder(const char *folder)
 		    fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 		    st.st_uid != geteuid() || !cut_gone(pid, st.st_mtime))
 			continue;
-		int plain = flen > 5 && !memcmp(de->d_name + 1 + flen - 5, ".json", 5);
-		if (!plain || (uint64_t)st.st_size > CUT_FILE_MAX || finished == CUT_FILES_MAX ||
-		    bytes + (uint64_t)st.st_size > CUT_BYTES_MAX) {
+		int pf = 0, codec = cut_codec(de->d_name + 1, flen, &pf);
+		/* A compressed file is read whole (decompressed), a plain one
+		 * only in its events' lines. */
+		uint64_t cost = (uint64_t)st.st_size * (codec == TP_SINK_PLAIN ? 1 : CUT_CODEC_RATIO);
+		if (codec < 0 ||
+		    (uint64_t)st.st_size > (codec == TP_SINK_PLAIN ? CUT_FILE_MAX : CUT_CODEC_FILE_MAX) ||
+		    finished == CUT_FILES_MAX || bytes + cost > CUT_BYTES_MAX) {
 			/* Its header is not read here: a file another host's live
 			 * process writes (a shared folder) is told apart by its age
 			 * only, as a window streams every 0.5 s while it records
@@ -423,7 +312,8 @@ void tp_cut_folder(const char *folder)
 			continue;
 		}
 		int fd = openat(dir, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		struct cut_head hd;
+		struct tp_cut_head hd;
+		struct tp_cut_scan s = { 0, 0, -1 };
 		if (fd < 0)
 			continue;
 		/* Its writer's lock (format/sink.c): held, it lives, wherever. */
@@ -431,8 +321,17 @@ void tp_cut_folder(const char *folder)
 			close(fd);
 			continue;
 		}
-		if (cut_head(fd, &hd, pid) < 0) {
+		bytes += cost;
+		/* A compressed one is read before its claim, under the lock: a
+		 * file it cannot finish is named as left, unclaimed. */
+		int rc = pf ? tp_cut_pf_scan(fd, codec, (size_t)st.st_size, pid, &hd, &s)
+			 : codec == TP_SINK_PLAIN
+				 ? cut_head(fd, &hd, pid)
+				 : tp_cut_codec_scan(fd, codec, (size_t)st.st_size, pid, &hd, &s);
+		if (rc < 0) {
 			close(fd);
+			if (rc != -1 && rc != -EINVAL && !left++)
+				tp_format(first_left, sizeof(first_left), "%s", de->d_name);
 			continue; /* another host's, or not ours to read: recover's */
 		}
 		char claim[NAME_MAX + 1], final[NAME_MAX + 1];
@@ -443,25 +342,24 @@ void tp_cut_folder(const char *folder)
 			close(fd);
 			continue;
 		}
-		struct cut_scan s = { 0, 0, -1 };
-		int rc = fstat(fd, &st) < 0 ? -errno
-			 : cut_finish(dir, fd, claim, &hd, pid, &st, final, sizeof(final), &s);
+		rc = fstat(fd, &st) < 0 ? -errno
+		     : cut_finish(dir, fd, claim, codec, pf, &hd, pid, &st, final, sizeof(final), &s);
 		close(fd);
 		if (rc < 0) {
-			tp_warn("cannot finish %s/%s, the cut window of an earlier run (pid %ld): %s; "
+			tp_warn("cannot finish %s/%s, the cut window of a process that died (pid %ld): %s; "
 				"run `traceprof recover %s`", folder, claim, pid, strerror(-rc), folder);
 			continue;
 		}
 		finished++;
 		/* Shown at the default level: a file the user did not expect. */
-		tp_warn("finished %s/%s: the cut window of an earlier run (pid %ld), steps %lld-%lld, "
+		tp_warn("finished %s/%s: the cut window of a process that died (pid %ld), steps %lld-%lld, "
 			"%llu events", folder, final, pid, hd.first_step,
 			s.last_step >= 0 ? s.last_step : hd.first_step, s.events);
 	}
 	closedir(d);
 	close(dir);
 	if (left)
-		tp_warn("%d cut window%s of earlier runs left in %s (%s%s): finish %s with "
+		tp_warn("%d cut window%s of processes that died left in %s (%s%s): finish %s with "
 			"`traceprof recover %s`", left, left > 1 ? "s" : "", folder, first_left,
 			left > 1 ? ", ..." : "", left > 1 ? "them" : "it", folder);
 }

@@ -4,10 +4,10 @@
 #ifndef TP_COLLECTOR_CUT_H
 #define TP_COLLECTOR_CUT_H
 
-/* Finishes, in the folder (created already), the plain JSON temporary files
- * of this host's processes that died, into cut traces named as their
- * windows would have been; names in one line the ones it leaves to
- * `traceprof recover` (compressed, Perfetto, large).  Once per folder per
+/* Finishes, in the folder (created already), the JSON and Perfetto
+ * temporary files (plain, .gz, .zst) of this host's processes that died,
+ * into cut traces named as their windows would have been; names in one
+ * line the ones it leaves to `traceprof recover` (large, unreadable).  Once per folder per
  * process; bounded work; errors as one line.  Does nothing on another
  * thread than the flush thread (the exiting thread's save). */
 void tp_cut_folder(const char *folder);

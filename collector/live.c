@@ -47,6 +47,9 @@ static _Atomic int lv_exit;
 static struct {
 	int on;
 	int failed_said;
+	/* A forked child: the pid it was forked from (0 in the program
+	 * itself), and whether a step has ended in it since. */
+	int64_t parent;
 	uint64_t last_ns;	/* monotonic time of the last write */
 	int64_t started_ns;	/* realtime at the library's start */
 	uint64_t events_gone, dropped_gone; /* counts of threads freed */
@@ -116,6 +119,7 @@ void tp_live_after_fork_child(void)
 	L.last_ns = 0;
 	L.ntop = 0; /* the parent's windows are not the child's */
 	tp_live_steps_reset();
+	L.parent = (int64_t)getppid();
 	if (L.on)
 		tp_live_file_child();
 }
@@ -143,12 +147,15 @@ static void lv_write_steps(struct tp_json *j)
 	uint64_t step = tp_control_current_step();
 	lv_key(j, "step");
 	tp_json_i64(j, (int64_t)tp_control_display_step(step));
-	tp_json_lit(j, ",\"step_started_ns\":");
-	uint64_t st = tp_control_step_start();
-	lv_int_or_null(j, st ? lv_wall(st) : 0, st != 0);
 	uint64_t durs[TP_LIVE_STEPS];
 	uint64_t last;
 	int n = tp_live_steps_read(durs, &last);
+	tp_json_lit(j, ",\"step_started_ns\":");
+	/* A forked child that has not stepped (a DataLoader worker) only
+	 * inherited its parent's step: its start is not a step it waits in, and
+	 * `top` would call the worker stalled. */
+	uint64_t st = L.parent && !last ? 0 : tp_control_step_start();
+	lv_int_or_null(j, st ? lv_wall(st) : 0, st != 0);
 	tp_json_lit(j, ",\"steps\":[");
 	for (int i = 0; i < n; i++) {
 		if (i)
@@ -410,6 +417,8 @@ static void lv_build(struct tp_json *j, int finished)
 	tp_json_str(j, v->hostname);
 	tp_json_lit(j, ",\"pid\":");
 	tp_json_i64(j, tp_fl.pid);
+	tp_json_lit(j, ",\"parent_pid\":");
+	lv_int_or_null(j, L.parent, L.parent != 0);
 	tp_json_lit(j, ",\"program\":");
 	tp_json_str(j, tp_fl.program);
 	tp_json_lit(j, ",\"rank\":");

@@ -9,9 +9,11 @@
  *     then the nanoseconds since the previous one's, two or three bytes
  *     instead of eight.  A packet earlier than its predecessor (sources
  *     interleave) says its absolute MONOTONIC time instead. */
+#include <string.h>
 #include <time.h>
 
 #include "format/perfetto_internal.h"
+#include "format/writer.h"
 
 uint8_t *tp_pf_packet_open(struct tp_pf *pf, uint8_t *d, uint8_t **mark, uint64_t ts)
 {
@@ -70,4 +72,26 @@ void tp_pf_first_packet(struct tp_pf *pf, int64_t wall_offset_ns)
 	d = tp_pb_close(m, d);
 	tp_pb_commit(&pf->pb, d);
 	pf->inc_ts = mono;
+}
+
+size_t tp_perfetto_doc_packet(uint8_t *buf, size_t cap, uint64_t seq, uint64_t track,
+			      const char *name, const struct tp_doc *doc)
+{
+	size_t nl = strlen(name);
+	size_t need = tp_pf_doc_room(doc);
+	if (need > TP_PB_NESTED_MAX - 4096 || need + TP_PF_PACKET_ROOM + 128 + nl > cap)
+		return 0;
+	uint8_t *d = buf, *pm, *tm;
+	d = tp_pb_open(d, TP_PF_TRACE_PACKET, &pm);
+	/* The previous packet's time: 0 on the sequence's incremental clock. */
+	d = tp_pb_put_uint(d, TP_PF_PKT_TIMESTAMP, 0);
+	d = tp_pb_put_uint(d, TP_PF_PKT_SEQ_ID, seq);
+	d = tp_pb_open(d, TP_PF_PKT_TRACK_EVENT, &tm);
+	d = tp_pb_put_uint(d, TP_PF_TE_TRACK_UUID, track);
+	d = tp_pb_put_uint(d, TP_PF_TE_TYPE, TP_PF_TYPE_INSTANT);
+	d = tp_pb_put_bytes(d, TP_PF_TE_NAME, name, nl);
+	d = tp_pf_put_doc(d, doc, name);
+	d = tp_pb_close(tm, d);
+	d = tp_pb_close(pm, d);
+	return (size_t)(d - buf);
 }

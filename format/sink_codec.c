@@ -120,6 +120,8 @@ static int sk_gzip(struct tp_sink *s, const void *p, size_t n, int flush)
 
 int tp_sink_codec_write(struct tp_sink *s, const void *p, size_t n)
 {
+	if (n)
+		s->frame_open = 1;
 	if (s->compress == TP_SINK_ZSTD)
 		return sk_zstd(s, p, n, ZSTD_e_continue);
 	if (s->compress == TP_SINK_GZIP)
@@ -127,20 +129,35 @@ int tp_sink_codec_write(struct tp_sink *s, const void *p, size_t n)
 	return tp_sink_out(s, p, n);
 }
 
-/* Everything written so far, compressed and in the file, decodable by a
- * reader that stops there: zstd ends its block (ZSTD_e_flush), gzip writes
- * a sync point (Z_SYNC_FLUSH).  Costs a little compression each time. */
+/* Everything written so far, compressed and in the file as whole frames:
+ * zstd ends its frame (ZSTD_e_end; the next write starts a new one with the
+ * same parameters), gzip ends its member (Z_FINISH, then a reset: the next
+ * write starts a new member, and concatenated members are one gzip file).
+ * A frame end, not only a block end (ZSTD_e_flush, Z_SYNC_FLUSH): a file
+ * whose writer died is then whole frames and a cut one, which the next run
+ * finishes by keeping the whole frames and appending one more
+ * (collector/cut_codec.c), where a cut frame could only be closed by
+ * decompressing and compressing all of it again (its checksum, its
+ * trailer's CRC).  The price, matches no longer reaching back across a
+ * flush: bench/RESULTS.md, "flush/N". */
 int tp_sink_codec_flush(struct tp_sink *s)
 {
+	if (s->compress == TP_SINK_PLAIN || !s->frame_open)
+		return 0;
+	s->frame_open = 0;
 	if (s->compress == TP_SINK_ZSTD)
-		return sk_zstd(s, NULL, 0, ZSTD_e_flush);
-	if (s->compress == TP_SINK_GZIP)
-		return sk_gzip(s, NULL, 0, Z_SYNC_FLUSH);
-	return 0;
+		return sk_zstd(s, NULL, 0, ZSTD_e_end);
+	int rc = sk_gzip(s, NULL, 0, Z_FINISH);
+	return rc ? rc : deflateReset(&s->gz) == Z_OK ? 0 : -EIO;
 }
 
 int tp_sink_codec_end(struct tp_sink *s)
 {
+	/* The last frame ended at a flush and nothing came since: the file is
+	 * whole (an empty frame would only add bytes). */
+	if (s->compress != TP_SINK_PLAIN && !s->frame_open && s->bytes_out)
+		return 0;
+	s->frame_open = 0;
 	if (s->compress == TP_SINK_ZSTD)
 		return sk_zstd(s, NULL, 0, ZSTD_e_end);
 	if (s->compress == TP_SINK_GZIP)

@@ -48,6 +48,9 @@ struct tp_sink {
 	int zstd_workers_pending;
 	z_stream gz;
 	int gz_ready;
+	/* Bytes given to the codec since its last frame (gzip member) ended:
+	 * a flush with none ends no empty frame. */
+	int frame_open;
 	unsigned char *obuf; /* compressed bytes on their way to the file */
 	size_t obuf_cap;
 	char *folder; /* as given, for the final path and messages */
@@ -100,8 +103,10 @@ int tp_sink_codec_init(struct tp_sink *s, int zstd_level);
  * -errno. */
 int tp_sink_codec_write(struct tp_sink *s, const void *p, size_t n);
 
-/* Puts what the codec holds into the file, decodable up to there (a zstd
- * block end, a gzip sync point); the stream goes on.  Returns 0 or -errno. */
+/* Puts what the codec holds into the file as a whole zstd frame (gzip
+ * member), so that a file cut later is whole frames up to here (the next
+ * run finishes it by walking them: collector/cut_codec.c); the next write
+ * begins a new frame, which readers concatenate.  Returns 0 or -errno. */
 int tp_sink_codec_flush(struct tp_sink *s);
 
 /* Ends the stream: what the codec still holds, and its trailer.  Returns 0

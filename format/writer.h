@@ -102,6 +102,15 @@ const struct tp_writer_ops *tp_writer_find(const char *name);
 extern const struct tp_writer_ops tp_json_writer;
 extern const struct tp_writer_ops tp_perfetto_writer;
 
+/* One whole Trace.packet into buf (cap bytes): an instant named `name` on
+ * track of sequence seq, at the sequence's previous packet's time, carrying
+ * doc as annotations, as the Perfetto writer writes its documents.  For the
+ * end of a cut window finished by the next run (collector/cut_pf.c; the
+ * same packets as python/traceprof/cli/recover_pf.py's doc_packet()).
+ * Returns its length, or 0 when it does not fit.  format/perfetto_packets.c. */
+size_t tp_perfetto_doc_packet(uint8_t *buf, size_t cap, uint64_t seq, uint64_t track,
+			      const char *name, const struct tp_doc *doc);
+
 /* Opens a writer with its aggregate table (NULL when out of memory). */
 struct tp_writer *tp_writer_open(const struct tp_writer_ops *ops, struct tp_sink *sink,
 				 const struct tp_writer_header *h);

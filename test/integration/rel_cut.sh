@@ -15,31 +15,16 @@
 prog="$BUILD/test/prog_die"
 [ -x "$prog" ] || die "$prog not built"
 "$PYTHON" - "$prog" <<'PY'
-import os, signal, subprocess, sys, time
+import os, signal, subprocess, sys
 sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
-import rel, tracecheck
+import rel
 
 prog = sys.argv[1]
 tp = os.path.join(os.environ["BUILD"], "traceprof")
-fails = []
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        fails.append(msg)
+check = rel.Checks()
 
 def env(folder, preload, compress):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
-    e.pop("LD_PRELOAD", None)
-    if preload:
-        e["LD_PRELOAD"] = os.environ["TP_PRELOAD"]
-    e.update({"TRACEPROF_FOLDER": folder, "TRACEPROF_SCHEDULE": "wait=1,active=100000",
-              "TRACEPROF_COMPRESS": compress, "TRACEPROF_FORMAT": FORMAT})
-    # A sanitizer's own SIGSEGV handler would turn the NULL dereference
-    # into its exit status (1 under ASan, 66 under TSan; docs/development.md).
-    san = {"asan": "ASAN_OPTIONS", "tsan": "TSAN_OPTIONS"}.get(os.environ.get("TP_SANITIZER"))
-    if san:
-        e[san] = e.get(san, "") + ":handle_segv=0"
-    return e
+    return rel.die_env(folder, preload, {"TRACEPROF_COMPRESS": compress, "TRACEPROF_FORMAT": FORMAT})
 
 # (name, program mode, steps before dying, signal sent from outside or None,
 #  expected status, compression)
@@ -64,22 +49,7 @@ for how in ("LD_PRELOAD", "traceprof run"):
             cmd = [tp, "run", "--folder", folder, "--schedule", "wait=1,active=100000", "--"] + cmd
         p = subprocess.Popen(cmd, env=env(folder, how == "LD_PRELOAD", compress), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
-        ended = {}
-        death = None
-        pid = None
-        t0 = time.monotonic()
-        for line in p.stdout:
-            w = line.decode().split()
-            if w[0] == "pid":
-                pid = int(w[1])
-            elif w[0] == "ended":
-                ended[int(w[1])] = int(w[2])
-            elif w[0] == "dying":
-                death = int(w[1])
-            if sig and time.monotonic() - t0 > 3.0:
-                death = time.monotonic_ns()
-                os.kill(pid, sig)
-                break
+        pid, ended, death = rel.run_die(p, sig)
         rest, err = p.communicate(timeout=120)
         err = err.decode()
         check(p.returncode == status, "%s: exit status %d (got %d; %s)" % (label, status, p.returncode, err[-300:]))
@@ -96,29 +66,16 @@ for how in ("LD_PRELOAD", "traceprof run"):
         if not files:
             continue
         t = rel.load_trace(files[0])
-        probs = tracecheck.check_trace(t, pftrace=FORMAT == "perfetto")
-        check(not probs, "%s: the trace checker passes it (%s)" % (label, probs[:3]))
-        footer = t.get("traceprof", {})
-        check(isinstance(footer.get("cut"), dict), "%s: the footer says it was cut" % label)
-        evs = t["traceEvents"]
-        got = {int(e["name"].split("#")[1]) for e in evs if e.get("name", "").startswith("ProfilerStep#")}
         # Every step that ended more than a second before the death, from
-        # the window's first (step 1).
-        want = sorted(s for s, at in ended.items() if s >= 1 and at < death - 1000000000)
-        check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (label, len(want)))
-        missing = [s for s in want if s not in got]
-        check(not missing, "%s: every step ended a second before the death is there (missing %s of %d)"
-              % (label, missing[:5], len(want)))
+        # the window's first (step 1), with its events.
+        got = rel.check_cut_steps(check, label, t, ended, death, EVENTS, pftrace=FORMAT == "perfetto")
         check(os.path.basename(files[0]).startswith("rank0.step%d." % max(got or [0])),
               "%s: named after the last step it holds (%s)" % (label, os.path.basename(files[0])))
-        launches = sum(1 for e in evs if e.get("name") == "launch")
-        check(launches >= EVENTS * len(want), "%s: their events are there (%d launches for %d steps)"
-              % (label, launches, len(want)))
         s = subprocess.run([tp, "summary", files[0]], capture_output=True, timeout=120)
         check(s.returncode == 0 and b"work" in s.stdout, "%s: summary reads it (%s)" % (label, s.stderr[-200:]))
         m = subprocess.run([tp, "merge", "-o", folder + "/merged" + (".pftrace" if FORMAT == "perfetto" else ".json"),
                             files[0]], capture_output=True, timeout=120)
         check(m.returncode == 0 and m.stderr.count(b"a cut window") == 1,
               "%s: merge reads it and says it is cut, once (%s)" % (label, m.stderr[-300:]))
-sys.exit(1 if fails else 0)
+check.done()
 PY

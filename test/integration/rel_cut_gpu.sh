@@ -17,29 +17,18 @@ prog="$BUILD/test/prog_gpu_die"
 [ -x "$prog" ] || die "$prog not built"
 export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$PYTHON" - "$prog" "$SI/libcupti.so.13" <<'PY'
-import os, signal, subprocess, sys, time
+import os, signal, subprocess, sys
 sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
 import rel, tracecheck
 
 prog, cupti = sys.argv[1], sys.argv[2]
 tp = os.path.join(os.environ["BUILD"], "traceprof")
-fails = []
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        fails.append(msg)
+check = rel.Checks()
 
 def env(folder, preload, fmt):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
     # The stand-in CUPTI preloaded, so that traceprof finds it loaded, as in
     # a PyTorch process; traceprof run puts its library before it.
-    e["LD_PRELOAD"] = (os.environ["TP_PRELOAD"] + ":" if preload else "") + cupti
-    e.update({"TRACEPROF_FOLDER": folder, "TRACEPROF_SCHEDULE": "wait=1,active=100000",
-              "TRACEPROF_FORMAT": fmt})
-    san = {"asan": "ASAN_OPTIONS", "tsan": "TSAN_OPTIONS"}.get(os.environ.get("TP_SANITIZER"))
-    if san:
-        e[san] = e.get(san, "") + ":handle_segv=0"
-    return e
+    return rel.die_env(folder, preload, {"TRACEPROF_FORMAT": fmt}, cupti=cupti)
 
 KERNELS = 20
 # (name, program mode, steps before dying, signal sent from outside or None,
@@ -59,20 +48,7 @@ for how in ("LD_PRELOAD", "traceprof run"):
             cmd = [tp, "run", "--folder", folder, "--schedule", "wait=1,active=100000", "--"] + cmd
         p = subprocess.Popen(cmd, env=env(folder, how == "LD_PRELOAD", fmt), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
-        ended, death, pid = {}, None, None
-        t0 = time.monotonic()
-        for line in p.stdout:
-            w = line.decode().split()
-            if w[0] == "pid":
-                pid = int(w[1])
-            elif w[0] == "ended":
-                ended[int(w[1])] = int(w[2])
-            elif w[0] == "dying":
-                death = int(w[1])
-            if sig and time.monotonic() - t0 > 3.0:
-                death = time.monotonic_ns()
-                os.kill(pid, sig)
-                break
+        pid, ended, death = rel.run_die(p, sig)
         rest, err = p.communicate(timeout=120)
         err = err.decode()
         check(p.returncode == status, "%s: exit status %d (got %d; %s %s)"
@@ -96,7 +72,7 @@ for how in ("LD_PRELOAD", "traceprof run"):
                  if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
         # Every step that ended more than a second before the death, from
         # the window's first (step 1).
-        want = sorted(s for s, at in ended.items() if s >= 1 and at < death - 1000000000)
+        want = rel.steps_before(ended, death)
         check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (label, len(want)))
         missing = [s for s in want if s not in spans]
         check(not missing, "%s: every step ended a second before the death is there (missing %s of %d)"
@@ -148,5 +124,5 @@ for how in ("LD_PRELOAD", "traceprof run"):
               % (label, arrows, counted))
         gpu = t.get("traceprof", {}).get("gpu")
         check(gpu is None or gpu.get("cupti") == "active", "%s: CUPTI was active (%s)" % (label, gpu))
-sys.exit(1 if fails else 0)
+check.done()
 PY

@@ -153,3 +153,96 @@ if __name__ == "__main__":
         sys.exit(0)
     print("usage: rel.py matrix ... | rel.py check FOLDER", file=sys.stderr)
     sys.exit(2)
+
+
+class Checks:
+    """The cut tests' "ok"/"FAIL" lines: check(cond, msg) prints one, and
+    the failed ones are kept; done() exits 1 if any failed."""
+
+    def __init__(self):
+        self.fails = []
+
+    def __call__(self, cond, msg):
+        print(("ok   " if cond else "FAIL ") + msg)
+        if not cond:
+            self.fails.append(msg)
+        return cond
+
+    def done(self):
+        sys.exit(1 if self.fails else 0)
+
+
+def die_env(folder, preload, extra=None, cupti=None):
+    """The environment of a program run by a cut test (test/programs/die.c,
+    gpu_die.c): no TRACEPROF_* of the caller's, traceprof preloaded or not
+    (cupti: the stand-in CUPTI preloaded after it), TRACEPROF_FOLDER, a
+    long window from step 1, and extra's variables.  Under a sanitizer its
+    own SIGSEGV handler is off, which would turn a NULL dereference into its
+    exit status (1 under ASan, 66 under TSan; docs/development.md)."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("TRACEPROF_")}
+    e.pop("LD_PRELOAD", None)
+    pre = ([os.environ["TP_PRELOAD"]] if preload else []) + ([cupti] if cupti else [])
+    if pre:
+        e["LD_PRELOAD"] = ":".join(pre)
+    e.update({"TRACEPROF_FOLDER": folder, "TRACEPROF_SCHEDULE": "wait=1,active=100000"})
+    e.update(extra or {})
+    san = {"asan": "ASAN_OPTIONS", "tsan": "TSAN_OPTIONS"}.get(os.environ.get("TP_SANITIZER"))
+    if san:
+        e[san] = e.get(san, "") + ":handle_segv=0"
+    return e
+
+
+def run_die(p, sig=None, after=3.0, at_kill=None):
+    """Reads the lines of a die.c / gpu_die.c program started as p (stdout
+    piped): "pid P", "ended STEP NS", "dying NS".  With sig, sends it to the
+    program's pid once `after` seconds have passed (at_kill(pid) is called
+    just before), and stops reading.  Returns (pid, ended {step: ns},
+    death ns: the program's "dying" time, or the time of the kill)."""
+    import time
+    ended, death, pid = {}, None, None
+    t0 = time.monotonic()
+    for line in p.stdout:
+        w = line.decode().split()
+        if w[0] == "pid":
+            pid = int(w[1])
+        elif w[0] == "ended":
+            ended[int(w[1])] = int(w[2])
+        elif w[0] == "dying":
+            death = int(w[1])
+        if sig and pid and time.monotonic() - t0 > after:
+            if at_kill:
+                at_kill(pid)
+            death = time.monotonic_ns()
+            os.kill(pid, sig)
+            break
+    return pid, ended, death
+
+
+def steps_before(ended, death, first=1):
+    """The steps (from first) that ended more than a second before death:
+    those a cut trace must hold."""
+    return sorted(s for s, at in ended.items() if s >= first and at < death - 1000000000)
+
+
+def check_cut_steps(check, label, t, ended, death, events, pid=None, pftrace=False):
+    """The checks every cut trace t of die.c passes: the trace checker, a
+    footer saying it was cut (of pid, when given), every step that ended a
+    second before the death (at least 50) with its `events` "launch"
+    instants.  Returns the steps it holds."""
+    import tracecheck
+    probs = tracecheck.check_trace(t, pftrace=pftrace)
+    check(not probs, "%s: the trace checker passes it (%s)" % (label, probs[:3]))
+    c = t.get("traceprof", {}).get("cut")
+    check(isinstance(c, dict) and (pid is None or "pid %d" % pid in c.get("reason", "")),
+          "%s: the footer says it was cut (%s)" % (label, c))
+    evs = t["traceEvents"]
+    got = {int(e["name"].split("#")[1]) for e in evs if e.get("name", "").startswith("ProfilerStep#")}
+    want = steps_before(ended, death)
+    check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (label, len(want)))
+    missing = [s for s in want if s not in got]
+    check(not missing, "%s: every step ended a second before the death is there (missing %s of %d)"
+          % (label, missing[:5], len(want)))
+    launches = sum(1 for e in evs if e.get("name") == "launch")
+    check(launches >= events * len(want), "%s: their events are there (%d launches for %d steps)"
+          % (label, launches, len(want)))
+    return got

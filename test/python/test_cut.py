@@ -100,3 +100,41 @@ def test_footer_only(capsys, tmp_path):
     cut = trace(tmp_path / "c.json", 0, True, head=False)
     assert cmd_summary([cut]) in (0, None)
     assert notes(capsys.readouterr().err) == ["traceprof: " + cut + NOTE]
+
+
+@pytest.mark.parametrize("codec", ["gz", "zst"])
+def test_library_finished_compressed(capsys, tmp_path, codec):
+    """A compressed cut file the next run's library finished
+    (collector/cut_codec.c) has its head as written, without traceprofCut:
+    its frames (gzip members) as the writer ends them at each flush, then
+    one with the footer; the footer's cut is read from the file's last
+    frames, not by decompressing it whole.  A whole compressed file of the
+    same frames, its footer without cut, gets no line."""
+    if codec == "zst" and not shutil.which("zstd"):
+        pytest.skip("no zstd command")
+    import subprocess
+    from traceprof.traces.cut import cut_of
+
+    def frame(b):
+        if codec == "gz":
+            return gzip.compress(b)
+        return subprocess.run(["zstd", "-q", "-c", "--check"], input=b, capture_output=True,
+                              check=True).stdout
+    for cut in (True, False):
+        plain = open(trace(tmp_path / "t.json", 3, cut, head=False), "rb").read()
+        at = plain.index(b"\n  ],")
+        # Frames: the head and events in pieces, the end in its own, and
+        # enough events before it that the last frames are a small tail.
+        body = [plain[:200], plain[200:at]]
+        path = str(tmp_path / ("c%d.json.%s" % (cut, codec)))
+        with open(path, "wb") as f:
+            for b in body:
+                f.write(frame(b))
+            f.write(frame(b" " * 40000))  # past the tail the reader looks at
+            f.write(frame(plain[at:]))
+        got = cut_of(path)
+        assert (got == CUT) if cut else got is None
+        assert cmd_summary([path]) in (0, None)
+        assert len(notes(capsys.readouterr().err)) == (1 if cut else 0)
+    from traceprof.traces.cut import library_cut
+    assert library_cut(path) is None  # recovered_by: not a library's

@@ -27,10 +27,10 @@ import re
 import socket
 import subprocess
 import sys
-import zlib
 
 from .. import layout as L
 from ..util import err, fail, human_bytes, version
+from .recover_pf import gunzip_chunks
 
 USAGE = """usage: traceprof recover [--any-host] [--keep] [FOLDER...]
 
@@ -75,7 +75,7 @@ def pid_alive(pid):
 
 class _Lines:
     """The decompressed lines of a possibly cut file: plain, gzip (up to
-    the last sync point) or zstd (up to the last whole block).  A cut
+    its last whole member) or zstd (up to its last whole frame).  A cut
     stream ends the lines; it is no error."""
 
     def __init__(self, path, final):
@@ -95,16 +95,8 @@ class _Lines:
             return
         # gzip by hand: the gzip module raises at a stream without its end
         # before handing over what it decoded.
-        d = zlib.decompressobj(31)
         rest = b""
-        while True:
-            chunk = self.f.read(1 << 20)
-            if not chunk:
-                break
-            try:
-                data = d.decompress(chunk)
-            except zlib.error:
-                break
+        for data in gunzip_chunks(self.f):
             lines = (rest + data).split(b"\n")
             rest = lines.pop()
             for line in lines:

@@ -41,17 +41,37 @@ def _chunks(path, final):
             proc.kill()
             proc.wait()
     with open(path, "rb") as f:
-        d = zlib.decompressobj(31) if final.endswith(".gz") else None
+        if final.endswith(".gz"):
+            yield from gunzip_chunks(f)
+            return
         while True:
             b = f.read(1 << 20)
             if not b:
                 return
-            if d is not None:
-                try:
-                    b = d.decompress(b)
-                except zlib.error:
-                    return
             yield b
+
+
+def gunzip_chunks(f):
+    """The decompressed bytes of the gzip stream read from f, in chunks, up
+    to where it is cut or broken (no error).  Every member: the writer ends
+    one at each drain (format/sink_codec.c), and a file is their
+    concatenation."""
+    d = zlib.decompressobj(31)
+    while True:
+        b = f.read(1 << 20)
+        if not b:
+            return
+        while b:
+            try:
+                out = d.decompress(b)
+            except zlib.error:
+                return
+            if out:
+                yield out
+            b = b""
+            if d.eof:
+                b = d.unused_data
+                d = zlib.decompressobj(31)
 
 
 def _varint_at(buf, i):

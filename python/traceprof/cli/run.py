@@ -250,6 +250,7 @@ def cmd_run(argv):
     sentinel.close()
 
     finish_cut_windows(folder_glob, pid, status)
+    report_library_cuts(before, snapshot(folder_glob), pid, status)
     if not a.quiet:
         report_files(before, snapshot(folder_glob), template_glob(folder, known, True) or folder,
                      env.get("TRACEPROF_NUM_TRACES_TO_KEEP", "").strip() == "0",
@@ -272,6 +273,17 @@ def cmd_run(argv):
     sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+def _killed_by(r, pid, status):
+    """The signal that ended the process of cut window r ("SIGKILL"), when
+    it is the launcher's child (pid, its wait status); else None."""
+    if r["pid"] != pid or status is None or not os.WIFSIGNALED(status):
+        return None
+    try:
+        return signal.Signals(os.WTERMSIG(status)).name
+    except ValueError:
+        return "signal %d" % os.WTERMSIG(status)
+
+
 def finish_cut_windows(folder_glob, pid, status, earlier=False):
     """Finishes the windows that the job's processes (or, earlier=True,
     those of an earlier run into the same folder) left unfinished when they
@@ -283,17 +295,37 @@ def finish_cut_windows(folder_glob, pid, status, earlier=False):
         return
 
     def report(r):
-        how = None
-        if r["pid"] == pid and status is not None and os.WIFSIGNALED(status):
-            try:
-                how = signal.Signals(os.WTERMSIG(status)).name
-            except ValueError:
-                how = "signal %d" % os.WTERMSIG(status)
-        err(("an earlier run's " if earlier else "") + describe(r, how))
+        err(("an earlier run's " if earlier else "") + describe(r, _killed_by(r, pid, status)))
     try:
         recover(folders, report=report)
     except OSError as e:
         err("cannot finish the cut windows in %s (%s)" % (", ".join(folders), e))
+
+
+def report_library_cuts(before, after, pid, status):
+    """Reports, as finish_cut_windows() does, the cut windows of the job's
+    processes that another process's library finished while the job ran
+    (collector/cut.c: a rank that opened the folder after another died), so
+    that the report says "rank N ...: window steps a-b cut ...; saved N
+    events" whoever finished the file."""
+    from .recover import describe
+    from ..layout import DI_RANK, DOC_DISTRIBUTED_INFO, DOC_WINDOW, WINDOW_PID
+    from ..traces.cut import library_cut
+    for path in sorted(p for p, s in after.items() if before.get(p) != s):
+        got = library_cut(path)
+        if got is None:
+            continue
+        footer, head = got
+        window = head.get(DOC_WINDOW) if isinstance(head.get(DOC_WINDOW), dict) else {}
+        di = head.get(DOC_DISTRIBUTED_INFO) if isinstance(head.get(DOC_DISTRIBUTED_INFO), dict) else {}
+        steps = footer.get("steps") if isinstance(footer.get("steps"), list) else [None, None]
+        r = {"pid": window.get(WINDOW_PID), "rank": di.get(DI_RANK), "out": path,
+             "first_step": steps[0] if steps else None, "last_step": steps[-1] if steps else None,
+             "events": footer.get("events_written") or 0, "size": after[path][2]}
+        if not isinstance(r["pid"], int):
+            continue
+        err("%s, finished by %s" % (describe(r, _killed_by(r, pid, status)),
+                                     footer["cut"]["recovered_by"]))
 
 
 def trigger_signal(text):

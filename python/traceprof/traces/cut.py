@@ -6,9 +6,13 @@ window ended.  Its footer's `cut` member says so, and so does its head
 knows the file ends early: one `traceprof:` line, nothing else changes in
 how the file is read."""
 
+import json
+import os
 import re
+import subprocess
+import zlib
 
-from ..layout import DOC_CUT, FOOTER_CUT
+from ..layout import DOC_CUT, DOC_FOOTER, FOOTER_CUT
 from ..util import err
 from .aggtable import footer_of
 from .pftrace import PFTRACE_RE
@@ -33,10 +37,95 @@ def cut_of(path, footer=None):
         if isinstance(cut, dict):
             return cut
         if compressed(path):
-            return None
+            return _last_frames_cut(path)
     footer = footer_of(path)
     cut = footer.get(FOOTER_CUT) if isinstance(footer, dict) else None
     return cut if isinstance(cut, dict) else None
+
+
+# The closing frame the next run's library appends to a compressed cut
+# window (collector/cut_codec.c) is some 1 KB: it lies within this much of
+# the file's end.
+_TAIL = 16384
+
+
+def _decode_to_end(data, gz):
+    """The text of the whole frames (gzip members) data holds up to its
+    last byte, or None when it does not decode so (a false start)."""
+    if not gz:
+        try:
+            r = subprocess.run(["zstd", "-dcq"], input=data, capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout if r.returncode == 0 else None
+    out = []
+    while data:
+        d = zlib.decompressobj(31)
+        try:
+            out.append(d.decompress(data))
+        except zlib.error:
+            return None
+        if not d.eof:
+            return None
+        data = d.unused_data
+    return b"".join(out)
+
+
+def _last_frames_cut(path):
+    """The footer's `cut` of a compressed window the next run's library
+    finished (its head was kept as written, without DOC_CUT), or None."""
+    footer = _last_frames_footer(path)
+    cut = footer.get(FOOTER_CUT) if isinstance(footer, dict) else None
+    return cut if isinstance(cut, dict) else None
+
+
+def _last_frames_footer(path):
+    """The footer of a compressed window, read from the frames within the
+    file's last _TAIL bytes, found by their magic and checked by decoding
+    them to the end (their checksums), without decompressing the file.
+    None when they do not hold it."""
+    gz = path.endswith(".gz")
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - _TAIL))
+            tail = f.read()
+    except OSError:
+        return None
+    magic = b"\x1f\x8b\x08" if gz else b"\x28\xb5\x2f\xfd"
+    key = ('"%s": ' % DOC_FOOTER).encode()
+    for i in (m.start() for m in re.finditer(re.escape(magic), tail)):
+        text = _decode_to_end(tail[i:], gz)
+        if text is None:
+            continue
+        at = text.rfind(key)
+        if at < 0:
+            return None
+        try:
+            footer, _ = json.JSONDecoder().raw_decode(text[at + len(key):].decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return None
+        return footer if isinstance(footer, dict) else None
+    return None
+
+
+def library_cut(path):
+    """(footer, head) of a JSON cut window that a running process's library
+    finished (collector/cut.c: the footer's cut says recovered_by "the next
+    run's library ..."), or None for any other file.  Cheap: the head's
+    first KB, and the footer from the file's end (a compressed one's last
+    frames)."""
+    if PFTRACE_RE.search(path):
+        return None
+    footer = _last_frames_footer(path) if compressed(path) else footer_of(path)
+    cut = footer.get(FOOTER_CUT) if isinstance(footer, dict) else None
+    if not isinstance(cut, dict) or not str(cut.get("recovered_by", "")).startswith(
+            "the next run's library"):
+        return None
+    try:
+        head = TraceReader(path).head()
+    except (OSError, EOFError, ValueError, TraceError):
+        return None
+    return footer, head
 
 
 def note_cut(path, footer=None):
