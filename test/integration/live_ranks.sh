@@ -75,7 +75,7 @@ else:
     sys.exit("rank 5 never seen blocked in cudaStreamSynchronize at step 6: %s" % json.dumps(read().get(5)))
 a = read()
 assert sorted(a) == list(range(8)), sorted(a)
-keys = ["traceprofLive", "host", "pid", "program", "rank", "local_rank", "world_size", "run",
+keys = ["traceprofLive", "host", "pid", "parent_pid", "program", "rank", "local_rank", "world_size", "run",
         "interval_ms", "updated_ns", "started_ns", "state", "exit_status", "step",
         "step_started_ns", "steps", "last_step", "recording", "window", "events", "dropped",
         "top", "threads"]
