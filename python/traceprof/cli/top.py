@@ -113,8 +113,9 @@ def cmd_top(argv):
                     "step, last and median step time of its recent steps, ratio to the job's "
                     "median, status: running, recording, finished, stalled (its step has not "
                     "advanced for --stall-after seconds; the row names the call or range it "
-                    "is inside) or stale (its file has not been rewritten for 5 of its "
-                    "update periods: the process was killed or its node is gone)), the "
+                    "is inside), stale (its file has not been rewritten for 5 of its "
+                    "update periods: the process was killed or its node is gone) or worker "
+                    "(a forked child that never stepped, e.g. a DataLoader worker)), the "
                     "job's steps per second and its straggler, refreshed every second.  "
                     "Keys: s slowest first (default), r by rank, arrows and PgUp/PgDn "
                     "scroll, q quits.")

@@ -258,9 +258,16 @@ def describe_stuck(s, step_s):
     return text + "; " + py if py else text
 
 
+def _parent(doc):
+    """The pid a forked child was forked from (parent_pid; files written
+    before that key have none), else None."""
+    p = doc.get("parent_pid")
+    return p if _int(p) and p > 0 else None
+
+
 def judge(doc, now_ns, stall_after):
-    """One process's row: its status word (finished, stale, stalled,
-    recording, running) and figures."""
+    """One process's row: its status word (finished, stale, worker,
+    stalled, recording, running) and figures."""
     steps = doc["steps"]
     interval = max(doc["interval_ms"], 1) / 1e3
     ago = (now_ns - doc["updated_ns"]) / 1e9
@@ -272,7 +279,7 @@ def judge(doc, now_ns, stall_after):
            "updated_s_ago": round(ago, 3), "recording": doc["recording"],
            "window": doc["window"], "events": doc["events"], "dropped": doc["dropped"],
            "exit_status": doc["exit_status"], "top": doc["top"], "file": doc["_path"],
-           "in": None, "detail": ""}
+           "parent_pid": _parent(doc), "in": None, "detail": ""}
     start = doc["step_started_ns"]
     step_s = (now_ns - start) / 1e9 if start is not None else None
     row["step_s"] = None if step_s is None else round(step_s, 3)
@@ -283,6 +290,13 @@ def judge(doc, now_ns, stall_after):
     elif ago > max(STALE_INTERVALS * interval, STALE_MIN_S):
         row["status"] = "stale"
         row["detail"] = "stale: no update for %.0f s" % ago
+    elif row["parent_pid"] is not None and not steps:
+        # A forked child that never stepped (a DataLoader worker): not a rank
+        # of its own, and its step, its parent's at the fork, is not one it
+        # waits in (the library writes no step start for it).
+        row["status"] = "worker"
+        row["detail"] = "worker of pid %d%s" % (row["parent_pid"],
+                                                ", recording" if doc["recording"] else "")
     elif doc["step"] >= 0 and step_s is not None and step_s >= stall_after:
         row["status"] = "stalled"
         row["in"] = stuck_in(doc, now_ns)
