@@ -37,9 +37,6 @@ void tp_convert_record(struct tp_writer *out, struct tp_thread *t, const struct 
 	case TP_REC_COUNTER:
 		tp_markers_counter(out, t, r, pid);
 		break;
-	case TP_REC_THREAD_NAME:
-		tp_nvtx_thread_name_record(t, r);
-		break;
 	default:
 		break;
 	}

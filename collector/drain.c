@@ -76,7 +76,7 @@ static void dr_record(const struct tp_record *r, void *arg)
 		return;
 	}
 	dr_wstat(f, w)->written++;
-	if (r->kind != TP_REC_STEP && r->kind != TP_REC_THREAD_NAME)
+	if (r->kind != TP_REC_STEP)
 		tp_activity_set();
 	uint64_t b = tp_clock_to_ns(r->start);
 	uint64_t e = r->end > r->start ? tp_clock_to_ns(r->end) : b;

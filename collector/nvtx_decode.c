@@ -489,26 +489,3 @@ void tp_nvtx_close(struct tp_writer *out, struct tp_thread *t, int64_t pid, uint
 		t->named_by_user = 1;
 	}
 }
-
-/* TP_REC_THREAD_NAME: the record is on the caller's ring but names thread
- * arg[0] (0: the caller), which may not have recorded anything yet: the
- * name is kept and applied when that thread's metadata is written. */
-void tp_nvtx_thread_name_record(struct tp_thread *t, const struct tp_record *r)
-{
-	struct tp_thread *named = t;
-	size_t len;
-	const char *s = tp_record_string(r, &len);
-	if (r->arg[0] && (int64_t)r->arg[0] != t->tid) {
-		tp_nvtx_thread_name_set((int64_t)r->arg[0], s, len);
-		for (named = tp_threads_first(); named; named = named->next)
-			if ((int64_t)named->tid == (int64_t)r->arg[0])
-				break;
-		if (!named)
-			return;
-	}
-	if (len >= sizeof(named->name))
-		len = sizeof(named->name) - 1;
-	memcpy(named->name, s, len);
-	named->name[len] = '\0';
-	named->named_by_user = 1;
-}

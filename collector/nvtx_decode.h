@@ -49,10 +49,6 @@ uint64_t tp_nvtx_thread_names_lost(void);
 /* Copies the name given to tid into out; returns 0, or -1 when none. */
 int tp_nvtx_thread_name_get(int64_t tid, char *out, size_t size);
 
-/* Flush thread: one TP_REC_THREAD_NAME record of thread t (its name, or
- * arg[0]'s: the name is kept with tp_nvtx_thread_name_set() too). */
-void tp_nvtx_thread_name_record(struct tp_thread *t, const struct tp_record *r);
-
 /* Flush thread: one TP_REC_RANGE record of thread t. */
 void tp_nvtx_convert(struct tp_writer *out, struct tp_thread *t, const struct tp_record *r,
 		     int64_t pid);

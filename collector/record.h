@@ -22,7 +22,8 @@ enum tp_rec_kind {
 	TP_REC_INSTANT = 6,	 /* traceprof_marker_instant; name in extras */
 	TP_REC_COUNTER = 7,	 /* name and key in extras (NUL-separated), value in arg[0] (double bits) */
 	TP_REC_RANGE = 8,	 /* a complete NVTX range (push/pop, start/end): name in extras, arg[0] = domain id */
-	TP_REC_THREAD_NAME = 9,	 /* nvtxNameOsThread: arg[0] = tid, name in extras */
+	/* 9 was a thread's name, never written: nvtxNameOsThread names
+	 * threads directly (collector/nvtx_decode.h, tp_nvtx_thread_name_set). */
 	TP_REC_OP = 10,		 /* a complete PyTorch operator (RecordFunction): start..end; name
 				  * inline (TP_REC_INLINE_NAME_MAX) or in extras */
 	TP_REC_EXTRA = 15,	 /* a continuation record, see below */
