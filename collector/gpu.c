@@ -225,13 +225,17 @@ void tp_gpu_stream_events(struct tp_writer *out, uint64_t first_ns, uint64_t las
 			  int64_t pid)
 {
 	size_t k = 0;
+	tp_gpu_corr_window_begin(); /* for a link through a hidden runtime call */
 	for (size_t i = 0; i < G.n; i++) {
 		struct tp_gpu_event *e = &G.ev[i];
 		struct tp_gpu_link l;
 		/* Only an event whose launching call is already in the window:
 		 * the window's end would write it here too, the same way (its
-		 * times only widen).  The rest waits for the end. */
-		if (!tp_gpu_corr_find_direct(e->corr, &l) || !l.has_api || l.api_ns < first_ns ||
+		 * times only widen).  The rest waits for the end.  A call seen
+		 * only through CUPTI's record of a runtime call traceprof cannot
+		 * interpose (the runtime inside cuBLAS) is linked as at the end,
+		 * once the calls that record may hold are drained. */
+		if (!tp_gpu_corr_find_streaming(e->corr, &l) || !l.has_api || l.api_ns < first_ns ||
 		    l.api_ns > last_ns) {
 			G.ev[k++] = *e;
 			continue;

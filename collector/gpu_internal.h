@@ -87,10 +87,11 @@ struct tp_gpu_link {
  * a hidden runtime call when needed).  Returns 1 when its external id is
  * known. */
 int tp_gpu_corr_find(uint32_t corr, struct tp_gpu_link *l);
-/* The same without that link (no sort of the notes): for the GPU events
- * streamed while a window records (tp_gpu_stream_events()), every 0.5 s,
- * where sorting the window's notes each time would cost too much. */
-int tp_gpu_corr_find_direct(uint32_t corr, struct tp_gpu_link *l);
+/* The same while a window records (tp_gpu_stream_events(), every 0.5 s):
+ * a link through a hidden runtime call's record waits until every call of
+ * ours it may hold is noted (gpu_corr.c, link_outer()), and is then the one
+ * tp_gpu_corr_find() would make at the window's end. */
+int tp_gpu_corr_find_streaming(uint32_t corr, struct tp_gpu_link *l);
 
 /* The call's GPU event was written (or dropped): its mapping can go. */
 void tp_gpu_corr_done(struct tp_gpu_link *l);
@@ -108,7 +109,8 @@ void tp_gpu_corr_note_external(uint32_t corr, uint64_t ext);
 int tp_gpu_corr_note_outer(uint32_t corr, uint64_t start_ns, uint64_t dur_ns,
 			   uint32_t thread);
 
-/* Before a window is written: sorts the noted API events. */
+/* Before a window is written, and before GPU events are streamed at a
+ * drain: sorts the noted API events (those new since the last time). */
 void tp_gpu_corr_window_begin(void);
 
 /* Forgets what no window after one ending at last_ns can need. */

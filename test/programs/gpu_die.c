@@ -4,8 +4,11 @@
  *   prog_gpu_die MODE STEPS [KERNELS]
  * Each step's work: KERNELS (20) cuLaunchKernel calls (through dlopen +
  * dlsym, as the CUDA runtime reaches the driver).  With the stand-in CUPTI
- * preloaded, every launch gets a made-up kernel.  MODE, the steps and the
- * lines it prints: die.h. */
+ * preloaded, every launch gets a made-up kernel.  With
+ * FAKE_CUPTI_HIDDEN_RUNTIME set, each launch is made from inside a runtime
+ * call traceprof cannot interpose (the runtime inside cuBLAS), which the
+ * stand-in CUPTI records (fake_cupti_runtime_enter/exit, test/standin/
+ * fake_cupti.c).  MODE, the steps and the lines it prints: die.h. */
 #include <dlfcn.h>
 
 #include "test/programs/die.h"
@@ -15,6 +18,7 @@ typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigne
 
 struct gd_work {
 	launch_fn launch;
+	void (*enter)(void), (*exit)(void); /* the hidden runtime's, or NULL */
 	void *f;
 	int kernels;
 };
@@ -23,8 +27,13 @@ static int gd_launches(void *arg)
 {
 	struct gd_work *w = arg;
 	int bad = 0;
-	for (int k = 0; k < w->kernels; k++)
+	for (int k = 0; k < w->kernels; k++) {
+		if (w->enter)
+			w->enter();
 		bad += w->launch(w->f, 4, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL) != 0;
+		if (w->exit)
+			w->exit();
+	}
 	if (bad)
 		printf("%d launches failed\n", bad);
 	return bad ? 4 : 0;
@@ -43,6 +52,14 @@ int main(int argc, char **argv)
 	if (!init || !get || !w.launch) {
 		printf("no stand-in driver\n");
 		return 4;
+	}
+	if (getenv("FAKE_CUPTI_HIDDEN_RUNTIME")) {
+		w.enter = (void (*)(void))dlsym(RTLD_DEFAULT, "fake_cupti_runtime_enter");
+		w.exit = (void (*)(void))dlsym(RTLD_DEFAULT, "fake_cupti_runtime_exit");
+		if (!w.enter || !w.exit) {
+			printf("no stand-in CUPTI for FAKE_CUPTI_HIDDEN_RUNTIME\n");
+			return 4;
+		}
 	}
 	if (init(0) != 0 || get(&w.f, NULL, "saxpy") != 0) {
 		printf("the stand-in driver failed\n");

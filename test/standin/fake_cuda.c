@@ -15,9 +15,13 @@
  * cuInit registers an exit handler (as the runtime does before its first
  * cuInit), after which cuFuncGetName fails with CUDA_ERROR_DEINITIALIZED.
  * FAKE_CUDA_INIT_US makes cuInit take that long, as a real GPU's first one
- * does (a few hundred ms on an H100). */
+ * does (a few hundred ms on an H100); FAKE_CUDA_LAUNCH_US makes each
+ * cuLaunchKernel take that long (a few us on a GPU), so that a record of
+ * the stand-in CUPTI around it (FAKE_CUPTI_HIDDEN_RUNTIME) overlaps it by
+ * far more than the two clocks differ. */
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <string.h>
@@ -99,8 +103,23 @@ SI int cuMemcpyHtoD_v2_ptds(dptr_t d, const void *s, size_t n);
 SI int cuMemcpyHtoD_v2_ptds(dptr_t d, const void *s, size_t n) { MARK(); return 0; }
 SI int cuLaunchKernel(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		      unsigned bz, unsigned shm, void *st, void **p, void **e);
+static void launch_time(void)
+{
+	static long us = -1;
+	if (us < 0) {
+		const char *v = getenv("FAKE_CUDA_LAUNCH_US");
+		us = v ? atol(v) : 0;
+	}
+	if (us > 0) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &b);
+		while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+	}
+}
 SI int cuLaunchKernel(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-		      unsigned bz, unsigned shm, void *st, void **p, void **e) { MARK(); return 0; }
+		      unsigned bz, unsigned shm, void *st, void **p, void **e) { MARK(); launch_time(); return 0; }
 SI int cuLaunchKernel_ptsz(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			   unsigned by, unsigned bz, unsigned shm, void *st, void **p, void **e);
 SI int cuLaunchKernel_ptsz(func_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -28,7 +28,20 @@
  * in a buffer, and FAKE_CUPTI_DROPPED=N makes cuptiActivityGetNumDroppedRecords
  * say N for every completed buffer.  The report then has a second line:
  * "fake_cupti: buffers=N refused=N dropped=N" (buffers handed back, requests
- * that got none, drops reported). */
+ * that got none, drops reported).
+ *
+ * A program that plays a runtime traceprof cannot interpose (the runtime
+ * inside cuBLAS) calls fake_cupti_runtime_enter() and fake_cupti_runtime_exit()
+ * around its driver call, as that runtime reports its own calls to CUPTI
+ * (test/programs/gpu_die.c with FAKE_CUPTI_HIDDEN_RUNTIME).  A kernel pushed
+ * in between comes as real CUPTI gives it when the outermost call is hidden:
+ * no EXTERNAL_CORRELATION record, but a RUNTIME API record of its
+ * correlation from the enter to the exit (around traceprof's own driver
+ * call), with the calling thread's id (the low 32 bits of pthread_self(), as
+ * traceprof registers it), handed over only once the exit came.  traceprof
+ * links it to its own call on that thread that overlaps it most.
+ * (FAKE_CUDA_LAUNCH_US, fake_cuda.c, makes that call long enough for the
+ * overlap to outweigh the two clocks' skew.) */
 #include <cupti.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,6 +60,12 @@ struct pending {
 	uint64_t ext;
 	uint32_t corr;
 	uint64_t start;
+	/* Pushed inside fake_cupti_runtime_enter/exit: a RUNTIME record
+	 * [rt_start, rt_end] on thread rt_thread, not the id's; rt_end is 0
+	 * until the exit. */
+	int hidden;
+	uint64_t rt_start, rt_end;
+	uint32_t rt_thread;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -63,6 +82,10 @@ static _Atomic unsigned long long drops_said;
 static int per_buffer = 1 << 30, drop_each;
 static __thread uint64_t pushed[16];
 static __thread int depth;
+/* The hidden runtime call this thread is in: its start (0: none) and the
+ * correlation of the kernel pushed inside it (0: none yet). */
+static __thread uint64_t rt_start;
+static __thread uint32_t rt_corr;
 
 static void start_worker(void);
 
@@ -157,7 +180,12 @@ SI CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCor
 	pthread_mutex_lock(&mu);
 	pushes++;
 	if (enabled_kernels && enabled_ext && npend < MAX_PENDING) {
-		pend[npend++] = (struct pending){ kind, id, next_corr++, now_ns() + 1000 };
+		int hidden = rt_start && !rt_corr;
+		if (hidden)
+			rt_corr = next_corr;
+		pend[npend++] = (struct pending){ kind,	     id,       next_corr++,
+						  now_ns() + 1000, hidden, rt_start,
+						  0,	     (uint32_t)(uintptr_t)pthread_self() };
 		made++;
 	}
 	pthread_mutex_unlock(&mu);
@@ -175,6 +203,32 @@ SI CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorr
 	return CUPTI_SUCCESS;
 }
 
+/* A hidden runtime call begins on this thread (see the top). */
+SI void fake_cupti_runtime_enter(void);
+SI void fake_cupti_runtime_enter(void)
+{
+	rt_start = now_ns();
+	rt_corr = 0;
+}
+
+/* It ends: its record can be handed over. */
+SI void fake_cupti_runtime_exit(void);
+SI void fake_cupti_runtime_exit(void)
+{
+	uint64_t end = now_ns();
+	if (rt_corr) {
+		pthread_mutex_lock(&mu);
+		for (int i = npend - 1; i >= 0; i--)
+			if (pend[i].corr == rt_corr) {
+				pend[i].rt_end = end;
+				break;
+			}
+		pthread_mutex_unlock(&mu);
+	}
+	rt_start = 0;
+	rt_corr = 0;
+}
+
 static size_t record_size(const CUpti_Activity *r)
 {
 	switch (r->kind) {
@@ -182,6 +236,8 @@ static size_t record_size(const CUpti_Activity *r)
 		return sizeof(CUpti_ActivityKernel10);
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
 		return sizeof(CUpti_ActivityExternalCorrelation);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		return sizeof(CUpti_ActivityAPI);
 	default:
 		return 0;
 	}
@@ -197,7 +253,12 @@ static size_t aligned(size_t n)
 static void deliver(void)
 {
 	int i = 0;
-	while (i < npend && requested && completed) {
+	/* A hidden runtime call's record waits for its exit, and the rest
+	 * after it, in order. */
+	int ready = 0;
+	while (ready < npend && (!pend[ready].hidden || pend[ready].rt_end))
+		ready++;
+	while (i < ready && requested && completed) {
 		uint8_t *buf = NULL;
 		size_t size = 0, maxrec = 0, used = 0;
 		requested(&buf, &size, &maxrec);
@@ -206,16 +267,29 @@ static void deliver(void)
 			break;
 		}
 		const size_t need = aligned(sizeof(CUpti_ActivityExternalCorrelation)) +
+				    aligned(sizeof(CUpti_ActivityAPI)) +
 				    aligned(sizeof(CUpti_ActivityKernel10));
-		for (int n = 0; i < npend && used + need <= size && n < per_buffer; i++, n++) {
-			CUpti_ActivityExternalCorrelation x;
-			memset(&x, 0, sizeof(x));
-			x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-			x.externalKind = pend[i].kind;
-			x.externalId = pend[i].ext;
-			x.correlationId = pend[i].corr;
-			memcpy(buf + used, &x, sizeof(x));
-			used += aligned(sizeof(x));
+		for (int n = 0; i < ready && used + need <= size && n < per_buffer; i++, n++) {
+			if (pend[i].hidden) {
+				CUpti_ActivityAPI a;
+				memset(&a, 0, sizeof(a));
+				a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+				a.start = pend[i].rt_start;
+				a.end = pend[i].rt_end;
+				a.correlationId = pend[i].corr;
+				a.threadId = pend[i].rt_thread;
+				memcpy(buf + used, &a, sizeof(a));
+				used += aligned(sizeof(a));
+			} else {
+				CUpti_ActivityExternalCorrelation x;
+				memset(&x, 0, sizeof(x));
+				x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+				x.externalKind = pend[i].kind;
+				x.externalId = pend[i].ext;
+				x.correlationId = pend[i].corr;
+				memcpy(buf + used, &x, sizeof(x));
+				used += aligned(sizeof(x));
+			}
 			CUpti_ActivityKernel10 k;
 			memset(&k, 0, sizeof(k));
 			k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;

@@ -295,6 +295,55 @@ START_TEST(test_windows_split_events)
 }
 END_TEST
 
+/* While a window records, each drain writes a kernel linked through a
+ * hidden runtime call's record only once every call of ours on that thread
+ * that can overlap the record is noted, so that the link is the window
+ * end's: a call converted late (its thread preempted before the commit)
+ * must not lose its kernel to a shorter neighbour, whatever other threads'
+ * later calls were converted meanwhile (issue 44: the 1 ms lag of time that
+ * this replaced linked such a kernel to the neighbour). */
+START_TEST(test_hidden_runtime_streamed)
+{
+	struct tp_thread *me = tp_emit_self();
+	ck_assert_ptr_nonnull(me);
+	const uint32_t mine = me->cupti_thread;
+	/* 1: a short call of ours inside runtime call 40; 2: another thread's
+	 * call 2 ms later, converted before our second call inside 40. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 500, 10100, 10200), 1);
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid + 1, 600, 2000000, 2000100), 2);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 40, mine, 10000, 11000), 1);
+	kernel("streamed_late", 12000, 12500, 7, 40);
+	tp_gpu_stream_events(tr, 0, 10000000, HOST_PID);
+	HASNT("streamed_late");
+	ck_assert_uint_eq(tp_gpu_pending(), 1);
+	/* 3: the launch, longer, inside 40 too; nothing of ours after it yet. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 700, 10300, 10950), 3);
+	tp_gpu_stream_events(tr, 0, 10000000, HOST_PID);
+	HASNT("streamed_late");
+	/* 4: our next call, after 40 ended: now 40's calls are all known. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 800, 20000, 20100), 4);
+	tp_gpu_stream_events(tr, 0, 10000000, HOST_PID);
+	HAS("\"name\":\"streamed_late\",\"pid\":1000000000,\"tid\":7,\"ts\":12.000,\"dur\":0.500,"
+	    "\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":3,");
+	ck_assert_uint_eq(tp_gpu_pending(), 0);
+	/* 5: a record of a thread traceprof does not know (any thread's call
+	 * counts): linked at the window's end only. */
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 900, 30000, 31000), 5);
+	ck_assert_uint_eq(tp_gpu_note_api(me->tid, 1000, 40000, 40100), 6);
+	ck_assert_int_eq(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, 41, 0xdead0000u, 29900, 31100), 1);
+	kernel("unknown_streamed", 32000, 32100, 7, 41);
+	tp_gpu_stream_events(tr, 0, 10000000, HOST_PID);
+	HASNT("unknown_streamed");
+	tp_gpu_window_events(tr, 0, 10000000, HOST_PID);
+	HAS("\"name\":\"unknown_streamed\",\"pid\":1000000000,\"tid\":7,\"ts\":32.000,"
+	    "\"dur\":0.100,\"args\":{\"device\":0,\"context\":1,\"stream\":7,\"correlation\":5,");
+	/* Each written once. */
+	const char *t = trace_text(), *a = strstr(t, "\"streamed_late\"");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_null(strstr(a + 1, "\"streamed_late\""));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cupti_convert");
@@ -303,6 +352,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_kernel_event_and_flow);
 	tcase_add_test(tc, test_no_flow_without_api);
 	tcase_add_test(tc, test_hidden_runtime_link);
+	tcase_add_test(tc, test_hidden_runtime_streamed);
 	tcase_add_test(tc, test_graph_launch_arrows);
 	tcase_add_test(tc, test_correlation_pairs_api_and_gpu);
 	tcase_add_test(tc, test_convert_writes_the_pair);
