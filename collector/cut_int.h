@@ -38,8 +38,8 @@ int tp_cut_head_parse(const char *h, size_t n, struct tp_cut_head *hd, long pid)
 /* Whether the line [b, e) is a whole JSON object.  cut_text.c. */
 int tp_cut_whole(const char *b, const char *e);
 
-/* The last step ("ProfilerStep#N" as an event's name) in [b, e), or -1.
- * cut_text.c. */
+/* The last step (the number in a step event's name, layout.STEP_PREFIX)
+ * in [b, e), or -1.  cut_text.c. */
 long long tp_cut_step(const char *b, const char *e);
 
 /* The text a cut window ends with, as recover.py writes it (the process's

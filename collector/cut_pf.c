@@ -113,7 +113,7 @@ static int pf_field(const unsigned char **p, const unsigned char *e, uint32_t *n
 
 #define PF_FIELDS(p, e, num, v, b, n) for (; p < e && !pf_field(&p, e, &num, &v, &b, &n);)
 
-/* The step a name says ("ProfilerStep#N"), or -1. */
+/* The step a name says (layout.STEP_PREFIX and its number), or -1. */
 static long long pf_step(const unsigned char *s, size_t n)
 {
 	size_t k = strlen(TP_STEP_PREFIX);

@@ -49,24 +49,48 @@ def cut_of(path, footer=None):
 _TAIL = 16384
 
 
+# The most text those frames may decode to: a closing frame is some 1 KB,
+# the frames before it in the tail a few hundred KB; more is a frame that
+# is not the library's (a decompression bomb: reader_bounds.sh) and is not
+# held in memory.
+_TEXT_MAX = 8 << 20
+
+
 def _decode_to_end(data, gz):
     """The text of the whole frames (gzip members) data holds up to its
-    last byte, or None when it does not decode so (a false start)."""
+    last byte, or None when it does not decode so (a false start) or
+    decodes to more than _TEXT_MAX bytes."""
     if not gz:
         try:
-            r = subprocess.run(["zstd", "-dcq"], input=data, capture_output=True, timeout=60)
-        except (OSError, subprocess.SubprocessError):
+            p = subprocess.Popen(["zstd", "-dcq"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:
             return None
-        return r.stdout if r.returncode == 0 else None
+        try:
+            # data is at most _TAIL bytes: it fits in the pipe before zstd
+            # reads it.
+            p.stdin.write(data)
+            p.stdin.close()
+            text = p.stdout.read(_TEXT_MAX + 1)
+        except OSError:
+            text = None
+        if text is None or len(text) > _TEXT_MAX:
+            p.kill()
+        p.stdout.close()
+        rc = p.wait()
+        return text if text is not None and len(text) <= _TEXT_MAX and rc == 0 else None
     out = []
+    room = _TEXT_MAX
     while data:
         d = zlib.decompressobj(31)
         try:
-            out.append(d.decompress(data))
+            part = d.decompress(data, room + 1)
         except zlib.error:
             return None
-        if not d.eof:
+        room -= len(part)
+        if room < 0 or not d.eof:
             return None
+        out.append(part)
         data = d.unused_data
     return b"".join(out)
 
