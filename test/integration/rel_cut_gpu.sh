@@ -19,7 +19,7 @@ export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$PYTHON" - "$prog" "$SI/libcupti.so.13" <<'PY'
 import os, signal, subprocess, sys
 sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
-import rel, tracecheck
+import rel
 
 prog, cupti = sys.argv[1], sys.argv[2]
 tp = os.path.join(os.environ["BUILD"], "traceprof")
@@ -64,19 +64,11 @@ for how in ("LD_PRELOAD", "traceprof run"):
         if not files or death is None:
             continue
         t = rel.load_trace(files[0])
-        probs = tracecheck.check_trace(t, pftrace=fmt == "perfetto")
-        check(not probs, "%s: the trace checker passes it (%s)" % (label, probs[:3]))
-        check(isinstance(t.get("traceprof", {}).get("cut"), dict), "%s: the footer says it was cut" % label)
+        spans = rel.check_cut_steps(check, label, t, ended, death, pftrace=fmt == "perfetto")
         evs = t["traceEvents"]
-        spans = {int(e["name"].split("#")[1]): e for e in evs
-                 if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
         # Every step that ended more than a second before the death, from
         # the window's first (step 1).
         want = rel.steps_before(ended, death)
-        check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (label, len(want)))
-        missing = [s for s in want if s not in spans]
-        check(not missing, "%s: every step ended a second before the death is there (missing %s of %d)"
-              % (label, missing[:5], len(want)))
         launches = [e for e in evs if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel"]
         if fmt == "perfetto":
             # test/lib/rel.py reads no args or flows from a .pftrace: each
@@ -93,10 +85,7 @@ for how in ("LD_PRELOAD", "traceprof run"):
             check(not short, "%s: %d launches and %d kernels in each of those steps (not in %s)"
                   % (label, KERNELS, KERNELS, short[:5]))
             continue
-        kernels = {}
-        for e in evs:
-            if e.get("ph") == "X" and e.get("cat") == "kernel":
-                kernels.setdefault(e["args"].get("correlation"), []).append(e)
+        kernels = rel.kernels_by_correlation(evs)
         flows = {}
         for e in evs:
             if e.get("cat") == "ac2g":

@@ -25,7 +25,7 @@ export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$PYTHON" - "$prog" "$SI/libcupti.so.13" <<'PY'
 import os, signal, subprocess, sys
 sys.path.insert(0, os.path.join(os.environ["TP_TOP"], "test", "lib"))
-import rel, tracecheck
+import rel
 
 prog, cupti = sys.argv[1], sys.argv[2]
 tp = os.path.join(os.environ["BUILD"], "traceprof")
@@ -45,10 +45,7 @@ def links(label, t, steps=None, spans=None):
         short = [x for x in short if x[1] != KERNELS]
         check(not short, "%s: %d launches in each step (not in %s)" % (label, KERNELS, short[:5]))
         launches = [l for l in launches if any(a <= l["ts"] <= b for a, b in within)]
-    kernels = {}
-    for e in evs:
-        if e.get("ph") == "X" and e.get("cat") == "kernel":
-            kernels.setdefault(e["args"].get("correlation"), []).append(e)
+    kernels = rel.kernels_by_correlation(evs)
     starts = {(f["tid"], f["ts"]) for f in evs if f.get("cat") == "ac2g" and f.get("ph") == "s"}
     bad = []
     for l in launches:
@@ -86,15 +83,8 @@ try:
     check(len(files) == 1, "%s: one trace file (%s)" % (label, files))
     if files and death is not None:
         t = rel.load_trace(files[0])
-        probs = tracecheck.check_trace(t)
-        check(not probs, "%s: the trace checker passes it (%s)" % (label, probs[:3]))
-        spans = {int(e["name"].split("#")[1]): e for e in t["traceEvents"]
-                 if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
-        want = rel.steps_before(ended, death)
-        check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (label, len(want)))
-        check(all(s in spans for s in want), "%s: every step ended a second before the death is there"
-              % label)
-        links(label, t, want, spans)
+        spans = rel.check_cut_steps(check, label, t, ended, death)
+        links(label, t, rel.steps_before(ended, death), spans)
 
     for run in range(3):
         label = "normal window %d" % (run + 1)

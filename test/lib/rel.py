@@ -224,11 +224,28 @@ def steps_before(ended, death, first=1):
     return sorted(s for s, at in ended.items() if s >= first and at < death - 1000000000)
 
 
-def check_cut_steps(check, label, t, ended, death, events, pid=None, pftrace=False):
-    """The checks every cut trace t of die.c passes: the trace checker, a
-    footer saying it was cut (of pid, when given), every step that ended a
-    second before the death (at least 50) with its `events` "launch"
-    instants.  Returns the steps it holds."""
+def step_spans(evs):
+    """{N: the ProfilerStep#N slice} of a trace's events."""
+    return {int(e["name"].split("#")[1]): e for e in evs
+            if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
+
+
+def kernels_by_correlation(evs):
+    """{correlation: [kernel slices]} of a trace's events (None: those
+    without one)."""
+    kernels = {}
+    for e in evs:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            kernels.setdefault(e["args"].get("correlation"), []).append(e)
+    return kernels
+
+
+def check_cut_steps(check, label, t, ended, death, events=None, pid=None, pftrace=False):
+    """The checks every cut trace t of die.c or gpu_die.c passes: the trace
+    checker, a footer saying it was cut (of pid, when given), every step
+    that ended a second before the death (at least 50), with its `events`
+    "launch" instants when given.  Returns {N: ProfilerStep#N slice} of the
+    steps it holds."""
     import tracecheck
     probs = tracecheck.check_trace(t, pftrace=pftrace)
     check(not probs, "%s: the trace checker passes it (%s)" % (label, probs[:3]))
@@ -236,13 +253,14 @@ def check_cut_steps(check, label, t, ended, death, events, pid=None, pftrace=Fal
     check(isinstance(c, dict) and (pid is None or "pid %d" % pid in c.get("reason", "")),
           "%s: the footer says it was cut (%s)" % (label, c))
     evs = t["traceEvents"]
-    got = {int(e["name"].split("#")[1]) for e in evs if e.get("name", "").startswith("ProfilerStep#")}
+    got = step_spans(evs)
     want = steps_before(ended, death)
     check(len(want) >= 50, "%s: the program ran %d steps before the last second" % (label, len(want)))
     missing = [s for s in want if s not in got]
     check(not missing, "%s: every step ended a second before the death is there (missing %s of %d)"
           % (label, missing[:5], len(want)))
-    launches = sum(1 for e in evs if e.get("name") == "launch")
-    check(launches >= events * len(want), "%s: their events are there (%d launches for %d steps)"
-          % (label, launches, len(want)))
+    if events is not None:
+        launches = sum(1 for e in evs if e.get("name") == "launch")
+        check(launches >= events * len(want), "%s: their events are there (%d launches for %d steps)"
+              % (label, launches, len(want)))
     return got
