@@ -12,9 +12,8 @@
 # `traceprof top` forever), the program's own stays.
 . "$TP_TOP/test/lib/common.sh"
 unset TRACEPROF_LIVE
-# the trace folder's files but the live ones; lives: how many live files.
+# the trace folder's files but the live ones.
 files() { (cd "$1" && find . -type f -not -path './.live/*' | sort | tr '\n' ' '); }
-lives() { ls -A "$1/.live" 2>/dev/null | grep -vc '^\.' || true; }
 P="$BUILD/test/prog_exit_litter"
 [ -x "$P" ] || die "$P not built"
 # The program itself ends with _exit() once its file exists: its window's
@@ -27,7 +26,7 @@ TRACEPROF_FOLDER="$TP_TMP/t_self" TRACEPROF_FLUSH_MS=10 traced "$P" "$TP_TMP/t_s
 	>self.out 2>self.err || die "self: failed: $(cat self.err)"
 [ "$(cat self.out)" = "parent tmp before: 1" ] || die "self: the program saw $(cat self.out)"
 files=$(files "$TP_TMP/t_self")
-[ "$(lives "$TP_TMP/t_self")" = 1 ] || die "self: want its live file, got: $(ls -A "$TP_TMP/t_self/.live")"
+[ "$(live_count "$TP_TMP/t_self")" = 1 ] || die "self: want its live file, got: $(ls -A "$TP_TMP/t_self/.live")"
 case "$files" in
 "./.rank0.step0.trace.$TP_EXT.tmp."*) echo "self: keeps $files" ;;
 *) die "self: want the window's temporary file, got: $files" ;;
@@ -55,7 +54,7 @@ $(cat $how.out)
 --- instead of
 $want"
 	files=$(files "$TP_TMP/t_$how")
-	[ "$(lives "$TP_TMP/t_$how")" = 1 ] ||
+	[ "$(live_count "$TP_TMP/t_$how")" = 1 ] ||
 		die "$how: want the parent's live file only, got: $(ls -A "$TP_TMP/t_$how/.live")"
 	[ "$files" = "./rank0.step0.trace.$TP_EXT ./rank0.step1.trace.$TP_EXT " ] ||
 		die "$how: want the parent's two files only, got: $files"
@@ -85,6 +84,6 @@ PYTHONPATH="$TP_TOP/python" TRACEPROF_FOLDER="$TP_TMP/t_py" TRACEPROF_FLUSH_MS=1
 	"$PYTHON" fk.py "$TP_TMP/t_py" >py.out 2>py.err || die "python: failed: $(cat py.err)"
 grep -qx "child tmp: True" py.out || die "python: the child had no temporary file to leave: $(cat py.out py.err)"
 files=$(files "$TP_TMP/t_py")
-[ "$(lives "$TP_TMP/t_py")" = 1 ] || die "python: want the parent's live file only, got: $(ls -A "$TP_TMP/t_py/.live")"
+[ "$(live_count "$TP_TMP/t_py")" = 1 ] || die "python: want the parent's live file only, got: $(ls -A "$TP_TMP/t_py/.live")"
 [ "$files" = "./rank0.step0.trace.$TP_EXT " ] || die "python: want the parent's file only, got: $files"
 echo "python os._exit: $files"

@@ -61,7 +61,6 @@ touch stop
 wait $job || die "the job failed: $(cat job.err)"
 trap - EXIT
 # The worker's live file went with its _exit(); the parent's says finished.
-n=$(ls "$TP_TMP/out/.live" | grep -vc '^\.' || true)
-[ "$n" = 1 ] || die "want the parent's live file only, got: $(ls -A "$TP_TMP/out/.live" | tr '\n' ' ')"
+[ "$(live_count "$TP_TMP/out")" = 1 ] || die "want the parent's live file only, got: $(ls -A "$TP_TMP/out/.live" | tr '\n' ' ')"
 grep -q '"state":"finished"' "$TP_TMP"/out/.live/*.json || die "the parent's file does not say finished"
 echo ok

@@ -10,6 +10,9 @@ cd "$TP_TMP"
 # rel_own_* ones unset it.  TP_TEST_LIVE=1 runs every test with them on (to
 # find what they break; the listings then fail).
 export TRACEPROF_LIVE=${TP_TEST_LIVE:-0}
+# live_count FOLDER: how many live files FOLDER/.live holds (not the
+# hidden temporary ones being renamed onto them).
+live_count() { ls -A "$1/.live" 2>/dev/null | grep -vc '^\.' || true; }
 
 # Fails the test with a message.
 die() { echo "FAIL: $*" >&2; exit 1; }
